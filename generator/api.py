@@ -1,0 +1,182 @@
+"""Every name and type mapping from specs to C++ and Python, in one place.
+
+Pure functions of the model: dest.py asks here for kernel names, C++ types,
+dtype enumerators, binding argument types and Python stub types, so no other
+module spells a generated name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .model import DTYPES, FLOATING, Family, OpSpec, Promotion
+from .signature import Argument, BaseType
+
+DEVICES = ("cpu",)  # CUDA joins with the CUDA backend; dispatch already has the dimension
+
+CPP_TYPE = {
+    "bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
+    "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
+    "float32": "float", "float64": "double",
+}  # fmt: skip
+DTYPE_ENUM = {
+    "bool": "ts::DType::Bool", "int8": "ts::DType::Int8", "int16": "ts::DType::Int16",
+    "int32": "ts::DType::Int32", "int64": "ts::DType::Int64", "uint8": "ts::DType::UInt8",
+    "uint16": "ts::DType::UInt16", "uint32": "ts::DType::UInt32", "uint64": "ts::DType::UInt64",
+    "float32": "ts::DType::Float32", "float64": "ts::DType::Float64",
+}  # fmt: skip
+DEVICE_ENUM = {"cpu": "ts::DeviceType::CPU", "cuda": "ts::DeviceType::CUDA"}
+FAMILY_ENUM = {
+    Family.pointwise: "ts::Family::Pointwise",
+    Family.reduction: "ts::Family::Reduction",
+    Family.index_reduction: "ts::Family::IndexReduction",
+    Family.normalization: "ts::Family::Normalization",
+    Family.contraction: "ts::Family::Contraction",
+}
+PROMOTION_ENUM = {
+    Promotion.same: "ts::Promotion::Same",
+    Promotion.float: "ts::Promotion::Float",
+    Promotion.binary: "ts::Promotion::Binary",
+    Promotion.binary_float: "ts::Promotion::BinaryFloat",
+    Promotion.comparison: "ts::Promotion::Comparison",
+    Promotion.logical: "ts::Promotion::Logical",
+    Promotion.where: "ts::Promotion::Where",
+    Promotion.reduce_same: "ts::Promotion::ReduceSame",
+    Promotion.reduce_sum: "ts::Promotion::ReduceSum",
+    Promotion.reduce_mean: "ts::Promotion::ReduceMean",
+    Promotion.reduce_index: "ts::Promotion::ReduceIndex",
+}
+# Operator dunder -> whether the tensor is the right operand (reflected).
+REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__", "__rmatmul__"}
+
+
+# ---- dtypes -------------------------------------------------------------------------------------
+
+
+def promote(a: str, b: str) -> str:
+    """numpy.result_type for two arrays; the C++ runtime's promote_types must agree (tested)."""
+    return np.result_type(np.dtype(a), np.dtype(b)).name
+
+
+def float_result(dtype: str) -> str | None:
+    """The float dtype numpy computes float functions of `dtype` in; None where it needs float16."""
+    result = np.result_type(np.dtype(dtype), np.float16).name
+    return None if result == "float16" else result
+
+
+def sum_result(dtype: str) -> str:
+    return np.sum(np.zeros(1, dtype=dtype)).dtype.name
+
+
+def kernel_dtypes(spec: OpSpec) -> tuple[str, ...]:
+    """The dtypes the op's kernels are registered under (see Promotion in dispatch.h)."""
+    accepted = spec.dtypes
+    p = spec.promotion
+    if p in (Promotion.same, Promotion.reduce_same, Promotion.reduce_sum, Promotion.reduce_mean, Promotion.reduce_index):
+        found = set(accepted)
+    elif p is Promotion.float:
+        found = {f for f in map(float_result, accepted) if f is not None}
+    elif p is Promotion.logical:
+        found = {"bool"}
+    else:  # binary-style: every promotion of two accepted dtypes
+        found = {promote(a, b) for a in accepted for b in accepted}
+        if p is Promotion.binary_float:
+            found = {d if d in FLOATING else "float64" for d in found}
+    return tuple(d for d in DTYPES if d in found)
+
+
+@dataclass(frozen=True)
+class KernelTypes:
+    """C++ types one kernel instantiation works with."""
+
+    dtype: str
+    scalar: str  # T: the kernel dtype's C++ type
+    acc: str  # accumulator type (reductions, normalization, contraction); T elsewhere
+    out: str  # the output element type
+
+
+def kernel_types(spec: OpSpec, dtype: str) -> KernelTypes:
+    scalar = CPP_TYPE[dtype]
+    p = spec.promotion
+    if p in (Promotion.comparison, Promotion.logical):
+        return KernelTypes(dtype, scalar, scalar, "bool")
+    if p is Promotion.reduce_sum:
+        out = CPP_TYPE[sum_result(dtype)]
+        return KernelTypes(dtype, scalar, "double" if dtype == "float32" else out, out)
+    if p is Promotion.reduce_mean:
+        return KernelTypes(dtype, scalar, "double", scalar if dtype in FLOATING else "double")
+    if p is Promotion.reduce_index:
+        return KernelTypes(dtype, scalar, scalar, "int64_t")
+    if spec.family in (Family.normalization, Family.contraction) and dtype in FLOATING:
+        return KernelTypes(dtype, scalar, "double", scalar)
+    return KernelTypes(dtype, scalar, scalar, scalar)
+
+
+def input_cpp_type(spec: OpSpec, index: int) -> str:
+    """C++ type of tensor input `index` inside a kernel (T, or bool for where's condition)."""
+    return "bool" if spec.promotion is Promotion.where and index == 0 else "T"
+
+
+# ---- C++ names ------------------------------------------------------------------------------------
+
+
+def kernel_struct(spec: OpSpec, device: str) -> str:
+    return f"{spec.name}_{device}_kernel"
+
+
+def register_function(spec: OpSpec, device: str) -> str:
+    return f"register_{spec.name}_{device}"
+
+
+def kernel_path(spec: OpSpec, device: str) -> str:
+    """Output path of the op's kernel translation unit, relative to generated/."""
+    return f"{device}/{spec.name}.cpp"
+
+
+def template_path(spec: OpSpec, device: str) -> str:
+    """The translation-unit template an op's kernel is rendered into (relative to templates/)."""
+    return f"{device}/{spec.family.value}.cpp.j2"
+
+
+def body_template_path(spec: OpSpec, device: str) -> str:
+    """The template proposer's body template for the op's family."""
+    return f"{device}/bodies/{spec.family.value}.cpp.j2"
+
+
+# ---- Python bindings -----------------------------------------------------------------------------
+
+
+def binding_cpp_type(spec: OpSpec, arg: Argument) -> str:
+    """C++ parameter type in the pybind11 lambda for one signature argument."""
+    if arg.type.base is BaseType.Tensor:
+        return "pybind11::object" if spec.family is Family.pointwise else "const ts::Tensor&"
+    if arg.type.optional or arg.type.is_list:
+        return "pybind11::object"  # None / int / sequence, converted by ts::python helpers
+    return {BaseType.int: "int64_t", BaseType.bool: "bool", BaseType.float: "double"}[arg.type.base]
+
+
+def binding_default(arg: Argument) -> str | None:
+    """The pybind11 default expression for `py::arg(...) = default`."""
+    if arg.default is None:
+        return None
+    value = arg.default_value
+    if value is None:
+        return "pybind11::none()"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return arg.default
+
+
+def pyi_type(spec: OpSpec, arg: Argument) -> str:
+    if arg.type.base is BaseType.Tensor:
+        return "Tensor | ArrayLike" if spec.family is Family.pointwise else "Tensor"
+    base = {BaseType.int: "int", BaseType.bool: "builtins.bool", BaseType.float: "float"}[arg.type.base]
+    text = f"{base} | tuple[{base}, ...]" if arg.type.is_list else base
+    return f"{text} | None" if arg.type.optional else text
+
+
+def is_reflected(dunder: str) -> bool:
+    """Whether the tensor is the right operand of the operator (``2 - t`` calls ``t.__rsub__(2)``)."""
+    return dunder in REFLECTED

@@ -1,0 +1,175 @@
+"""What each generated file contains: Jinja contexts built from the model via api.
+
+Each function returns the context for one template; gen.py renders and writes.
+"""
+
+from __future__ import annotations
+
+import json
+
+from . import api
+from .model import AliasSpec, Catalog, Family, OpSpec, Variant
+from .signature import Argument
+
+TEMPLATE_DIR_PREFIX = "templates/"
+
+
+def body_context(spec: OpSpec, device: str) -> dict[str, object]:
+    """What the template proposer's body template for the op's family needs."""
+    inputs = [
+        {"name": name, "index": i + 1, "ctype": api.input_cpp_type(spec, i)}
+        for i, name in enumerate(a.name for a in spec.signature.tensor_arguments)
+    ]
+    fields = dict(spec.fields)
+    if spec.family is Family.reduction:
+        fields.setdefault("identity", "")
+        fields.setdefault("finalize", "acc")
+    return {"inputs": inputs, "device": device, **fields}
+
+
+def kernel_context(spec: OpSpec, device: str, body: str, proposer: str, header: str) -> dict[str, object]:
+    kernels = []
+    for dtype in api.kernel_dtypes(spec):
+        types = api.kernel_types(spec, dtype)
+        kernels.append({"dtype_enum": api.DTYPE_ENUM[dtype], "scalar": types.scalar, "acc": types.acc, "out": types.out})
+    out_type = "bool" if api.kernel_types(spec, "float64").out == "bool" else "T"
+    return {
+        "header": header,
+        "op": spec.name,
+        "doc": spec.doc,
+        "kernel": api.kernel_struct(spec, device),
+        "register_fn": api.register_function(spec, device),
+        "device_enum": api.DEVICE_ENUM[device],
+        "kernels": kernels,
+        "out_type": out_type,
+        "input_names": [a.name for a in spec.signature.tensor_arguments],
+        "body": body.rstrip("\n"),
+        "proposer": proposer,
+    }
+
+
+def registration_context(catalog: Catalog, header: str) -> dict[str, object]:
+    ops = [
+        {
+            "name": spec.name,
+            "family": api.FAMILY_ENUM[spec.family],
+            "arity": spec.arity,
+            "promotion": api.PROMOTION_ENUM[spec.promotion],
+            "has_identity": "true" if spec.field("identity") else "false",
+        }
+        for spec in catalog.ops
+    ]
+    register_fns = [api.register_function(spec, device) for spec in catalog.ops for device in api.DEVICES]
+    return {"header": header, "ops": ops, "register_fns": register_fns}
+
+
+def bindings_context(catalog: Catalog, header: str) -> dict[str, object]:
+    aliases: dict[str, list[AliasSpec]] = {}
+    for alias in catalog.aliases:
+        aliases.setdefault(alias.alias_of, []).append(alias)
+    return {"header": header, "ops": [_binding(spec, aliases.get(spec.name, [])) for spec in catalog.ops]}
+
+
+def _binding(spec: OpSpec, aliases: list[AliasSpec]) -> dict[str, object]:
+    args = spec.signature.arguments
+    parameters = ", ".join(f"{api.binding_cpp_type(spec, a)} {a.name}" for a in args)
+    functions = [{"name": spec.name, "doc": cpp_string(spec.doc)}]
+    functions += [{"name": a.name, "doc": cpp_string(a.doc)} for a in aliases]
+    method_arguments = None
+    if Variant.method in spec.variants:
+        rest = _py_arguments(args[1:], method=True)
+        method_arguments = f", {rest}" if rest else ""
+    operators = []
+    tensor_type = api.binding_cpp_type(spec, spec.signature.tensor_arguments[0])
+    for dunder in spec.operators:
+        if spec.arity == 1:
+            operators.append({"name": dunder, "parameters": f"{tensor_type} self", "call": "self"})
+        else:
+            call = "other, self" if api.is_reflected(dunder) else "self, other"
+            operators.append({"name": dunder, "parameters": f"{tensor_type} self, {tensor_type} other", "call": call})
+    return {
+        "name": spec.name,
+        "parameters": parameters,
+        "engine_call": _engine_call(spec),
+        "arguments": _py_arguments(args, method=False),
+        "functions": functions,
+        "method_arguments": method_arguments,
+        "operators": operators,
+    }
+
+
+def _py_arguments(args: tuple[Argument, ...], method: bool) -> str:
+    """pybind11 argument annotations. Methods take their options positionally too, as
+    numpy's do (``t.sum(0)``); functions follow the signature's '/' and '*'."""
+    parts: list[str] = []
+    for i, arg in enumerate(args):
+        if not method and arg.kind == "keyword" and (i == 0 or args[i - 1].kind != "keyword"):
+            parts.append("py::kw_only()")
+        default = api.binding_default(arg)
+        parts.append(f'py::arg("{arg.name}")' + (f" = {default}" if default else ""))
+        if not method and arg.kind == "positional" and (i + 1 == len(args) or args[i + 1].kind != "positional"):
+            parts.append("py::pos_only()")
+    return ", ".join(parts)
+
+
+def _engine_call(spec: OpSpec) -> str:
+    names = [a.name for a in spec.signature.arguments]
+    if spec.family is Family.pointwise:
+        handles = ", ".join(names)
+        labels = ", ".join(f'"{n}"' for n in names)
+        return f"ts::pointwise(*op, ts::python::pointwise_operands({{{handles}}}, {{{labels}}}))"
+    if spec.family is Family.reduction:
+        return "ts::reduce(*op, x, ts::python::axes_arg(axis), keepdims)"
+    if spec.family is Family.index_reduction:
+        return "ts::index_reduce(*op, x, ts::python::axis_arg(axis), keepdims)"
+    if spec.family is Family.normalization:
+        return "ts::normalize(*op, x, axis)"
+    return f"ts::contract(*op, {names[0]}, {names[1]})"
+
+
+def sources_context(catalog: Catalog, header: str) -> dict[str, object]:
+    kernel_files = [f"generated/{api.kernel_path(spec, d)}" for spec in catalog.ops for d in api.DEVICES]
+    return {"header": header, "sources": ["generated/registration.cpp", "generated/bindings.cpp", *kernel_files]}
+
+
+def stub_context(catalog: Catalog, header: str) -> dict[str, object]:
+    functions = []
+    for spec in catalog.ops:
+        functions.append({"name": spec.name, "signature": _pyi_signature(spec, spec.signature.arguments), "doc": spec.doc})
+    by_name = {spec.name: spec for spec in catalog.ops}
+    for alias in catalog.aliases:
+        target = by_name[alias.alias_of]
+        functions.append({"name": alias.name, "signature": _pyi_signature(target, target.signature.arguments), "doc": alias.doc})
+    methods = [
+        {"name": spec.name, "signature": _pyi_signature(spec, spec.signature.arguments[1:], self_arg=True), "doc": spec.doc}
+        for spec in catalog.ops
+        if Variant.method in spec.variants
+    ]
+    operators = [
+        {"name": dunder, "signature": "(self, other: Tensor | ArrayLike)" if len(spec.signature.tensor_arguments) == 2 else "(self)"}
+        for spec in catalog.ops
+        for dunder in spec.operators
+    ]
+    return {
+        "header": header,
+        "functions": sorted(functions, key=lambda f: f["name"]),
+        "methods": methods,
+        "operators": sorted(operators, key=lambda o: o["name"]),
+    }
+
+
+def _pyi_signature(spec: OpSpec, args: tuple[Argument, ...], self_arg: bool = False) -> str:
+    parts = ["self"] if self_arg else []
+    for i, arg in enumerate(args):
+        if arg.kind == "keyword" and (i == 0 or args[i - 1].kind != "keyword"):
+            parts.append("*")
+        default = "" if arg.default is None else f" = {arg.default}"
+        parts.append(f"{arg.name}: {api.pyi_type(spec, arg)}{default}")
+        if not self_arg and arg.kind == "positional" and (i + 1 == len(args) or args[i + 1].kind != "positional"):
+            parts.append("/")
+    return f"({', '.join(parts)}) -> Tensor"
+
+
+def cpp_string(text: str) -> str:
+    """A C++ string literal (JSON escapes are valid C++ escapes for these characters)."""
+    return json.dumps(text, ensure_ascii=True)

@@ -1,0 +1,236 @@
+"""The regeneration loop: plan -> propose -> render -> compile -> check -> accept.
+
+Planning hashes everything that determines an op's kernel file; an op whose
+hash matches the manifest (and whose file is untouched) is skipped. Every
+other op goes to the proposer, its body is rendered into the family's
+translation-unit template, and the gate judges the candidate. Only accepted
+candidates reach generated/; an op whose candidate is rejected keeps its
+previous accepted file, or stays out of the runtime if it never had one.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from validators.gate import Candidate, Gate
+
+from . import api, dest, writer
+from .hashing import combine, sha256_files, sha256_text
+from .manifest import MANIFEST_NAME, Manifest, OutputRecord
+from .model import Catalog, OpSpec, load_catalog
+from .project import Project
+from .proposers import Proposer, Task, TemplateProposer
+from .render import Renderer
+
+SHARED_TEMPLATES = {
+    "registration.cpp": "registration.cpp.j2",
+    "bindings.cpp": "bindings.cpp.j2",
+    "sources.cmake": "sources.cmake.j2",
+    "python/_C.pyi": "python/_C.pyi.j2",
+}
+SHARED_CONTEXTS = {
+    "registration.cpp": dest.registration_context,
+    "bindings.cpp": dest.bindings_context,
+    "sources.cmake": dest.sources_context,
+    "python/_C.pyi": dest.stub_context,
+}
+COMMENT = {".cpp": "//", ".cmake": "#", ".pyi": "#"}
+
+
+@dataclass(frozen=True)
+class KernelPlan:
+    spec: OpSpec
+    device: str
+    path: str  # relative to generated/
+    inputs: dict[str, str]
+    inputs_sha256: str
+    previous: OutputRecord | None
+    on_disk: str | None  # current file contents
+    reason: str | None  # why it must be regenerated; None when up to date
+
+    @property
+    def label(self) -> str:
+        return f"{self.spec.name}.{self.device}"
+
+
+@dataclass(frozen=True)
+class KernelResult:
+    plan: KernelPlan
+    status: str  # "up to date", "accepted", "rejected", "not selected"
+    message: str
+    record: OutputRecord | None  # the record of the file that ends up in generated/, if any
+    content: str | None
+
+
+@dataclass(frozen=True)
+class RegenReport:
+    results: list[KernelResult]
+    diff: writer.Diff
+    checked_only: bool
+
+    @property
+    def rejected(self) -> list[KernelResult]:
+        return [r for r in self.results if r.status == "rejected"]
+
+
+Progress = Callable[[str], None]
+
+
+class Regenerator:
+    def __init__(self, project: Project, gate: Gate, proposer: Proposer | None = None,
+                 progress: Progress = lambda _line: None) -> None:  # fmt: skip
+        self.project = project
+        self.renderer = Renderer(project.templates_dir)
+        self.template_proposer = TemplateProposer(self.renderer)
+        self.proposer = proposer or self.template_proposer
+        self.gate = gate
+        self.progress = progress
+
+    # ---- planning
+
+    def plan(self, catalog: Catalog, manifest: Manifest, force: bool) -> list[KernelPlan]:
+        generator_sha = sha256_files(self.project.generator_dir.glob("*.py"), self.project.root)
+        headers_sha = sha256_files((self.project.include_dir / "tensorsmith").glob("*.h"), self.project.root)
+        records = manifest.kernel_records()
+        plans = []
+        for spec in catalog.ops:
+            for device in api.DEVICES:
+                template = api.template_path(spec, device)
+                body_template = self.template_proposer.body_template(spec, device)
+                inputs = {
+                    spec.path: sha256_text(spec.text),
+                    f"templates/{template}": sha256_text(self.renderer.source(template)),
+                    f"templates/{body_template}": sha256_text(self.renderer.source(body_template)),
+                    "generator": generator_sha,
+                    "runtime_headers": headers_sha,
+                }
+                path = api.kernel_path(spec, device)
+                previous = records.get((spec.name, device))
+                on_disk = _read(self.project.generated_dir / path)
+                key = combine(inputs)
+                reason = _stale_reason(previous, on_disk, key, force)
+                plans.append(KernelPlan(spec, device, path, inputs, key, previous, on_disk, reason))
+        return plans
+
+    # ---- the loop
+
+    def run(self, ops_glob: str | None = None, force: bool = False, jobs: int = 1, check: bool = False) -> RegenReport:
+        catalog = load_catalog(self.project.root)
+        manifest = Manifest.load(self.project.generated_dir)
+        plans = self.plan(catalog, manifest, force)
+        selected = [p for p in plans if ops_glob is None or fnmatch.fnmatchcase(p.spec.name, ops_glob)]
+        todo = [p for p in selected if p.reason is not None]
+        results = {p.label: self._keep(p, "up to date" if p.reason is None else "not selected") for p in plans}
+        if check:
+            for p in todo:
+                results[p.label] = KernelResult(p, "stale", p.reason or "", None, None)
+        else:
+            self.progress(f"{len(todo)} of {len(plans)} kernels to regenerate ({len(plans) - len(todo)} up to date)")
+            for done, result in enumerate(self._work(todo, jobs), start=1):
+                results[result.plan.label] = result
+                self.progress(f"[{done}/{len(todo)}] {result.plan.path}: {result.status} {result.message}".rstrip())
+        ordered = [results[p.label] for p in plans]
+        outputs = self._outputs(catalog, ordered)
+        if check:
+            diff = writer.diff(self.project.generated_dir, outputs)
+            stale_kernels = [r.plan.path for r in ordered if r.status == "stale"]
+            changed = sorted(set(diff.changed) | set(stale_kernels))
+            return RegenReport(ordered, writer.Diff(changed, diff.stale), checked_only=True)
+        return RegenReport(ordered, writer.write(self.project.generated_dir, outputs), checked_only=False)
+
+    def _keep(self, plan: KernelPlan, status: str) -> KernelResult:
+        """The op keeps what generated/ has now (if its file is intact)."""
+        intact = plan.previous is not None and plan.on_disk is not None and sha256_text(plan.on_disk) == plan.previous.sha256
+        if not intact:
+            return KernelResult(plan, status, "no accepted kernel yet", None, None)
+        return KernelResult(plan, status, "", plan.previous, plan.on_disk)
+
+    def _work(self, todo: list[KernelPlan], jobs: int):
+        if jobs <= 1:
+            yield from map(self._regenerate, todo)
+            return
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            futures = [pool.submit(self._regenerate, p) for p in todo]
+            for future in futures:  # in plan order, so output is deterministic
+                yield future.result()
+
+    def _regenerate(self, plan: KernelPlan) -> KernelResult:
+        started = time.monotonic()
+        proposal = self.proposer.propose(Task(plan.spec, plan.device))
+        source = self.render_kernel(plan, proposal.body, proposal.proposer)
+        verdict = self.gate.judge(Candidate(plan.spec.name, plan.device, source, proposal.proposer))
+        elapsed = time.monotonic() - started
+        if not verdict.accepted:
+            kept = self._keep(plan, "rejected")
+            return replace(kept, message=f"({proposal.proposer}) {verdict.summary()}")
+        record = OutputRecord(
+            sha256=sha256_text(source),
+            inputs=plan.inputs,
+            inputs_sha256=plan.inputs_sha256,
+            op=plan.spec.name,
+            device=plan.device,
+            proposer=proposal.proposer,
+            body_sha256=sha256_text(proposal.body),
+            verdict=f"accepted by {', '.join(self.gate.stages)}",
+            details=proposal.details,
+        )
+        return KernelResult(plan, "accepted", f"({proposal.proposer}, {elapsed:.1f} s)", record, source)
+
+    def render_kernel(self, plan: KernelPlan, body: str, proposer: str) -> str:
+        template = api.template_path(plan.spec, plan.device)
+        header = self.renderer.header([plan.spec.path, f"templates/{template}"])
+        return self.renderer.render(template, **dest.kernel_context(plan.spec, plan.device, body, proposer, header))
+
+    # ---- outputs
+
+    def _outputs(self, catalog: Catalog, results: list[KernelResult]) -> dict[str, str]:
+        """Every file generated/ must hold: accepted kernels, the shared files for the ops that
+        have a kernel on every device, and the manifest."""
+        with_kernel = {r.plan.spec.name for r in results if r.content is not None}
+        complete = {name for name in with_kernel if all(r.content is not None for r in results if r.plan.spec.name == name)}
+        runtime_catalog = Catalog(
+            tuple(s for s in catalog.ops if s.name in complete),
+            tuple(a for a in catalog.aliases if a.alias_of in complete),
+        )
+        outputs: dict[str, str] = {}
+        manifest = Manifest()
+        for r in results:
+            if r.content is not None and r.record is not None and r.plan.spec.name in complete:
+                outputs[r.plan.path] = r.content
+                manifest.outputs[r.plan.path] = r.record
+        generator_sha = sha256_files(self.project.generator_dir.glob("*.py"), self.project.root)
+        catalog_sha = combine({s.path: sha256_text(s.text) for s in (*runtime_catalog.ops, *runtime_catalog.aliases)})
+        for name, template in SHARED_TEMPLATES.items():
+            header = self.renderer.header(["specs/*.yaml", f"templates/{template}"], COMMENT[Path(name).suffix])
+            text = self.renderer.render(template, **SHARED_CONTEXTS[name](runtime_catalog, header))
+            inputs = {"specs": catalog_sha, f"templates/{template}": sha256_text(self.renderer.source(template)), "generator": generator_sha}
+            outputs[name] = text
+            manifest.outputs[name] = OutputRecord(sha256_text(text), inputs, combine(inputs))
+        outputs[MANIFEST_NAME] = manifest.dumps()
+        return outputs
+
+
+def _stale_reason(previous: OutputRecord | None, on_disk: str | None, key: str, force: bool) -> str | None:
+    if previous is None:
+        return "new op"
+    if on_disk is None:
+        return "file missing"
+    if sha256_text(on_disk) != previous.sha256:
+        return "edited by hand"
+    if previous.inputs_sha256 != key:
+        return "inputs changed"
+    if force:
+        return "forced"
+    return None
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None

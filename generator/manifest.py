@@ -1,0 +1,53 @@
+"""generated/MANIFEST.json: per output, the hashes of its inputs and who wrote its kernel body.
+
+No timestamps and no machine paths, so two regenerations from the same inputs
+produce the same bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+MANIFEST_NAME = "MANIFEST.json"
+FORMAT = 1
+
+
+@dataclass(frozen=True)
+class OutputRecord:
+    sha256: str  # of the file's contents
+    inputs: dict[str, str]  # input name (spec path, template path, "generator", "runtime_headers") -> sha256
+    inputs_sha256: str  # hash over `inputs`: equal means nothing that determines the file changed
+    op: str | None = None  # kernel outputs only
+    device: str | None = None
+    proposer: str | None = None  # who wrote the kernel body: template / claude / external
+    body_sha256: str | None = None
+    verdict: str | None = None  # the gate's verdict when it was accepted
+    details: dict[str, object] = field(default_factory=dict)
+
+
+@dataclass
+class Manifest:
+    outputs: dict[str, OutputRecord] = field(default_factory=dict)  # path relative to generated/
+
+    @staticmethod
+    def load(generated_dir: Path) -> Manifest:
+        path = generated_dir / MANIFEST_NAME
+        if not path.exists():
+            return Manifest()
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return Manifest({k: OutputRecord(**v) for k, v in data["outputs"].items()})
+        except (ValueError, KeyError, TypeError):
+            return Manifest()  # unreadable: treated as empty, so everything is regenerated
+
+    def dumps(self) -> str:
+        outputs = {}
+        for name in sorted(self.outputs):
+            record = {k: v for k, v in asdict(self.outputs[name]).items() if v not in (None, {})}
+            outputs[name] = record
+        return json.dumps({"format": FORMAT, "outputs": outputs}, indent=2, sort_keys=True) + "\n"
+
+    def kernel_records(self) -> dict[tuple[str, str], OutputRecord]:
+        return {(r.op, r.device): r for r in self.outputs.values() if r.op is not None and r.device is not None}

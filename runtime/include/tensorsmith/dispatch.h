@@ -1,0 +1,113 @@
+// Op table: every op is an OpDef (family, promotion rule) plus kernels keyed by
+// device x dtype. Generated registration code (generated/) fills it; the engines
+// (engine.h) look kernels up and raise NotImplementedError naming op, device
+// and dtype when an entry is missing.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tensorsmith/device.h"
+#include "tensorsmith/dtype.h"
+
+namespace ts {
+
+// ---- Kernel signatures, one per family. Strides are in BYTES. -------------
+
+// Pointwise: one 1-D run of n elements. data[0] is the output, data[1..arity]
+// the inputs, already promoted to the kernel's dtype (see Promotion).
+using PointwiseKernel = void (*)(char* const* data, const int64_t* strides, int64_t n);
+
+// Reduction over a 2-D view: for i < n_outer,
+//   out[i * out_stride] = finalize(fold over j < n_reduce of in[i * in_outer_stride + j * in_reduce_stride]).
+// n_reduce may be 0 (the op's identity, or the engine raised before the call).
+struct ReduceArgs {
+  char* out;
+  const char* in;
+  int64_t n_outer;
+  int64_t n_reduce;
+  int64_t out_stride;
+  int64_t in_outer_stride;
+  int64_t in_reduce_stride;
+};
+using ReduceKernel = void (*)(const ReduceArgs& args);
+
+// Normalization (softmax family): `rows` independent rows of `cols` elements,
+// input and output both contiguous row-major.
+struct RowArgs {
+  char* out;
+  const char* in;
+  int64_t rows;
+  int64_t cols;
+};
+using RowKernel = void (*)(const RowArgs& args);
+
+// Contraction: batched row-major GEMM, C[b] = A[b] (m x k) @ B[b] (k x n).
+// Matrices are contiguous; batch strides are in ELEMENTS and may be 0 (broadcast).
+struct GemmArgs {
+  char* c;
+  const char* a;
+  const char* b;
+  int64_t batch, m, n, k;
+  int64_t a_batch_stride, b_batch_stride, c_batch_stride;
+};
+using GemmKernel = void (*)(const GemmArgs& args);
+
+// ---- Op definitions ---------------------------------------------------------
+
+enum class Family : uint8_t {
+  Pointwise,       // unary / binary / ternary elementwise (arity 1..3)
+  Reduction,       // identity/combine/finalize over axes
+  IndexReduction,  // argmax / argmin
+  Normalization,   // softmax / log_softmax over one axis
+  Contraction,     // matmul
+};
+
+// How input dtypes determine the kernel dtype and the result dtype.
+// Kernel dtype = the dtype kernels are registered under.
+enum class Promotion : uint8_t {
+  Same,         // unary: kernel = result = input dtype
+  Float,        // unary: kernel = result = float_result_type(input)
+  Binary,       // kernel = result = promote_types(inputs)
+  BinaryFloat,  // kernel = result = promoted, then float64 if not floating (true divide)
+  Comparison,   // kernel = promote_types(inputs), result bool
+  Logical,      // kernel = bool (inputs cast to bool), result bool
+  Where,        // input 0 cast to bool; kernel = result = promote_types(inputs 1, 2)
+  // reductions: kernel dtype = input dtype
+  ReduceSame,   // result = input dtype (max, min)
+  ReduceSum,    // result = sum_result_type(input) (sum, prod)
+  ReduceMean,   // result = input if floating else float64 (mean)
+  ReduceIndex,  // result int64 (argmax, argmin)
+};
+
+struct OpDef {
+  std::string name;
+  Family family;
+  int arity;           // number of tensor inputs
+  Promotion promotion;
+  bool has_identity;   // reductions: false means an empty reduction raises ValueError
+  // kernels[device][dtype]: a PointwiseKernel / ReduceKernel / RowKernel / GemmKernel
+  // according to `family`, stored type-erased; null = not implemented.
+  std::array<std::array<void*, kNumDTypes>, kNumDeviceTypes> kernels{};
+
+  void* kernel(DeviceType device, DType dtype) const;  // throws NotImplementedError
+  bool has_kernel(DeviceType device, DType dtype) const;
+};
+
+class Registry {
+ public:
+  static Registry& global();
+  // Defines an op (idempotent for an identical definition; a conflicting one throws).
+  OpDef& define(const std::string& name, Family family, int arity, Promotion promotion, bool has_identity);
+  void set_kernel(const std::string& name, DeviceType device, DType dtype, void* kernel);
+  OpDef& get(const std::string& name);  // throws NotImplementedError for an unknown op
+  std::vector<const OpDef*> ops() const;  // sorted by name
+
+ private:
+  std::vector<std::unique_ptr<OpDef>> ops_;  // pointers stay valid: generated bindings keep them
+};
+
+}  // namespace ts

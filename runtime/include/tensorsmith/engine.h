@@ -1,0 +1,41 @@
+// The engines: one per family. They do broadcasting, type promotion, output
+// allocation, stride handling and dimension coalescing, then call the op's
+// kernel for the device and kernel dtype. Generated bindings call these.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "tensorsmith/dispatch.h"
+#include "tensorsmith/tensor.h"
+
+namespace ts {
+
+// Elementwise op over broadcast inputs (TensorIterator-like). Inputs must be on
+// one device; non-contiguous and stride-0 inputs are read in place.
+Tensor pointwise(const OpDef& op, const std::vector<Tensor>& inputs);
+
+// Reduction over `axes` (all axes when nullopt; duplicates raise ValueError).
+Tensor reduce(const OpDef& op, const Tensor& x, const std::optional<std::vector<int64_t>>& axes, bool keepdims);
+
+// argmax/argmin: over the flattened tensor when axis is nullopt.
+Tensor index_reduce(const OpDef& op, const Tensor& x, std::optional<int64_t> axis, bool keepdims);
+
+// softmax family along one axis.
+Tensor normalize(const OpDef& op, const Tensor& x, int64_t axis);
+
+// matmul with numpy semantics: 1-D operands promoted and squeezed, batch dims broadcast.
+Tensor contract(const OpDef& op, const Tensor& a, const Tensor& b);
+
+// The iteration core of pointwise(), also used by Tensor::copy_from: calls
+// `kernel` on 1-D runs that together cover every element of `operands`, which
+// must all have one shape (operands[0] is the output; inputs may have stride 0).
+// Axes are ordered by the output's strides and merged where every operand
+// allows, so contiguous operands take a single call. No call when empty.
+void for_each_run(const std::vector<Tensor>& operands, PointwiseKernel kernel);
+
+// The dtype the op's kernel runs in and the dtype of its result, for given input dtypes.
+DType kernel_dtype(const OpDef& op, const std::vector<DType>& inputs);
+DType result_dtype(const OpDef& op, const std::vector<DType>& inputs);
+
+}  // namespace ts

@@ -1,0 +1,39 @@
+// Argument conversion shared by the hand-written and the generated pybind11
+// bindings (generated/bindings.cpp). Only this header and the module entry
+// point know about Python; the core is Python-free.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include <pybind11/pybind11.h>
+
+#include "tensorsmith/dispatch.h"
+#include "tensorsmith/tensor.h"
+
+namespace ts::python {
+
+// Operands of a pointwise op, converted to tensors:
+// - ts Tensors as they are; numpy arrays, nested lists and other buffers as ts.asarray would;
+// - Python bool/int/float are weak scalars (NEP 50): they take the dtype of the
+//   tensor operands when that dtype is of the same or a higher kind
+//   (bool < integer < floating), else the default dtype of their own kind
+//   (bool, int64, float64); an int that does not fit the tensor's integer dtype
+//   raises OverflowError, as numpy 2 does.
+// Anything else raises TypeError naming the argument and its type.
+std::vector<Tensor> pointwise_operands(const std::vector<pybind11::handle>& args,
+                                       const std::vector<const char*>& names);
+
+// axis arguments: None, an int, or a sequence of ints (TypeError otherwise).
+std::optional<std::vector<int64_t>> axes_arg(pybind11::handle axis);
+std::optional<int64_t> axis_arg(pybind11::handle axis);
+
+}  // namespace ts::python
+
+// Entry points of the generated code (generated/registration.cpp, generated/bindings.cpp),
+// called in this order by the module initialiser.
+namespace ts::generated {
+void define_ops(ts::Registry& registry);              // OpDefs of the catalog
+void register_cpu_kernels(ts::Registry& registry);    // every generated CPU kernel
+void bind_ops(pybind11::module_& m, pybind11::class_<ts::Tensor>& tensor_class);  // functions, methods, operators
+}  // namespace ts::generated

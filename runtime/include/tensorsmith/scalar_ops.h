@@ -1,0 +1,177 @@
+// Scalar helpers that spec expressions call where plain C++ operators do not
+// match numpy (NaN propagation, signed zero, integer powers, bool arithmetic).
+// Every function is a pure function of its arguments: safe in any kernel.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+namespace ts::ops {
+
+template <typename T>
+constexpr bool is_nan(T x) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return x != x;
+  } else {
+    (void)x;
+    return false;
+  }
+}
+
+// numpy.maximum / numpy.minimum: NaN wins over any number.
+template <typename T>
+constexpr T maximum(T a, T b) {
+  if (is_nan(a)) return a;
+  if (is_nan(b)) return b;
+  return a < b ? b : a;
+}
+template <typename T>
+constexpr T minimum(T a, T b) {
+  if (is_nan(a)) return a;
+  if (is_nan(b)) return b;
+  return b < a ? b : a;
+}
+
+// numpy.sign: -1, 0 or 1 (+0.0 for either zero), NaN for NaN.
+template <typename T>
+constexpr T sign(T x) {
+  if (is_nan(x)) return x;
+  return static_cast<T>((T(0) < x) - (x < T(0)));
+}
+
+// abs that works for unsigned and bool (std::abs would not compile or warn)
+// and wraps the most negative signed value like numpy.
+template <typename T>
+constexpr T abs(T x) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::fabs(x);
+  } else if constexpr (std::is_signed_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return x < 0 ? static_cast<T>(U(0) - static_cast<U>(x)) : x;
+  } else {
+    return x;
+  }
+}
+
+// Two's-complement negation for integers without signed-overflow UB.
+template <typename T>
+constexpr T negative(T x) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(U(0) - static_cast<U>(x));
+  } else {
+    return -x;
+  }
+}
+
+// Wrapping integer add/subtract/multiply (numpy wraps; C++ signed overflow is UB).
+template <typename T>
+constexpr T add(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return a || b;
+  } else if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+  } else {
+    return a + b;
+  }
+}
+template <typename T>
+constexpr T subtract(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
+  } else {
+    return a - b;
+  }
+}
+template <typename T>
+constexpr T multiply(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return a && b;
+  } else if constexpr (std::is_integral_v<T>) {
+    // Promote to at least unsigned int so the product of two small unsigned
+    // values never becomes a signed int that overflows.
+    using U = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
+    return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+  } else {
+    return a * b;
+  }
+}
+
+// acc + a * b in the accumulator type: wrapping for integers, OR-of-AND for
+// bool (numpy's bool matmul), plain arithmetic for floats.
+template <typename Acc, typename T>
+constexpr Acc multiply_add(Acc acc, T a, T b) {
+  if constexpr (std::is_integral_v<Acc>) {
+    return add<Acc>(acc, multiply<Acc>(static_cast<Acc>(a), static_cast<Acc>(b)));
+  } else {
+    return acc + static_cast<Acc>(a) * static_cast<Acc>(b);
+  }
+}
+
+// numpy.power. Integers: exponentiation by squaring with wrap-around; a negative
+// integer exponent gives 0 (or +-1 for a base of +-1) — numpy raises there, and
+// the op's spec keeps exponents non-negative for integer inputs.
+template <typename T>
+constexpr T pow(T base, T exponent) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::pow(base, exponent);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return base || !exponent;
+  } else {
+    if constexpr (std::is_signed_v<T>) {
+      if (exponent < 0) {
+        if (base == 1) return 1;
+        if (base == -1) return (exponent % 2 == 0) ? 1 : -1;
+        return 0;
+      }
+    }
+    T result = 1;
+    while (exponent != 0) {
+      if (exponent & 1) result = multiply<T>(result, base);
+      base = multiply<T>(base, base);
+      exponent = static_cast<T>(exponent >> 1);
+    }
+    return result;
+  }
+}
+
+// numpy.floor / numpy.ceil: integers (and bool) are returned unchanged.
+template <typename T>
+T floor(T x) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::floor(x);
+  } else {
+    return x;
+  }
+}
+template <typename T>
+T ceil(T x) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::ceil(x);
+  } else {
+    return x;
+  }
+}
+
+template <typename T>
+T sigmoid(T x) {
+  return T(1) / (T(1) + std::exp(-x));
+}
+
+// Argmax/argmin order: the first NaN wins (numpy), else the strict comparison.
+template <typename T>
+constexpr bool greater_nan_first(T candidate, T best) {
+  if (is_nan(best)) return false;
+  return is_nan(candidate) || candidate > best;
+}
+template <typename T>
+constexpr bool less_nan_first(T candidate, T best) {
+  if (is_nan(best)) return false;
+  return is_nan(candidate) || candidate < best;
+}
+
+}  // namespace ts::ops

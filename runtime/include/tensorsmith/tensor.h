@@ -1,0 +1,96 @@
+// Tensor: a strided view over shared, reference-counted storage.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "tensorsmith/device.h"
+#include "tensorsmith/dtype.h"
+
+namespace ts {
+
+using Shape = std::vector<int64_t>;
+using Strides = std::vector<int64_t>;  // in elements, may be 0 or negative
+
+// A block of device memory. `owner` keeps foreign memory alive (a numpy array,
+// a DLPack capsule); when it is null the block was allocated by the runtime's
+// allocator for `device` and is returned to it on destruction.
+class Storage {
+ public:
+  Storage(void* data, size_t nbytes, Device device, std::shared_ptr<void> owner);
+  static std::shared_ptr<Storage> allocate(size_t nbytes, Device device);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+
+ private:
+  void* data_;
+  size_t nbytes_;
+  Device device_;
+  std::shared_ptr<void> owner_;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;  // undefined tensor; defined() is false
+  Tensor(std::shared_ptr<Storage> storage, DType dtype, Shape shape, Strides strides, int64_t offset);
+
+  // A new contiguous (row-major) tensor with uninitialised contents.
+  static Tensor empty(const Shape& shape, DType dtype, Device device = Device{});
+
+  bool defined() const { return storage_ != nullptr; }
+  DType dtype() const { return dtype_; }
+  Device device() const { return storage_->device(); }
+  const Shape& shape() const { return shape_; }
+  const Strides& strides() const { return strides_; }
+  int64_t offset() const { return offset_; }  // in elements, into storage
+  int64_t ndim() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t numel() const;
+  size_t itemsize() const { return ts::itemsize(dtype_); }
+  bool is_contiguous() const;  // row-major contiguous (size-1 dims ignored)
+  const std::shared_ptr<Storage>& storage() const { return storage_; }
+  char* data_ptr() const;  // address of element [0, ..., 0]
+
+  // Views (share storage). Axes may be negative; out-of-range axes throw AxisError.
+  Tensor as_strided(const Shape& shape, const Strides& strides, int64_t offset) const;
+  Tensor reshape(Shape shape) const;  // one -1 allowed; a view when strides allow, else a copy
+  Tensor permute(const std::vector<int64_t>& axes) const;
+  Tensor transpose(int64_t a, int64_t b) const;
+  Tensor matrix_transpose() const;  // swaps the last two axes (Array API .mT)
+  Tensor T() const;                 // reverses all axes (numpy .T)
+  // Python slice semantics: start/stop are clamped, step != 0 (may be negative).
+  Tensor slice(int64_t axis, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step) const;
+  Tensor select(int64_t axis, int64_t index) const;  // drops the axis; negative index counts from the end
+  Tensor expand(const Shape& shape) const;           // broadcast_to; new dims get stride 0
+  Tensor squeeze(std::optional<std::vector<int64_t>> axes) const;  // all size-1 axes when nullopt
+  Tensor unsqueeze(int64_t axis) const;
+
+  // Copies.
+  Tensor contiguous() const;  // self when already contiguous
+  Tensor clone() const;       // always a new contiguous tensor
+  Tensor astype(DType dtype) const;  // always a copy (numpy astype semantics, C casts)
+  void copy_from(const Tensor& src);  // src broadcast to self's shape, cast to self's dtype
+
+ private:
+  std::shared_ptr<Storage> storage_;
+  DType dtype_ = DType::Float32;
+  Shape shape_;
+  Strides strides_;
+  int64_t offset_ = 0;
+};
+
+// Helpers shared by the engines and the bindings.
+int64_t normalize_axis(int64_t axis, int64_t ndim);  // throws AxisError
+Shape broadcast_shapes(const Shape& a, const Shape& b);  // throws ValueError naming both shapes
+Shape broadcast_shapes(const std::vector<Shape>& shapes);  // throws ValueError naming all shapes
+Strides contiguous_strides(const Shape& shape);
+std::string shape_str(const Shape& shape);  // "(2, 3)"
+
+}  // namespace ts

@@ -1,0 +1,85 @@
+// The contraction engine: numpy.matmul on top of a batched GEMM kernel.
+#include <functional>
+#include <numeric>
+
+#include "tensorsmith/engine.h"
+#include "tensorsmith/errors.h"
+
+namespace ts {
+
+namespace {
+
+constexpr const char* kSignature = "(n?,k),(k,m?)->(n?,m?)";
+
+int64_t product(const Shape& s) { return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<int64_t>()); }
+
+Shape batch_shape(const Tensor& t) { return Shape(t.shape().begin(), t.shape().end() - 2); }
+
+Shape concat(Shape a, const Shape& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+struct GemmOperand {
+  Tensor matrices;  // contiguous, in the kernel dtype
+  int64_t batch_stride;
+};
+
+// `t` (batch..., rows, cols) laid out for a GEMM over `batch`: a single matrix
+// with batch stride 0 when t has no batch extent of its own, else one
+// contiguous matrix per batch entry (materialising partial broadcasts).
+GemmOperand gemm_operand(const Tensor& t, const Shape& batch, DType dtype) {
+  const int64_t rows = t.shape()[t.ndim() - 2], cols = t.shape()[t.ndim() - 1];
+  const bool shared = product(batch_shape(t)) == 1;
+  // Dropping size-1 batch axes is always a view.
+  const Tensor v = shared ? t.reshape({rows, cols}) : t.expand(concat(batch, {rows, cols}));
+  const Tensor m = v.dtype() == dtype && v.is_contiguous() ? v : v.astype(dtype);
+  return {m, shared ? 0 : rows * cols};
+}
+
+Shape broadcast_batch(const Tensor& a, const Tensor& b) {
+  try {
+    return broadcast_shapes(batch_shape(a), batch_shape(b));
+  } catch (const ValueError&) {
+    throw ValueError("matmul: the batch dimensions of shapes " + shape_str(a.shape()) + " and " + shape_str(b.shape()) +
+                     " cannot be broadcast together");
+  }
+}
+
+}  // namespace
+
+Tensor contract(const OpDef& op, const Tensor& a, const Tensor& b) {
+  TS_CHECK(a.device() == b.device(), ValueError,
+           op.name << ": expected all inputs on one device, got " << device_str(a.device()) << " and "
+                   << device_str(b.device()));
+  for (int i = 0; i < 2; ++i) {
+    TS_CHECK((i == 0 ? a : b).ndim() > 0, ValueError,
+             op.name << ": Input operand " << i << " does not have enough dimensions (has 0, gufunc core with signature "
+                     << kSignature << " requires 1)");
+  }
+  const DType dtype = promote_types(a.dtype(), b.dtype());
+  const auto kernel = reinterpret_cast<GemmKernel>(op.kernel(a.device().type, dtype));
+
+  // 1-D operands become a row (a) or a column (b), squeezed from the result.
+  const Tensor a2 = a.ndim() == 1 ? a.unsqueeze(0) : a;
+  const Tensor b2 = b.ndim() == 1 ? b.unsqueeze(1) : b;
+  const int64_t m = a2.shape()[a2.ndim() - 2], k = a2.shape()[a2.ndim() - 1];
+  const int64_t kb = b2.shape()[b2.ndim() - 2], n = b2.shape()[b2.ndim() - 1];
+  TS_CHECK(k == kb, ValueError,
+           op.name << ": Input operand 1 has a mismatch in its core dimension 0, with gufunc signature " << kSignature
+                   << " (size " << kb << " is different from " << k << ")");
+  const Shape batch = broadcast_batch(a2, b2);
+
+  Tensor c = Tensor::empty(concat(batch, {m, n}), dtype, a.device());
+  if (c.numel() > 0) {
+    const GemmOperand ga = gemm_operand(a2, batch, dtype), gb = gemm_operand(b2, batch, dtype);
+    kernel(GemmArgs{c.data_ptr(), ga.matrices.data_ptr(), gb.matrices.data_ptr(), product(batch), m, n, k,
+                    ga.batch_stride, gb.batch_stride, m * n});
+  }
+  Shape out_shape = batch;
+  if (a.ndim() > 1) out_shape.push_back(m);
+  if (b.ndim() > 1) out_shape.push_back(n);
+  return c.reshape(out_shape);
+}
+
+}  // namespace ts

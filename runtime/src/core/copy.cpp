@@ -1,0 +1,78 @@
+// Strided cast-copy kernels for every (source, destination) dtype pair, and
+// Tensor::copy_from, which every copy (contiguous, clone, astype) goes through.
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <utility>
+
+#include "tensorsmith/engine.h"
+#include "tensorsmith/errors.h"
+
+namespace ts {
+
+namespace {
+
+// Float -> integer truncates toward zero, as C does. C leaves NaN, infinities
+// and out-of-range values undefined; here they give To's minimum (0 for
+// unsigned types), the "integer indefinite" value x86 produces for int32/int64.
+template <typename To, typename From>
+To float_to_int(From v) {
+  constexpr double lo = static_cast<double>(std::numeric_limits<To>::min());
+  // max() + 1 is a power of two, exact in double even where max() is not.
+  constexpr double hi = static_cast<double>(std::numeric_limits<To>::max()) + 1.0;
+  const double t = std::trunc(static_cast<double>(v));
+  return t >= lo && t < hi ? static_cast<To>(t) : std::numeric_limits<To>::min();
+}
+
+// C-style conversion (bool results are v != 0), with float -> int defined everywhere.
+template <typename To, typename From>
+To convert(From v) {
+  if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To> && !std::is_same_v<To, bool>) {
+    return float_to_int<To>(v);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+// PointwiseKernel: data[0]/strides[0] the destination, data[1]/strides[1] the source.
+template <typename To, typename From>
+void cast_run(char* const* data, const int64_t* strides, int64_t n) {
+  if constexpr (std::is_same_v<To, From>) {
+    if (strides[0] == sizeof(To) && strides[1] == sizeof(From)) {
+      std::memcpy(data[0], data[1], static_cast<size_t>(n) * sizeof(To));
+      return;
+    }
+  }
+  char* out = data[0];
+  const char* in = data[1];
+  for (int64_t i = 0; i < n; ++i) {
+    *reinterpret_cast<To*>(out + i * strides[0]) = convert<To>(*reinterpret_cast<const From*>(in + i * strides[1]));
+  }
+}
+
+// kCastKernels[to * kNumDTypes + from].
+template <size_t... I>
+constexpr std::array<PointwiseKernel, sizeof...(I)> make_cast_kernels(std::index_sequence<I...>) {
+  return {&cast_run<cpp_type_t<static_cast<DType>(I / kNumDTypes)>, cpp_type_t<static_cast<DType>(I % kNumDTypes)>>...};
+}
+constexpr auto kCastKernels = make_cast_kernels(std::make_index_sequence<kNumDTypes * kNumDTypes>{});
+
+PointwiseKernel cast_kernel(DType to, DType from) {
+  return kCastKernels[static_cast<size_t>(to) * kNumDTypes + static_cast<size_t>(from)];
+}
+
+}  // namespace
+
+void Tensor::copy_from(const Tensor& src) {
+  TS_CHECK(src.device() == device(), ValueError,
+           "copy_from: cannot copy a tensor on " << device_str(src.device()) << " into one on " << device_str(device()));
+  TS_CHECK(device().type == DeviceType::CPU, NotImplementedError, "CUDA is not built into this tensorsmith");
+  // A source sharing memory with the destination could be overwritten before
+  // it is read; copy it out first.
+  const Tensor from = src.storage() == storage_ ? src.clone() : src;
+  for_each_run({*this, from.expand(shape_)}, cast_kernel(dtype_, from.dtype()));
+}
+
+}  // namespace ts

@@ -1,0 +1,88 @@
+#include "tensorsmith/dtype.h"
+
+#include <algorithm>
+
+#include "tensorsmith/errors.h"
+
+namespace ts {
+
+namespace {
+
+struct DTypeInfo {
+  const char* name;
+  size_t itemsize;
+};
+
+// Indexed by DType.
+constexpr DTypeInfo kInfo[kNumDTypes] = {
+    {"bool", 1},   {"int8", 1},   {"int16", 2},  {"int32", 4},   {"int64", 8},   {"uint8", 1},
+    {"uint16", 2}, {"uint32", 4}, {"uint64", 8}, {"float32", 4}, {"float64", 8},
+};
+
+const DTypeInfo& info(DType d) { return kInfo[static_cast<int>(d)]; }
+
+DType signed_of_size(size_t bytes) {
+  switch (bytes) {
+    case 1: return DType::Int8;
+    case 2: return DType::Int16;
+    case 4: return DType::Int32;
+    default: return DType::Int64;
+  }
+}
+
+DType promote_integers(DType a, DType b) {
+  if (is_signed_integer(a) == is_signed_integer(b)) return itemsize(a) >= itemsize(b) ? a : b;
+  DType s = is_signed_integer(a) ? a : b;
+  DType u = is_signed_integer(a) ? b : a;
+  if (itemsize(u) < itemsize(s)) return s;
+  // The signed type must be wider than the unsigned one; no int128, so float64.
+  return u == DType::UInt64 ? DType::Float64 : signed_of_size(2 * itemsize(u));
+}
+
+DType promote_integer_float(DType i, DType f) {
+  // float32 holds every int8/int16 value exactly, wider integers need float64.
+  if (f == DType::Float32 && itemsize(i) <= 2) return DType::Float32;
+  return DType::Float64;
+}
+
+}  // namespace
+
+size_t itemsize(DType d) { return info(d).itemsize; }
+
+const char* dtype_name(DType d) { return info(d).name; }
+
+DType dtype_from_name(const std::string& s) {
+  for (int i = 0; i < kNumDTypes; ++i) {
+    if (s == kInfo[i].name) return static_cast<DType>(i);
+  }
+  throw TypeError("data type '" + s + "' not understood");
+}
+
+bool is_bool(DType d) { return d == DType::Bool; }
+bool is_signed_integer(DType d) { return d >= DType::Int8 && d <= DType::Int64; }
+bool is_unsigned_integer(DType d) { return d >= DType::UInt8 && d <= DType::UInt64; }
+bool is_integer(DType d) { return is_signed_integer(d) || is_unsigned_integer(d); }
+bool is_floating(DType d) { return d == DType::Float32 || d == DType::Float64; }
+
+DType promote_types(DType a, DType b) {
+  if (a == b || is_bool(b)) return a;
+  if (is_bool(a)) return b;
+  if (is_floating(a) && is_floating(b)) return std::max(a, b);
+  if (is_integer(a) && is_integer(b)) return promote_integers(a, b);
+  return is_integer(a) ? promote_integer_float(a, b) : promote_integer_float(b, a);
+}
+
+DType float_result_type(DType d) {
+  if (is_floating(d)) return d;
+  TS_CHECK(itemsize(d) > 1 && !is_bool(d), TypeError,
+           "a floating-point result for dtype " << dtype_name(d)
+                                                 << " would need float16, which tensorsmith does not support yet");
+  return itemsize(d) == 2 ? DType::Float32 : DType::Float64;
+}
+
+DType sum_result_type(DType d) {
+  if (is_floating(d)) return d;
+  return is_unsigned_integer(d) ? DType::UInt64 : DType::Int64;
+}
+
+}  // namespace ts

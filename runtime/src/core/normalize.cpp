@@ -1,0 +1,33 @@
+// The normalization engine (softmax family): rows along one axis.
+#include "tensorsmith/engine.h"
+#include "tensorsmith/errors.h"
+
+namespace ts {
+
+Tensor normalize(const OpDef& op, const Tensor& x, int64_t axis) {
+  if (x.ndim() == 0) {
+    // A scalar is one row of one element (softmax of a scalar is 1).
+    return normalize(op, x.reshape({1}), axis).reshape({});
+  }
+  const DType dtype = float_result_type(x.dtype());
+  const auto kernel = reinterpret_cast<RowKernel>(op.kernel(x.device().type, dtype));
+  axis = normalize_axis(axis, x.ndim());
+
+  // Move the axis last so that rows are contiguous, then move it back.
+  std::vector<int64_t> perm;
+  for (int64_t i = 0; i < x.ndim(); ++i) {
+    if (i != axis) perm.push_back(i);
+  }
+  perm.push_back(axis);
+  const Tensor moved = x.permute(perm);
+  const Tensor in = moved.dtype() == dtype ? moved.contiguous() : moved.astype(dtype);
+  const Tensor out = Tensor::empty(in.shape(), dtype, x.device());
+  const int64_t cols = x.shape()[axis];
+  if (out.numel() > 0) kernel(RowArgs{out.data_ptr(), in.data_ptr(), out.numel() / cols, cols});
+
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
+  return out.permute(inverse);
+}
+
+}  // namespace ts

@@ -1,0 +1,198 @@
+// The pointwise engine: promotion, broadcasting and a TensorIterator-style
+// loop that hands 1-D runs to the kernels.
+#include <cstdlib>
+
+#include "tensorsmith/engine.h"
+#include "tensorsmith/errors.h"
+
+namespace ts {
+
+namespace {
+
+// One axis of the iteration space with every operand's byte stride along it.
+struct Axis {
+  int64_t size;
+  std::vector<int64_t> strides;
+};
+
+// Axes of size > 1, outermost first (size-1 axes never move a pointer).
+std::vector<Axis> iteration_axes(const std::vector<Tensor>& operands) {
+  std::vector<Axis> axes;
+  const Shape& shape = operands[0].shape();
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    Axis axis{shape[d], {}};
+    for (const Tensor& t : operands) axis.strides.push_back(t.strides()[d] * static_cast<int64_t>(t.itemsize()));
+    axes.push_back(std::move(axis));
+  }
+  return axes;
+}
+
+// Whether `a` should be iterated outside `b`: decided by the first operand
+// (output first) whose strides along both are nonzero and differ.
+bool outer_than(const Axis& a, const Axis& b) {
+  for (size_t k = 0; k < a.strides.size(); ++k) {
+    const int64_t sa = std::llabs(a.strides[k]), sb = std::llabs(b.strides[k]);
+    if (sa != 0 && sb != 0 && sa != sb) return sa > sb;
+  }
+  return false;
+}
+
+// Largest strides outermost. Insertion sort: `outer_than` is not a strict weak
+// order when stride-0 operands leave pairs undecided, and ndim is small.
+void order_axes(std::vector<Axis>& axes) {
+  for (size_t i = 1; i < axes.size(); ++i) {
+    for (size_t j = i; j > 0 && outer_than(axes[j], axes[j - 1]); --j) {
+      std::swap(axes[j - 1], axes[j]);
+    }
+  }
+}
+
+// Merges an axis into the one inside it when, for every operand, stepping the
+// outer axis once equals stepping the inner one through its whole extent.
+std::vector<Axis> coalesce(const std::vector<Axis>& axes) {
+  std::vector<Axis> merged;  // innermost first while building
+  for (size_t i = axes.size(); i-- > 0;) {
+    const Axis& outer = axes[i];
+    bool fits = !merged.empty();
+    for (size_t k = 0; fits && k < outer.strides.size(); ++k) {
+      fits = outer.strides[k] == merged.back().strides[k] * merged.back().size;
+    }
+    if (fits) {
+      merged.back().size *= outer.size;
+    } else {
+      merged.push_back(outer);
+    }
+  }
+  return std::vector<Axis>(merged.rbegin(), merged.rend());
+}
+
+Device common_device(const OpDef& op, const std::vector<Tensor>& inputs) {
+  const Device device = inputs[0].device();
+  for (const Tensor& t : inputs) {
+    TS_CHECK(t.device() == device, ValueError,
+             op.name << ": expected all inputs on one device, got " << device_str(device) << " and "
+                     << device_str(t.device()));
+  }
+  return device;
+}
+
+// The dtype the kernel reads input `i` in.
+DType operand_dtype(const OpDef& op, size_t i, DType kernel) {
+  const bool as_bool = op.promotion == Promotion::Logical || (op.promotion == Promotion::Where && i == 0);
+  return as_bool ? DType::Bool : kernel;
+}
+
+DType promote_all(const OpDef& op, const std::vector<DType>& dtypes, size_t first) {
+  TS_CHECK(dtypes.size() > first, TypeError, op.name << ": expected at least " << first + 1 << " inputs");
+  DType d = dtypes[first];
+  for (size_t i = first + 1; i < dtypes.size(); ++i) d = promote_types(d, dtypes[i]);
+  return d;
+}
+
+}  // namespace
+
+void for_each_run(const std::vector<Tensor>& operands, PointwiseKernel kernel) {
+  if (operands[0].numel() == 0) return;
+  const std::vector<Axis> axes = [&] {
+    std::vector<Axis> a = iteration_axes(operands);
+    order_axes(a);
+    return coalesce(a);
+  }();
+
+  std::vector<char*> ptrs;
+  for (const Tensor& t : operands) ptrs.push_back(t.data_ptr());
+  if (axes.empty()) {  // 0-d, or only size-1 axes: a single element
+    const std::vector<int64_t> zero(operands.size(), 0);
+    kernel(ptrs.data(), zero.data(), 1);
+    return;
+  }
+
+  // Odometer over the outer axes; the innermost axis is the kernel's run.
+  const Axis& inner = axes.back();
+  std::vector<int64_t> index(axes.size() - 1, 0);
+  auto advance = [&] {
+    for (size_t d = index.size(); d-- > 0;) {
+      const Axis& axis = axes[d];
+      if (++index[d] < axis.size) {
+        for (size_t k = 0; k < ptrs.size(); ++k) ptrs[k] += axis.strides[k];
+        return true;
+      }
+      index[d] = 0;
+      for (size_t k = 0; k < ptrs.size(); ++k) ptrs[k] -= axis.strides[k] * (axis.size - 1);
+    }
+    return false;  // every outer axis wrapped around
+  };
+  do {
+    kernel(ptrs.data(), inner.strides.data(), inner.size);
+  } while (advance());
+}
+
+DType kernel_dtype(const OpDef& op, const std::vector<DType>& inputs) {
+  switch (op.promotion) {
+    case Promotion::Float:
+      return float_result_type(promote_all(op, inputs, 0));
+    case Promotion::Binary:
+    case Promotion::Comparison:
+      return promote_all(op, inputs, 0);
+    case Promotion::BinaryFloat: {
+      const DType d = promote_all(op, inputs, 0);
+      return is_floating(d) ? d : DType::Float64;
+    }
+    case Promotion::Logical:
+      return DType::Bool;
+    case Promotion::Where:
+      return promote_all(op, inputs, 1);
+    case Promotion::Same:
+    case Promotion::ReduceSame:
+    case Promotion::ReduceSum:
+    case Promotion::ReduceMean:
+    case Promotion::ReduceIndex:
+      return promote_all(op, inputs, 0);
+  }
+  throw TypeError(op.name + ": unknown promotion rule");
+}
+
+DType result_dtype(const OpDef& op, const std::vector<DType>& inputs) {
+  const DType kernel = kernel_dtype(op, inputs);
+  switch (op.promotion) {
+    case Promotion::Comparison:
+    case Promotion::Logical:
+      return DType::Bool;
+    case Promotion::ReduceSum:
+      return sum_result_type(kernel);
+    case Promotion::ReduceMean:
+      return is_floating(kernel) ? kernel : DType::Float64;
+    case Promotion::ReduceIndex:
+      return DType::Int64;
+    default:
+      return kernel;
+  }
+}
+
+Tensor pointwise(const OpDef& op, const std::vector<Tensor>& inputs) {
+  TS_CHECK(inputs.size() == static_cast<size_t>(op.arity), TypeError,
+           op.name << " takes " << op.arity << " tensor inputs, got " << inputs.size());
+  const Device device = common_device(op, inputs);
+  std::vector<DType> dtypes;
+  std::vector<Shape> shapes;
+  for (const Tensor& t : inputs) {
+    dtypes.push_back(t.dtype());
+    shapes.push_back(t.shape());
+  }
+  const DType kernel_type = kernel_dtype(op, dtypes);
+  const auto kernel = reinterpret_cast<PointwiseKernel>(op.kernel(device.type, kernel_type));
+  const Shape shape = broadcast_shapes(shapes);
+
+  std::vector<Tensor> operands{Tensor::empty(shape, result_dtype(op, dtypes), device)};
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    // Cast at the input's own shape; broadcasting stays a stride-0 view.
+    const DType want = operand_dtype(op, i, kernel_type);
+    const Tensor& x = inputs[i];
+    operands.push_back((x.dtype() == want ? x : x.astype(want)).expand(shape));
+  }
+  for_each_run(operands, kernel);
+  return operands[0];
+}
+
+}  // namespace ts

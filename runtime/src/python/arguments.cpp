@@ -1,0 +1,173 @@
+// Conversion of Python arguments shared by the hand-written and the generated
+// bindings: pointwise operands (NEP 50 weak scalars), axes and shapes.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "bindings.h"
+#include "tensorsmith/errors.h"
+#include "tensorsmith/python.h"
+
+namespace ts::python {
+
+std::string type_name(py::handle obj) { return py::str(py::type::handle_of(obj).attr("__name__")); }
+
+static bool is_int(py::handle obj) { return !PyBool_Check(obj.ptr()) && PyIndex_Check(obj.ptr()); }
+
+int64_t int_arg(py::handle obj, const char* what) {
+  TS_CHECK(is_int(obj), TypeError, what << " must be an int, not " << type_name(obj));
+  const Py_ssize_t value = PyNumber_AsSsize_t(obj.ptr(), PyExc_OverflowError);
+  if (value == -1 && PyErr_Occurred()) throw py::error_already_set();
+  return value;
+}
+
+std::vector<int64_t> int_sequence_arg(py::handle obj, const char* what) {
+  if (is_int(obj)) return {int_arg(obj, what)};
+  TS_CHECK(PySequence_Check(obj.ptr()) && !py::isinstance<py::str>(obj), TypeError,
+           what << " must be an int or a sequence of ints, not " << type_name(obj));
+  std::vector<int64_t> values;
+  for (py::handle item : py::reinterpret_borrow<py::sequence>(obj)) {
+    TS_CHECK(is_int(item), TypeError, what << " must be an int or a sequence of ints, but it contains a " << type_name(item));
+    values.push_back(int_arg(item, what));
+  }
+  return values;
+}
+
+std::optional<std::vector<int64_t>> axes_arg(py::handle axis) {
+  if (axis.is_none()) return std::nullopt;
+  return int_sequence_arg(axis, "axis");
+}
+
+std::optional<int64_t> axis_arg(py::handle axis) {
+  if (axis.is_none()) return std::nullopt;
+  return int_arg(axis, "axis");
+}
+
+namespace {
+
+// Kinds ordered as NEP 50 compares them: a weak scalar adopts the tensors'
+// dtype only when that dtype's kind is at least the scalar's.
+enum class Kind { Bool = 0, Integer = 1, Floating = 2 };
+
+Kind kind_of(DType d) { return is_bool(d) ? Kind::Bool : is_floating(d) ? Kind::Floating : Kind::Integer; }
+
+// Python bool/int/float, but not numpy scalars (np.float64 subclasses float),
+// which are strongly typed.
+std::optional<Kind> weak_scalar_kind(py::handle obj) {
+  PyObject* p = obj.ptr();
+  if (PyBool_Check(p)) return Kind::Bool;
+  if (!PyLong_Check(p) && !PyFloat_Check(p)) return std::nullopt;
+  if (!PyLong_CheckExact(p) && !PyFloat_CheckExact(p) &&
+      py::isinstance(obj, py::module_::import("numpy").attr("generic"))) {
+    return std::nullopt;
+  }
+  return PyLong_Check(p) ? Kind::Integer : Kind::Floating;
+}
+
+bool is_array_like(py::handle obj) {
+  return py::isinstance<py::array>(obj) || py::isinstance<py::list>(obj) || py::isinstance<py::tuple>(obj) ||
+         py::hasattr(obj, "__array__") || py::hasattr(obj, "__array_interface__") || PyObject_CheckBuffer(obj.ptr()) ||
+         py::isinstance(obj, py::module_::import("numpy").attr("generic"));
+}
+
+// Calls f with a value of the C++ type of `d` (only its type matters).
+template <typename F>
+void visit_cpp_type(DType d, F&& f) {
+  switch (d) {
+    case DType::Bool: return f(bool{});
+    case DType::Int8: return f(int8_t{});
+    case DType::Int16: return f(int16_t{});
+    case DType::Int32: return f(int32_t{});
+    case DType::Int64: return f(int64_t{});
+    case DType::UInt8: return f(uint8_t{});
+    case DType::UInt16: return f(uint16_t{});
+    case DType::UInt32: return f(uint32_t{});
+    case DType::UInt64: return f(uint64_t{});
+    case DType::Float32: return f(float{});
+    case DType::Float64: return f(double{});
+  }
+}
+
+// The value of a Python int as T, or nullopt when it does not fit.
+template <typename T>
+std::optional<T> int_as(py::handle obj) {
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  if (overflow == 0) {
+    using Limits = std::numeric_limits<T>;
+    const bool fits = std::is_signed_v<T> ? v >= static_cast<long long>(Limits::min()) && v <= static_cast<long long>(Limits::max())
+                                          : v >= 0 && static_cast<unsigned long long>(v) <= Limits::max();
+    return fits ? std::optional<T>(static_cast<T>(v)) : std::nullopt;
+  }
+  if (overflow < 0 || !std::is_same_v<T, uint64_t>) return std::nullopt;
+  const unsigned long long u = PyLong_AsUnsignedLongLong(obj.ptr());
+  if (u == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+    PyErr_Clear();  // beyond uint64 too
+    return std::nullopt;
+  }
+  return static_cast<T>(u);
+}
+
+// A 0-d tensor of `dtype` holding a Python scalar of `kind` (kind <= dtype's kind).
+Tensor weak_scalar_tensor(py::handle obj, Kind kind, DType dtype) {
+  Tensor t = Tensor::empty({}, dtype);
+  visit_cpp_type(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    T* out = reinterpret_cast<T*>(t.data_ptr());
+    if (kind == Kind::Bool) {
+      *out = static_cast<T>(obj.ptr() == Py_True);
+    } else if constexpr (std::is_floating_point_v<T>) {
+      const double v = PyFloat_AsDouble(obj.ptr());  // ints too; OverflowError beyond the double range
+      if (v == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+      *out = static_cast<T>(v);
+    } else if constexpr (!std::is_same_v<T, bool>) {
+      const std::optional<T> v = int_as<T>(obj);
+      if (!v) throw std::overflow_error("Python integer " + std::string(py::str(obj)) + " out of bounds for " + dtype_name(dtype));
+      *out = *v;
+    }
+  });
+  return t;
+}
+
+DType default_dtype(Kind kind) {
+  switch (kind) {
+    case Kind::Bool: return DType::Bool;
+    case Kind::Integer: return DType::Int64;
+    case Kind::Floating: return DType::Float64;
+  }
+  return DType::Float64;  // unreachable: the switch covers every kind
+}
+
+}  // namespace
+
+std::vector<Tensor> pointwise_operands(const std::vector<py::handle>& args, const std::vector<const char*>& names) {
+  std::vector<Tensor> operands(args.size());
+  std::vector<std::optional<Kind>> weak(args.size());
+  std::optional<DType> strong;  // promoted dtype of the non-scalar operands
+  for (size_t i = 0; i < args.size(); ++i) {
+    weak[i] = weak_scalar_kind(args[i]);
+    if (weak[i]) continue;
+    if (py::isinstance<Tensor>(args[i])) {
+      operands[i] = args[i].cast<Tensor>();
+    } else {
+      TS_CHECK(is_array_like(args[i]), TypeError,
+               "argument '" << names[i] << "' must be a tensor, an array-like or a Python scalar, not "
+                            << type_name(args[i]));
+      operands[i] = asarray(args[i]);
+    }
+    strong = strong ? promote_types(*strong, operands[i].dtype()) : operands[i].dtype();
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!weak[i]) continue;
+    const DType dtype = strong && kind_of(*strong) >= *weak[i] ? *strong : default_dtype(*weak[i]);
+    operands[i] = weak_scalar_tensor(args[i], *weak[i], dtype);
+  }
+  return operands;
+}
+
+}  // namespace ts::python

@@ -1,0 +1,52 @@
+// ts.asarray (Array API): tensors as they are, everything else through
+// numpy.asarray and then shared zero-copy with the resulting array.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include "bindings.h"
+#include "tensorsmith/errors.h"
+
+namespace ts::python {
+
+static Tensor tensor_asarray(const Tensor& t, std::optional<DType> dtype, std::optional<bool> copy) {
+  const bool cast = dtype && *dtype != t.dtype();
+  TS_CHECK(!(cast && copy == false), ValueError,
+           "asarray(copy=False): casting a " << dtype_name(t.dtype()) << " tensor to " << dtype_name(*dtype)
+                                             << " requires a copy");
+  if (cast) return t.astype(*dtype);
+  return copy == true ? t.clone() : t;
+}
+
+Tensor asarray(py::handle obj, std::optional<DType> dtype, std::optional<bool> copy) {
+  if (py::isinstance<Tensor>(obj)) return tensor_asarray(obj.cast<const Tensor&>(), dtype, copy);
+
+  py::module_ np = py::module_::import("numpy");
+  // numpy implements the Array API copy semantics for everything it accepts
+  // (copy=False raises ValueError when a copy cannot be avoided).
+  py::array arr = np.attr("asarray")(obj, py::arg("dtype") = dtype ? py::object(numpy_dtype(*dtype)) : py::none(),
+                                     py::arg("copy") = copy ? py::bool_(*copy) : py::none());
+  if (std::optional<Tensor> shared = share_numpy_array(arr)) return *shared;
+
+  TS_CHECK(copy != false, ValueError,
+           "asarray(copy=False): the array's memory cannot be shared (it is read-only, unaligned or not in "
+           "native byte order)");
+  py::dtype native = arr.dtype().attr("newbyteorder")("=");
+  py::array fresh = np.attr("array")(arr, py::arg("dtype") = native, py::arg("order") = "C", py::arg("copy") = true);
+  return *share_numpy_array(fresh);  // a fresh C-contiguous native array is always shareable
+}
+
+void bind_asarray(py::module_& m) {
+  m.def(
+      "asarray",
+      [](py::handle obj, py::handle dtype, py::handle device, std::optional<bool> copy) {
+        device_arg(device);  // validates only: every tensor of this build lives on the CPU
+        return asarray(obj, dtype.is_none() ? std::nullopt : std::optional<DType>(dtype_arg(dtype)), copy);
+      },
+      py::arg("obj"), py::pos_only(), py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
+      py::arg("copy") = py::none(),
+      "Convert a tensor, numpy array, buffer, nested sequence or Python scalar to a tensor.\n\n"
+      "Shares memory with the input when dtype and layout allow, unless copy=True; copy=False\n"
+      "raises ValueError when a copy is needed.");
+}
+
+}  // namespace ts::python

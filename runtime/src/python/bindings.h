@@ -1,0 +1,67 @@
+// Internal interface between the hand-written binding files of tensorsmith._C.
+// The generated bindings only see tensorsmith/python.h.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include "tensorsmith/device.h"
+#include "tensorsmith/dtype.h"
+#include "tensorsmith/tensor.h"
+
+namespace ts::python {
+
+namespace py = pybind11;
+
+// ---- module setup, in the order module.cpp calls them ----------------------
+void register_exceptions(py::module_& m);
+void bind_dtypes(py::module_& m);
+void bind_devices(py::module_& m);
+py::class_<Tensor> bind_tensor_class(py::module_& m);
+void bind_indexing(py::class_<Tensor>& cls);
+void bind_numpy_protocols(py::class_<Tensor>& cls);
+void bind_dlpack(py::module_& m, py::class_<Tensor>& cls);
+void bind_asarray(py::module_& m);
+void bind_manipulation(py::module_& m);
+
+// ---- dtypes (dtypes.cpp) ------------------------------------------------------
+// A DType, a numpy dtype, a numpy scalar type or a dtype name; TypeError otherwise.
+DType dtype_arg(py::handle obj);
+// TypeError naming the numpy dtype when tensorsmith has no equivalent.
+DType dtype_from_numpy(const py::dtype& dt);
+py::dtype numpy_dtype(DType dtype);
+
+// ---- devices (devices.cpp) ---------------------------------------------------
+// None (CPU), a Device or a device string; ValueError for a device this build lacks.
+Device device_arg(py::handle obj);
+
+// ---- numpy interop (numpy_interop.cpp) ----------------------------------------
+// A numpy array viewing the tensor's memory; `owner` (a Python object holding
+// the tensor) becomes the array's base and keeps the memory alive.
+py::array numpy_view(const Tensor& t, py::handle owner);
+py::array numpy_view(const Tensor& t);
+// A tensor sharing the array's memory (the array is kept alive by the storage),
+// or nullopt when the array's layout cannot be shared (unaligned, byte strides
+// that are not a multiple of the itemsize, read-only, non-native byte order).
+std::optional<Tensor> share_numpy_array(const py::array& arr);
+
+// Keeps a Python object alive from C++ (a Storage owner). Releasing it takes
+// the GIL, since the last tensor may die on a thread that does not hold it.
+std::shared_ptr<void> keep_alive(py::object obj);
+
+// ---- asarray (asarray.cpp) ------------------------------------------------------
+// Array API asarray on the CPU; `copy` is None/True/False with Array API semantics.
+Tensor asarray(py::handle obj, std::optional<DType> dtype = std::nullopt, std::optional<bool> copy = std::nullopt);
+
+// ---- argument conversion (arguments.cpp, with the python.h helpers) ------------
+// An int (operator.index; bools are rejected) / an int or a sequence of ints.
+// `what` names the argument in the TypeError.
+int64_t int_arg(py::handle obj, const char* what);
+std::vector<int64_t> int_sequence_arg(py::handle obj, const char* what);
+// The type name of obj, for error messages.
+std::string type_name(py::handle obj);
+
+}  // namespace ts::python

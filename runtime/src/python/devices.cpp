@@ -1,0 +1,43 @@
+// Python Device objects; a Device compares equal to its string form ("cpu").
+#include <pybind11/pybind11.h>
+
+#include <string>
+
+#include "bindings.h"
+#include "tensorsmith/errors.h"
+
+namespace ts::python {
+
+Device device_arg(py::handle obj) {
+  if (obj.is_none()) return Device{};
+  Device device;
+  std::string spelling;  // as the caller wrote it, for the error message
+  if (py::isinstance<Device>(obj)) {
+    device = obj.cast<Device>();
+    spelling = device_str(device);
+  } else if (py::isinstance<py::str>(obj)) {
+    spelling = obj.cast<std::string>();
+    device = parse_device(spelling);
+  } else {
+    throw ts::TypeError("device must be a string such as 'cpu' or a tensorsmith Device, not " +
+                        type_name(obj));
+  }
+  TS_CHECK(device.type == DeviceType::CPU, ValueError,
+           "device '" << spelling << "' is not available: tensorsmith was built without CUDA");
+  return device;
+}
+
+void bind_devices(py::module_& m) {
+  py::class_<Device>(m, "Device", "A device tensors live on; equal to its string form, e.g. 'cpu'.")
+      .def(py::init([](const std::string& s) { return parse_device(s); }), py::arg("device"))
+      .def_property_readonly("type", [](const Device& d) { return device_type_name(d.type); })
+      .def_property_readonly("index", [](const Device& d) { return d.index; })
+      .def("__repr__", [](const Device& d) { return device_str(d); })
+      .def("__eq__", [](const Device& a, const Device& b) { return a == b; })
+      .def("__eq__", [](const Device& a, const std::string& b) { return device_str(a) == b; })
+      .def("__eq__", [](const Device&, py::handle) { return py::handle(Py_NotImplemented); })
+      // Hashes like its string so that {"cpu": ...}[t.device] works.
+      .def("__hash__", [](const Device& d) { return py::hash(py::str(device_str(d))); });
+}
+
+}  // namespace ts::python

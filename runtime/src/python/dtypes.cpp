@@ -1,0 +1,53 @@
+// Python DType objects (ts.float32, ...), ts.dtype(), and the mapping to and
+// from numpy dtypes.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <string>
+
+#include "bindings.h"
+#include "tensorsmith/errors.h"
+
+namespace ts::python {
+
+DType dtype_from_numpy(const py::dtype& dt) {
+  const char kind = dt.kind();
+  const size_t size = static_cast<size_t>(dt.itemsize());
+  // numpy's dtype names coincide with ours for every dtype both libraries have.
+  if (kind == 'b' || ((kind == 'i' || kind == 'u') && size <= 8) || (kind == 'f' && (size == 4 || size == 8))) {
+    return dtype_from_name(py::str(dt.attr("name")));
+  }
+  throw ts::TypeError("numpy dtype '" + std::string(py::str(dt)) + "' is not supported by tensorsmith");
+}
+
+py::dtype numpy_dtype(DType dtype) { return py::dtype(dtype_name(dtype)); }
+
+DType dtype_arg(py::handle obj) {
+  if (py::isinstance<DType>(obj)) return obj.cast<DType>();
+  if (obj.is_none()) throw ts::TypeError("dtype must be a tensorsmith dtype, a numpy dtype or a dtype name, not None");
+  // numpy parses names, scalar types and dtypes alike ("float32", np.float32, float).
+  return dtype_from_numpy(py::dtype::from_args(py::reinterpret_borrow<py::object>(obj)));
+}
+
+void bind_dtypes(py::module_& m) {
+  py::class_<DType>(m, "DType", "A tensor element type, e.g. ts.float32.")
+      .def_property_readonly("name", [](DType d) { return dtype_name(d); })
+      .def_property_readonly("itemsize", [](DType d) { return itemsize(d); }, "Size of one element in bytes.")
+      .def("__repr__", [](DType d) { return std::string("ts.") + dtype_name(d); })
+      .def("__str__", [](DType d) { return dtype_name(d); })
+      .def("__eq__", [](DType a, DType b) { return a == b; })
+      .def("__eq__", [](DType, py::handle) { return py::handle(Py_NotImplemented); })
+      .def("__hash__", [](DType d) { return py::hash(py::str(dtype_name(d))); })
+      .def(py::pickle([](DType d) { return py::make_tuple(dtype_name(d)); },
+                      [](const py::tuple& state) { return dtype_from_name(state[0].cast<std::string>()); }));
+
+  for (int i = 0; i < kNumDTypes; ++i) {
+    const auto d = static_cast<DType>(i);
+    m.attr(dtype_name(d)) = d;
+  }
+
+  m.def("dtype", &dtype_arg, py::arg("dtype"),
+        "The tensorsmith dtype for a DType, a numpy dtype, a numpy scalar type or a dtype name.");
+}
+
+}  // namespace ts::python

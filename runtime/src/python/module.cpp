@@ -1,0 +1,31 @@
+// Entry point of tensorsmith._C: fills the op registry, then binds the
+// hand-written API and the generated ops.
+#include <pybind11/pybind11.h>
+
+#include "bindings.h"
+#include "tensorsmith/dispatch.h"
+#include "tensorsmith/python.h"
+
+namespace py = pybind11;
+
+PYBIND11_MODULE(_C, m) {
+  using namespace ts::python;
+  m.doc() = "tensorsmith native module: tensors, dtypes and the generated ops";
+
+  register_exceptions(m);
+
+  ts::Registry& registry = ts::Registry::global();
+  ts::generated::define_ops(registry);
+  ts::generated::register_cpu_kernels(registry);
+
+  bind_dtypes(m);
+  bind_devices(m);
+  py::class_<ts::Tensor> tensor_class = bind_tensor_class(m);
+  bind_indexing(tensor_class);
+  bind_numpy_protocols(tensor_class);
+  bind_dlpack(m, tensor_class);
+  bind_asarray(m);
+  bind_manipulation(m);
+
+  ts::generated::bind_ops(m, tensor_class);
+}

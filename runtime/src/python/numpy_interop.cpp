@@ -1,0 +1,103 @@
+// Zero-copy exchange with numpy: tensors as numpy views (numpy(), __array__,
+// the buffer protocol) and numpy arrays as tensors (used by asarray).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "bindings.h"
+
+namespace ts::python {
+
+std::shared_ptr<void> keep_alive(py::object obj) {
+  return std::shared_ptr<void>(obj.release().ptr(), [](void* p) {
+    if (!Py_IsInitialized()) return;  // at interpreter exit there is nothing left to release into
+    py::gil_scoped_acquire gil;
+    Py_DECREF(static_cast<PyObject*>(p));
+  });
+}
+
+static std::vector<py::ssize_t> byte_strides(const Tensor& t) {
+  std::vector<py::ssize_t> strides;
+  for (int64_t s : t.strides()) strides.push_back(static_cast<py::ssize_t>(s * static_cast<int64_t>(t.itemsize())));
+  return strides;
+}
+
+py::array numpy_view(const Tensor& t, py::handle owner) {
+  std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
+  return py::array(numpy_dtype(t.dtype()), shape, byte_strides(t), t.data_ptr(), owner);
+}
+
+py::array numpy_view(const Tensor& t) { return numpy_view(t, py::cast(t)); }
+
+std::optional<Tensor> share_numpy_array(const py::array& arr) {
+  const DType dtype = dtype_from_numpy(arr.dtype());
+  const auto item = static_cast<int64_t>(itemsize(dtype));
+  char* data = static_cast<char*>(const_cast<void*>(arr.data()));
+  // Kernels assume aligned, native-endian elements at whole-element strides;
+  // tensors have no read-only flag, so read-only memory is never shared.
+  if (!arr.dtype().attr("isnative").cast<bool>() || !arr.writeable() ||
+      reinterpret_cast<uintptr_t>(data) % static_cast<uintptr_t>(item) != 0) {
+    return std::nullopt;
+  }
+  Shape shape;
+  Strides strides;
+  int64_t lo = 0, hi = item;  // byte extent relative to element [0, ..., 0]
+  bool empty = false;
+  for (py::ssize_t i = 0; i < arr.ndim(); ++i) {
+    const int64_t n = arr.shape(i), stride = arr.strides(i);
+    if (stride % item != 0) return std::nullopt;
+    shape.push_back(n);
+    strides.push_back(stride / item);
+    if (n == 0) empty = true;
+    (stride < 0 ? lo : hi) += (n - 1) * stride;
+  }
+  if (empty) lo = hi = 0;
+  auto storage = std::make_shared<Storage>(data + lo, static_cast<size_t>(hi - lo), Device{},
+                                           keep_alive(py::reinterpret_borrow<py::object>(arr)));
+  return Tensor(std::move(storage), dtype, std::move(shape), std::move(strides), -lo / item);
+}
+
+static const char* buffer_format(DType d) {
+  switch (d) {
+    case DType::Bool: return "?";
+    case DType::Int8: return "b";
+    case DType::Int16: return "h";
+    case DType::Int32: return "i";
+    case DType::Int64: return "q";
+    case DType::UInt8: return "B";
+    case DType::UInt16: return "H";
+    case DType::UInt32: return "I";
+    case DType::UInt64: return "Q";
+    case DType::Float32: return "f";
+    case DType::Float64: return "d";
+  }
+  return "";  // unreachable: the switch covers every dtype
+}
+
+void bind_numpy_protocols(py::class_<Tensor>& cls) {
+  cls.def("numpy", [](py::object self) { return numpy_view(self.cast<const Tensor&>(), self); },
+          "A numpy array sharing this tensor's memory.");
+
+  cls.def("__array__",
+          [](py::object self, py::object dtype, py::object copy) {
+            py::array view = numpy_view(self.cast<const Tensor&>(), self);
+            // numpy applies dtype/copy with its own rules (copy=False + cast raises ValueError).
+            return py::module_::import("numpy").attr("asarray")(view, py::arg("dtype") = dtype,
+                                                                 py::arg("copy") = copy);
+          },
+          py::arg("dtype") = py::none(), py::arg("copy") = py::none());
+
+  cls.def_buffer([](const Tensor& t) {
+    std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
+    return py::buffer_info(t.data_ptr(), static_cast<py::ssize_t>(t.itemsize()), buffer_format(t.dtype()),
+                           t.ndim(), shape, byte_strides(t), /*readonly=*/false);
+  });
+
+  // ndarray binary operators defer to the tensor's reflected operators
+  // (ndarray + tensor -> tensor), as they do for torch tensors.
+  cls.attr("__array_priority__") = 1000;
+}
+
+}  // namespace ts::python

@@ -1,0 +1,165 @@
+// The Tensor class: metadata, views, copies, Python scalar conversions, repr
+// and iteration. Indexing, numpy/DLPack interop and the generated ops add the rest.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+
+#include "bindings.h"
+#include "tensorsmith/errors.h"
+
+namespace ts::python {
+
+namespace {
+
+py::tuple int_tuple(const std::vector<int64_t>& values) {
+  py::tuple out(values.size());
+  for (size_t i = 0; i < values.size(); ++i) out[i] = py::int_(values[i]);
+  return out;
+}
+
+// reshape(2, 3) and reshape((2, 3)) alike.
+std::vector<int64_t> ints_from_args(const py::args& args, const char* what) {
+  if (args.size() == 1) return int_sequence_arg(args[0], what);
+  std::vector<int64_t> values;
+  for (py::handle arg : args) values.push_back(int_arg(arg, what));
+  return values;
+}
+
+// The single element as a Python scalar; `error` describes the failure when
+// the tensor does not have exactly one element.
+py::object single_element(const Tensor& t, const char* error) {
+  TS_CHECK(t.numel() == 1, ValueError, error);
+  return numpy_view(t).attr("item")();
+}
+
+// Mirrors numpy's array_repr: array2string plus the shape/dtype extras numpy
+// shows when the printed values do not imply them.
+std::string tensor_repr(const Tensor& t) {
+  py::module_ np = py::module_::import("numpy");
+  const py::dict options = np.attr("get_printoptions")();
+  const std::string prefix = "tensor(";
+  const std::string body = py::str(np.attr("array2string")(numpy_view(t), py::arg("separator") = ", ",
+                                                           py::arg("prefix") = prefix, py::arg("suffix") = ")"));
+  std::vector<std::string> extras;
+  const int64_t size = t.numel();
+  if ((size == 0 && t.shape() != Shape{0}) || size > options["threshold"].cast<int64_t>()) {
+    extras.push_back("shape=" + std::string(py::repr(int_tuple(t.shape()))));
+  }
+  const bool dtype_implied = t.dtype() == DType::Bool || t.dtype() == DType::Int64 || t.dtype() == DType::Float64;
+  if (!dtype_implied || size == 0) extras.push_back(std::string("dtype=") + dtype_name(t.dtype()));
+  if (extras.empty()) return prefix + body + ")";
+
+  const std::string head = prefix + body + ",";
+  std::string tail;
+  for (const std::string& e : extras) tail += (tail.empty() ? "" : ", ") + e;
+  tail += ")";
+  const size_t last_line = head.size() - (head.rfind('\n') == std::string::npos ? 0 : head.rfind('\n') + 1);
+  const bool wrap = last_line + tail.size() + 1 > options["linewidth"].cast<size_t>();
+  return head + (wrap ? "\n" + std::string(prefix.size(), ' ') : " ") + tail;
+}
+
+// Iterates over axis 0, yielding views.
+struct TensorIterator {
+  Tensor tensor;
+  int64_t next = 0;
+};
+
+}  // namespace
+
+py::class_<Tensor> bind_tensor_class(py::module_& m) {
+  py::class_<TensorIterator>(m, "_TensorIterator")
+      .def("__iter__", [](py::object self) { return self; })
+      .def("__next__", [](TensorIterator& it) {
+        if (it.next == it.tensor.shape()[0]) throw py::stop_iteration();
+        return it.tensor.select(0, it.next++);
+      });
+
+  py::class_<Tensor> cls(m, "Tensor", py::buffer_protocol(),
+                         "An n-dimensional array: a strided view over shared storage.");
+
+  // Metadata.
+  cls.def_property_readonly("shape", [](const Tensor& t) { return int_tuple(t.shape()); })
+      .def_property_readonly("dtype", &Tensor::dtype)
+      .def_property_readonly("device", &Tensor::device)
+      .def_property_readonly("ndim", &Tensor::ndim)
+      .def_property_readonly("size", &Tensor::numel, "Number of elements.")
+      .def_property_readonly("itemsize", [](const Tensor& t) { return t.itemsize(); }, "Bytes per element.")
+      .def_property_readonly("nbytes", [](const Tensor& t) { return t.numel() * static_cast<int64_t>(t.itemsize()); })
+      .def_property_readonly(
+          "strides",
+          [](const Tensor& t) {
+            std::vector<int64_t> bytes;
+            for (int64_t s : t.strides()) bytes.push_back(s * static_cast<int64_t>(t.itemsize()));
+            return int_tuple(bytes);
+          },
+          "Strides in bytes, as numpy reports them.");
+
+  // Views.
+  cls.def_property_readonly("T", &Tensor::T, "The tensor with all axes reversed.")
+      .def_property_readonly("mT", &Tensor::matrix_transpose, "The tensor with its last two axes swapped.")
+      .def("reshape", [](const Tensor& t, const py::args& shape) { return t.reshape(ints_from_args(shape, "shape")); })
+      .def("permute_dims", [](const Tensor& t, const py::args& axes) { return t.permute(ints_from_args(axes, "axes")); })
+      .def("transpose",
+           [](const Tensor& t, const py::args& axes) { return axes.empty() ? t.T() : t.permute(ints_from_args(axes, "axes")); },
+           "Permute the axes (reverse them when none are given), as numpy's transpose.")
+      .def("squeeze", [](const Tensor& t, py::handle axis) { return t.squeeze(axes_arg(axis)); },
+           py::arg("axis") = py::none())
+      .def("expand_dims", [](const Tensor& t, py::handle axis) { return t.unsqueeze(int_arg(axis, "axis")); },
+           py::arg("axis"));
+
+  // Copies.
+  cls.def(
+         "astype",
+         [](const Tensor& t, py::handle dtype, bool copy, py::handle device) {
+           device_arg(device);  // validates only: every tensor of this build lives on the CPU
+           const DType target = dtype_arg(dtype);
+           return !copy && target == t.dtype() ? t : t.astype(target);
+         },
+         py::arg("dtype"), py::pos_only(), py::kw_only(), py::arg("copy") = true, py::arg("device") = py::none())
+      .def("copy", &Tensor::clone, "A contiguous copy.");
+
+  // Python scalars and sequences.
+  cls.def("item", [](const Tensor& t) { return single_element(t, "can only convert a tensor of size 1 to a Python scalar"); })
+      .def("tolist", [](const Tensor& t) { return numpy_view(t).attr("tolist")(); })
+      .def("__bool__",
+           [](const Tensor& t) {
+             TS_CHECK(t.numel() != 0, ValueError, "The truth value of an empty tensor is ambiguous.");
+             return single_element(t, "The truth value of a tensor with more than one element is ambiguous. Use "
+                                      "any() or all()").cast<bool>();
+           })
+      .def("__int__",
+           [](const Tensor& t) {
+             TS_CHECK(t.numel() == 1, TypeError, "only tensors of size 1 can be converted to Python scalars");
+             return py::int_(single_element(t, ""));
+           })
+      .def("__float__",
+           [](const Tensor& t) {
+             TS_CHECK(t.numel() == 1, TypeError, "only tensors of size 1 can be converted to Python scalars");
+             return py::float_(single_element(t, ""));
+           })
+      .def("__index__", [](const Tensor& t) {
+        TS_CHECK(t.ndim() == 0 && is_integer(t.dtype()), TypeError,
+                 "only integer scalar tensors can be converted to a scalar index");
+        return single_element(t, "");
+      });
+
+  cls.def("__len__",
+          [](const Tensor& t) {
+            TS_CHECK(t.ndim() > 0, TypeError, "len() of a 0-d tensor");
+            return t.shape()[0];
+          })
+      .def("__iter__",
+           [](const Tensor& t) {
+             TS_CHECK(t.ndim() > 0, TypeError, "iteration over a 0-d tensor");
+             return TensorIterator{t};
+           })
+      .def("__repr__", &tensor_repr);
+
+  // Tensors are mutable and == is elementwise: unhashable, like ndarray.
+  cls.attr("__hash__") = py::none();
+  return cls;
+}
+
+}  // namespace ts::python

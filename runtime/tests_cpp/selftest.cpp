@@ -1,0 +1,428 @@
+// Self-test of the core engines with hand-registered kernels. Build and run:
+//   g++ -std=c++17 -O1 -Wall -Wextra -Iruntime/include runtime/src/core/*.cpp \
+//       runtime/tests_cpp/selftest.cpp -o /tmp/selftest && /tmp/selftest
+#include <cmath>
+#include <cstring>
+#include <iostream>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "tensorsmith/engine.h"
+#include "tensorsmith/errors.h"
+
+using namespace ts;
+
+namespace {
+
+int g_failures = 0;
+int g_pointwise_calls = 0;
+
+#define EXPECT(cond)                                                       \
+  do {                                                                     \
+    if (!(cond)) {                                                         \
+      ++g_failures;                                                        \
+      std::cerr << __FILE__ << ":" << __LINE__ << ": FAILED " #cond "\n"; \
+    }                                                                      \
+  } while (0)
+
+// Expects `expr` to throw `Err` whose message equals `msg` (or any message if empty).
+#define EXPECT_THROW(expr, Err, msg)                                                              \
+  do {                                                                                            \
+    try {                                                                                         \
+      (void)(expr);                                                                               \
+      ++g_failures;                                                                               \
+      std::cerr << __FILE__ << ":" << __LINE__ << ": no " #Err " from " #expr "\n";               \
+    } catch (const Err& e) {                                                                      \
+      if (std::string(msg) != "" && std::string(e.what()) != (msg)) {                            \
+        ++g_failures;                                                                             \
+        std::cerr << __FILE__ << ":" << __LINE__ << ": message '" << e.what() << "' != '" << msg << "'\n"; \
+      }                                                                                           \
+    }                                                                                             \
+  } while (0)
+
+// ---- Test kernels -------------------------------------------------------------
+
+template <typename T>
+T& at(char* p, int64_t i, int64_t stride) { return *reinterpret_cast<T*>(p + i * stride); }
+template <typename T>
+T at(const char* p, int64_t i, int64_t stride) { return *reinterpret_cast<const T*>(p + i * stride); }
+
+template <typename T>
+void add_kernel(char* const* d, const int64_t* s, int64_t n) {
+  ++g_pointwise_calls;
+  for (int64_t i = 0; i < n; ++i) at<T>(d[0], i, s[0]) = at<T>(d[1], i, s[1]) + at<T>(d[2], i, s[2]);
+}
+
+template <typename T>
+void less_kernel(char* const* d, const int64_t* s, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) at<bool>(d[0], i, s[0]) = at<T>(d[1], i, s[1]) < at<T>(d[2], i, s[2]);
+}
+
+template <typename T>
+void where_kernel(char* const* d, const int64_t* s, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    at<T>(d[0], i, s[0]) = at<bool>(d[1], i, s[1]) ? at<T>(d[2], i, s[2]) : at<T>(d[3], i, s[3]);
+  }
+}
+
+template <typename In, typename Out>
+void sum_kernel(const ReduceArgs& a) {
+  for (int64_t i = 0; i < a.n_outer; ++i) {
+    Out acc = 0;
+    for (int64_t j = 0; j < a.n_reduce; ++j) acc += at<In>(a.in + i * a.in_outer_stride, j, a.in_reduce_stride);
+    at<Out>(a.out, i, a.out_stride) = acc;
+  }
+}
+
+template <typename T>
+void max_kernel(const ReduceArgs& a) {
+  for (int64_t i = 0; i < a.n_outer; ++i) {
+    T acc = at<T>(a.in + i * a.in_outer_stride, 0, 0);
+    for (int64_t j = 1; j < a.n_reduce; ++j) acc = std::max(acc, at<T>(a.in + i * a.in_outer_stride, j, a.in_reduce_stride));
+    at<T>(a.out, i, a.out_stride) = acc;
+  }
+}
+
+template <typename T>
+void argmax_kernel(const ReduceArgs& a) {
+  for (int64_t i = 0; i < a.n_outer; ++i) {
+    int64_t best = 0;
+    for (int64_t j = 1; j < a.n_reduce; ++j) {
+      if (at<T>(a.in + i * a.in_outer_stride, j, a.in_reduce_stride) >
+          at<T>(a.in + i * a.in_outer_stride, best, a.in_reduce_stride)) {
+        best = j;
+      }
+    }
+    at<int64_t>(a.out, i, a.out_stride) = best;
+  }
+}
+
+template <typename T>
+void softmax_kernel(const RowArgs& a) {
+  for (int64_t r = 0; r < a.rows; ++r) {
+    const T* in = reinterpret_cast<const T*>(a.in) + r * a.cols;
+    T* out = reinterpret_cast<T*>(a.out) + r * a.cols;
+    T total = 0;
+    for (int64_t c = 0; c < a.cols; ++c) total += out[c] = std::exp(in[c]);
+    for (int64_t c = 0; c < a.cols; ++c) out[c] /= total;
+  }
+}
+
+template <typename T>
+void gemm_kernel(const GemmArgs& g) {
+  for (int64_t b = 0; b < g.batch; ++b) {
+    const T* A = reinterpret_cast<const T*>(g.a) + b * g.a_batch_stride;
+    const T* B = reinterpret_cast<const T*>(g.b) + b * g.b_batch_stride;
+    T* C = reinterpret_cast<T*>(g.c) + b * g.c_batch_stride;
+    for (int64_t i = 0; i < g.m; ++i) {
+      for (int64_t j = 0; j < g.n; ++j) {
+        T acc = 0;
+        for (int64_t p = 0; p < g.k; ++p) acc += A[i * g.k + p] * B[p * g.n + j];
+        C[i * g.n + j] = acc;
+      }
+    }
+  }
+}
+
+template <typename T>
+void* erase(T* f) { return reinterpret_cast<void*>(f); }
+
+void register_test_ops(Registry& r) {
+  constexpr auto cpu = DeviceType::CPU;
+  r.define("add", Family::Pointwise, 2, Promotion::Binary, false);
+  r.set_kernel("add", cpu, DType::Float32, erase(&add_kernel<float>));
+  r.set_kernel("add", cpu, DType::Float64, erase(&add_kernel<double>));
+  r.set_kernel("add", cpu, DType::Int64, erase(&add_kernel<int64_t>));
+  r.define("less", Family::Pointwise, 2, Promotion::Comparison, false);
+  r.set_kernel("less", cpu, DType::Float64, erase(&less_kernel<double>));
+  r.define("where", Family::Pointwise, 3, Promotion::Where, false);
+  r.set_kernel("where", cpu, DType::Float64, erase(&where_kernel<double>));
+  r.define("sum", Family::Reduction, 1, Promotion::ReduceSum, true);
+  r.set_kernel("sum", cpu, DType::Float64, erase(&sum_kernel<double, double>));
+  r.set_kernel("sum", cpu, DType::Int32, erase(&sum_kernel<int32_t, int64_t>));
+  r.define("max", Family::Reduction, 1, Promotion::ReduceSame, false);
+  r.set_kernel("max", cpu, DType::Float64, erase(&max_kernel<double>));
+  r.define("argmax", Family::IndexReduction, 1, Promotion::ReduceIndex, false);
+  r.set_kernel("argmax", cpu, DType::Float64, erase(&argmax_kernel<double>));
+  r.define("softmax", Family::Normalization, 1, Promotion::Float, false);
+  r.set_kernel("softmax", cpu, DType::Float32, erase(&softmax_kernel<float>));
+  r.set_kernel("softmax", cpu, DType::Float64, erase(&softmax_kernel<double>));
+  r.define("matmul", Family::Contraction, 2, Promotion::Binary, false);
+  r.set_kernel("matmul", cpu, DType::Float64, erase(&gemm_kernel<double>));
+}
+
+// ---- Tensor helpers -----------------------------------------------------------
+
+// A contiguous tensor holding `values` cast to `dtype`.
+Tensor make(const Shape& shape, const std::vector<double>& values, DType dtype = DType::Float64) {
+  Tensor t = Tensor::empty(shape, DType::Float64);
+  std::memcpy(t.data_ptr(), values.data(), values.size() * sizeof(double));
+  return t.astype(dtype);
+}
+
+Tensor arange(const Shape& shape, DType dtype = DType::Float64) {
+  Tensor t = Tensor::empty(shape, DType::Float64);
+  for (int64_t i = 0; i < t.numel(); ++i) reinterpret_cast<double*>(t.data_ptr())[i] = static_cast<double>(i);
+  return t.astype(dtype);
+}
+
+// Values in row-major order, read through float64.
+std::vector<double> values(const Tensor& t) {
+  const Tensor c = t.astype(DType::Float64);
+  const double* p = reinterpret_cast<const double*>(c.data_ptr());
+  return std::vector<double>(p, p + c.numel());
+}
+
+bool near(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::abs(a[i] - b[i]) > 1e-6 * (1 + std::abs(b[i]))) return false;
+  }
+  return true;
+}
+
+const OpDef& op(const char* name) { return Registry::global().get(name); }
+
+// ---- Tests --------------------------------------------------------------------
+
+void test_dtypes() {
+  EXPECT(promote_types(DType::Int8, DType::UInt8) == DType::Int16);
+  EXPECT(promote_types(DType::Int64, DType::UInt64) == DType::Float64);
+  EXPECT(promote_types(DType::UInt32, DType::Int32) == DType::Int64);
+  EXPECT(promote_types(DType::UInt16, DType::Float32) == DType::Float32);
+  EXPECT(promote_types(DType::Int32, DType::Float32) == DType::Float64);
+  EXPECT(promote_types(DType::Bool, DType::UInt8) == DType::UInt8);
+  EXPECT(float_result_type(DType::Int16) == DType::Float32);
+  EXPECT(float_result_type(DType::UInt64) == DType::Float64);
+  EXPECT_THROW(float_result_type(DType::Int8), TypeError,
+               "a floating-point result for dtype int8 would need float16, which tensorsmith does not support yet");
+  EXPECT(sum_result_type(DType::Bool) == DType::Int64);
+  EXPECT(sum_result_type(DType::UInt8) == DType::UInt64);
+  EXPECT(dtype_from_name("uint16") == DType::UInt16);
+  EXPECT_THROW(dtype_from_name("float16"), TypeError, "data type 'float16' not understood");
+  EXPECT(parse_device("cuda:3") == (Device{DeviceType::CUDA, 3}));
+  EXPECT(device_str(parse_device("cuda")) == "cuda:0");
+  EXPECT_THROW(parse_device("cuda:x"), ValueError, "");
+  EXPECT_THROW(parse_device("gpu"), ValueError, "");
+}
+
+void test_views() {
+  const Tensor x = arange({2, 3});
+  EXPECT(x.T().shape() == (Shape{3, 2}) && !x.T().is_contiguous());
+  EXPECT(near(values(x.T()), {0, 3, 1, 4, 2, 5}));
+  // reshape: a view when the strides allow it, else a copy.
+  EXPECT(x.reshape({3, -1}).storage() == x.storage());
+  EXPECT(x.T().reshape({-1}).storage() != x.storage());
+  EXPECT(near(values(x.T().reshape({-1})), {0, 3, 1, 4, 2, 5}));
+  const Tensor y = arange({4, 6}).slice(1, 0, std::nullopt, 2);  // (4, 3), strides (6, 2)
+  EXPECT(y.reshape({2, 2, 3}).storage() == y.storage());
+  EXPECT(y.reshape({2, 2, 3}).strides() == (Strides{12, 6, 2}));
+  EXPECT(y.reshape({12}).storage() != y.storage());
+  EXPECT_THROW(x.reshape({4}), ValueError, "cannot reshape tensor of size 6 into shape (4,)");
+  EXPECT_THROW(x.reshape({-1, -1}), ValueError, "can only specify one unknown dimension");
+  EXPECT_THROW(arange({0}).reshape({0, -1}), ValueError, "");
+  // slice: Python semantics.
+  const Tensor v = arange({5});
+  EXPECT(near(values(v.slice(0, std::nullopt, std::nullopt, -1)), {4, 3, 2, 1, 0}));
+  EXPECT(near(values(v.slice(0, -2, -100, -2)), {3, 1}));
+  EXPECT(near(values(v.slice(0, 1, 100, 3)), {1, 4}));
+  EXPECT(v.slice(0, 4, 1, 1).numel() == 0);
+  EXPECT_THROW(v.slice(0, 0, 1, 0), ValueError, "slice step cannot be zero");
+  // select, squeeze, unsqueeze, expand, permute.
+  EXPECT(near(values(x.select(1, -1)), {2, 5}));
+  EXPECT_THROW(arange({3}).select(0, 5), IndexError, "index 5 is out of bounds for axis 0 with size 3");
+  EXPECT_THROW(x.select(3, 0), AxisError, "axis 3 is out of bounds for tensor of dimension 2");
+  const Tensor u = x.unsqueeze(0).unsqueeze(-1);
+  EXPECT(u.shape() == (Shape{1, 2, 3, 1}) && u.is_contiguous());
+  EXPECT(u.squeeze(std::nullopt).shape() == (Shape{2, 3}));
+  EXPECT(u.squeeze(std::vector<int64_t>{-1}).shape() == (Shape{1, 2, 3}));
+  EXPECT_THROW(u.squeeze(std::vector<int64_t>{1}), ValueError, "");
+  const Tensor e = arange({3, 1}).expand({2, 3, 4});
+  EXPECT(e.strides() == (Strides{0, 1, 0}));
+  EXPECT_THROW(arange({3}).expand({2}), ValueError, "");
+  EXPECT_THROW(x.permute({0, 0}), ValueError, "repeated axis in transpose");
+  EXPECT(arange({2, 3, 4}).permute({2, 0, 1}).shape() == (Shape{4, 2, 3}));
+  EXPECT(arange({2, 3, 4}).matrix_transpose().strides() == (Strides{12, 1, 4}));
+  EXPECT_THROW(x.as_strided({7}, {1}, 0), ValueError, "");
+  EXPECT(shape_str({4}) == "(4,)" && shape_str({2, 3}) == "(2, 3)");
+}
+
+void test_copies() {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  EXPECT(near(values(make({6}, {nan, inf, -inf, 1e20, -2.7, 2.7}).astype(DType::Int32)),
+              {-2147483648.0, -2147483648.0, -2147483648.0, -2147483648.0, -2, 2}));
+  EXPECT(near(values(make({3}, {-1, 255.9, 256}).astype(DType::UInt8)), {0, 255, 0}));
+  EXPECT(near(values(make({3}, {nan, 0, -0.5}).astype(DType::Bool)), {1, 0, 1}));
+  EXPECT(near(values(make({2}, {300, -1}, DType::Int32).astype(DType::UInt8)), {44, 255}));
+  // copy_from broadcasts and casts; an overlapping source is read before it is written.
+  Tensor sq = arange({3, 3});
+  sq.copy_from(sq.T());
+  EXPECT(near(values(sq), {0, 3, 6, 1, 4, 7, 2, 5, 8}));
+  Tensor dst = Tensor::empty({2, 3}, DType::Int64);
+  dst.copy_from(make({3}, {1.5, 2.5, -3.5}));
+  EXPECT(near(values(dst), {1, 2, -3, 1, 2, -3}));
+  // Writing through a transposed view.
+  Tensor t = Tensor::empty({3, 2}, DType::Float32);
+  t.T().copy_from(arange({2, 3}));
+  EXPECT(near(values(t), {0, 3, 1, 4, 2, 5}));
+  EXPECT(arange({2, 3}).contiguous().is_contiguous());
+}
+
+void test_pointwise() {
+  const OpDef& add = op("add");
+  g_pointwise_calls = 0;
+  EXPECT(near(values(pointwise(add, {arange({2, 3}), arange({2, 3})})), {0, 2, 4, 6, 8, 10}));
+  EXPECT(g_pointwise_calls == 1);  // contiguous: one run
+  g_pointwise_calls = 0;
+  EXPECT(near(values(pointwise(add, {arange({2, 3}), make({}, {10})})), {10, 11, 12, 13, 14, 15}));
+  EXPECT(g_pointwise_calls == 1);  // a broadcast scalar still coalesces
+  g_pointwise_calls = 0;
+  const Tensor outer = pointwise(add, {make({3, 1}, {0, 10, 20}), make({1, 4}, {0, 1, 2, 3})});
+  EXPECT(outer.shape() == (Shape{3, 4}));
+  EXPECT(near(values(outer), {0, 1, 2, 3, 10, 11, 12, 13, 20, 21, 22, 23}));
+  EXPECT(g_pointwise_calls == 3);
+  // Non-contiguous and negative-stride inputs.
+  const Tensor rev = arange({3}).slice(0, std::nullopt, std::nullopt, -1);
+  EXPECT(near(values(pointwise(add, {arange({3, 2}).T(), rev})), {2, 3, 4, 3, 4, 5}));
+  // Promotion: int32 + float32 runs in float64.
+  const Tensor mixed = pointwise(add, {arange({2}, DType::Int32), arange({2}, DType::Float32)});
+  EXPECT(mixed.dtype() == DType::Float64 && near(values(mixed), {0, 2}));
+  // 0-d and empty.
+  const Tensor scalar = pointwise(add, {make({}, {1}), make({}, {2})});
+  EXPECT(scalar.ndim() == 0 && near(values(scalar), {3}));
+  g_pointwise_calls = 0;
+  EXPECT(pointwise(add, {arange({0, 3}), arange({3})}).shape() == (Shape{0, 3}));
+  EXPECT(g_pointwise_calls == 0);
+  // Comparison and where.
+  const Tensor lt = pointwise(op("less"), {arange({3}, DType::Int32), make({}, {1})});
+  EXPECT(lt.dtype() == DType::Bool && near(values(lt), {1, 0, 0}));
+  const Tensor w = pointwise(op("where"), {make({3}, {1, 0, 2}, DType::Int64), arange({3}), make({}, {-1})});
+  EXPECT(w.dtype() == DType::Float64 && near(values(w), {0, -1, 2}));
+  // Errors.
+  EXPECT_THROW(pointwise(add, {arange({2, 3}), arange({4})}), ValueError,
+               "operands could not be broadcast together with shapes (2,3) (4,)");
+  EXPECT_THROW(pointwise(add, {arange({2}, DType::Int8), arange({2}, DType::Int8)}), NotImplementedError,
+               "add is not implemented for device cpu and dtype int8");
+  const Tensor on_cuda(std::make_shared<Storage>(nullptr, 0, Device{DeviceType::CUDA, 0}, nullptr), DType::Float64,
+                       {0}, {1}, 0);
+  EXPECT_THROW(pointwise(add, {arange({0}), on_cuda}), ValueError,
+               "add: expected all inputs on one device, got cpu and cuda:0");
+  EXPECT_THROW(pointwise(add, {arange({2})}), TypeError, "");
+}
+
+void test_reduce() {
+  const OpDef& sum = op("sum");
+  const Tensor x = arange({2, 3, 4});
+  EXPECT(near(values(reduce(sum, x, std::nullopt, false)), {276}));
+  EXPECT(near(values(reduce(sum, x, std::vector<int64_t>{1}, false)),
+              {12, 15, 18, 21, 48, 51, 54, 57}));
+  // Axes 0 and 2 of a contiguous tensor do not merge: a copy is reduced.
+  const Tensor r02 = reduce(sum, x, std::vector<int64_t>{0, -1}, true);
+  EXPECT(r02.shape() == (Shape{1, 3, 1}) && near(values(r02), {60, 92, 124}));
+  // Permuted and negative-stride inputs.
+  EXPECT(near(values(reduce(sum, x.permute({2, 0, 1}), std::vector<int64_t>{0}, false)),
+              {6, 22, 38, 54, 70, 86}));
+  EXPECT(near(values(reduce(sum, x.slice(2, std::nullopt, std::nullopt, -2), std::vector<int64_t>{2}, false)),
+              {4, 12, 20, 28, 36, 44}));
+  // Empty tuple: nothing reduced.
+  EXPECT(near(values(reduce(sum, arange({2, 2}), std::vector<int64_t>{}, false)), {0, 1, 2, 3}));
+  // Result dtypes and empty reductions.
+  const Tensor si = reduce(sum, arange({3}, DType::Int32), std::nullopt, false);
+  EXPECT(si.dtype() == DType::Int64 && si.ndim() == 0 && near(values(si), {3}));
+  EXPECT(near(values(reduce(sum, arange({2, 0}), std::vector<int64_t>{1}, false)), {0, 0}));
+  EXPECT(reduce(op("max"), arange({0, 3}), std::vector<int64_t>{1}, false).shape() == (Shape{0}));
+  EXPECT_THROW(reduce(op("max"), arange({0, 3}), std::vector<int64_t>{0}, false), ValueError,
+               "zero-size array to reduction operation max which has no identity");
+  EXPECT_THROW(reduce(sum, x, std::vector<int64_t>{1, -2}, false), ValueError, "duplicate value in 'axis'");
+  EXPECT(near(values(reduce(sum, make({}, {5}), std::nullopt, false)), {5}));
+  // Index reductions.
+  const OpDef& argmax = op("argmax");
+  const Tensor m = make({2, 3}, {1, 9, 3, 7, 2, 8});
+  EXPECT(near(values(index_reduce(argmax, m, std::nullopt, false)), {1}));
+  EXPECT(index_reduce(argmax, m, std::nullopt, true).shape() == (Shape{1, 1}));
+  EXPECT(near(values(index_reduce(argmax, m, 0, false)), {1, 0, 1}));
+  const Tensor a1 = index_reduce(argmax, m.T(), -1, true);
+  EXPECT(a1.dtype() == DType::Int64 && a1.shape() == (Shape{3, 1}) && near(values(a1), {1, 0, 1}));
+  EXPECT(near(values(index_reduce(argmax, m.T(), std::nullopt, false)), {2}));
+  EXPECT_THROW(index_reduce(argmax, arange({3, 0}), 1, false), ValueError, "attempt to get argmax of an empty sequence");
+  EXPECT(index_reduce(argmax, arange({0, 3}), 1, false).shape() == (Shape{0}));
+}
+
+void test_normalize() {
+  const OpDef& softmax = op("softmax");
+  const Tensor s = normalize(softmax, make({2, 2}, {0, 1, 0, 3}), 0);
+  EXPECT(near(values(s), {0.5, 1 / (1 + std::exp(2.0)), 0.5, 1 / (1 + std::exp(-2.0))}));
+  const Tensor i16 = normalize(softmax, arange({2}, DType::Int16), -1);
+  EXPECT(i16.dtype() == DType::Float32 && near(values(i16), {1 / (1 + std::exp(1.0)), 1 / (1 + std::exp(-1.0))}));
+  const Tensor sc = normalize(softmax, make({}, {7}), -1);
+  EXPECT(sc.ndim() == 0 && near(values(sc), {1}));
+  EXPECT(normalize(softmax, arange({0, 3}), 1).shape() == (Shape{0, 3}));
+  EXPECT_THROW(normalize(softmax, arange({2}, DType::Int8), 0), TypeError, "");
+  EXPECT_THROW(normalize(softmax, arange({2}), 1), AxisError, "");
+}
+
+void test_contract() {
+  const OpDef& matmul = op("matmul");
+  const Tensor a = arange({2, 3}), b = arange({3, 2});
+  EXPECT(near(values(contract(matmul, a, b)), {10, 13, 28, 40}));
+  EXPECT(near(values(contract(matmul, a.T().T(), b.T().T())), {10, 13, 28, 40}));
+  EXPECT(near(values(contract(matmul, b.T(), a.T())), {10, 28, 13, 40}));  // transposed operands
+  const Tensor v = contract(matmul, arange({3}), arange({3}));
+  EXPECT(v.ndim() == 0 && near(values(v), {5}));
+  EXPECT(near(values(contract(matmul, arange({2}), b.T())), {3, 4, 5}));
+  EXPECT(contract(matmul, a, arange({3})).shape() == (Shape{2}));
+  // Batch broadcasting: (2,1,2,3) @ (3,3,2) -> (2,3,2,2); A and B both partially broadcast.
+  const Tensor ba = arange({2, 1, 2, 3}), bb = arange({3, 3, 2});
+  const Tensor c = contract(matmul, ba, bb);
+  EXPECT(c.shape() == (Shape{2, 3, 2, 2}));
+  const std::vector<double> cv = values(c);
+  for (int64_t i = 0; i < 2; ++i) {
+    for (int64_t j = 0; j < 3; ++j) {
+      const std::vector<double> expect = values(contract(matmul, ba.select(0, i).select(0, 0), bb.select(0, j)));
+      EXPECT(near(std::vector<double>(cv.begin() + (i * 3 + j) * 4, cv.begin() + (i * 3 + j + 1) * 4), expect));
+    }
+  }
+  // A shared 2-D operand against a batch.
+  EXPECT(near(values(contract(matmul, a, arange({2, 3, 1}))), {5, 14, 14, 50}));
+  // k == 0 gives zeros; int32 @ float32 runs in float64.
+  EXPECT(near(values(contract(matmul, arange({2, 0}), arange({0, 2}))), {0, 0, 0, 0}));
+  EXPECT(contract(matmul, arange({2}, DType::Int32), arange({2}, DType::Float32)).dtype() == DType::Float64);
+  EXPECT_THROW(contract(matmul, make({}, {1}), arange({3})), ValueError,
+               "matmul: Input operand 0 does not have enough dimensions (has 0, gufunc core with signature "
+               "(n?,k),(k,m?)->(n?,m?) requires 1)");
+  EXPECT_THROW(contract(matmul, arange({2, 4}), arange({3})), ValueError,
+               "matmul: Input operand 1 has a mismatch in its core dimension 0, with gufunc signature "
+               "(n?,k),(k,m?)->(n?,m?) (size 3 is different from 4)");
+  EXPECT_THROW(contract(matmul, arange({2, 2, 3}), arange({3, 3, 4})), ValueError, "");
+}
+
+void test_registry() {
+  Registry& r = Registry::global();
+  EXPECT(&r.define("add", Family::Pointwise, 2, Promotion::Binary, false) == &r.get("add"));
+  EXPECT_THROW(r.define("add", Family::Pointwise, 1, Promotion::Binary, false), ValueError, "");
+  EXPECT_THROW(r.get("nope"), NotImplementedError, "");
+  const auto ops = r.ops();
+  EXPECT(ops.size() == 8 && ops.front()->name == "add" && ops.back()->name == "where");
+  EXPECT(op("add").has_kernel(DeviceType::CPU, DType::Int64) && !op("add").has_kernel(DeviceType::CUDA, DType::Int64));
+}
+
+}  // namespace
+
+int main() {
+  register_test_ops(Registry::global());
+  test_dtypes();
+  test_views();
+  test_copies();
+  test_pointwise();
+  test_reduce();
+  test_normalize();
+  test_contract();
+  test_registry();
+  if (g_failures) {
+    std::cerr << g_failures << " failure(s)\n";
+    return 1;
+  }
+  std::cout << "all tests passed\n";
+  return 0;
+}

@@ -1,0 +1,1 @@
+"""The acceptance gate: every kernel candidate is judged here, whoever proposed it."""
