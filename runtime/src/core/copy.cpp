@@ -14,16 +14,18 @@ namespace ts {
 
 namespace {
 
-// Float -> integer truncates toward zero, as C does. C leaves NaN, infinities
-// and out-of-range values undefined; here they give To's minimum (0 for
-// unsigned types), the "integer indefinite" value x86 produces for int32/int64.
+// Float -> integer truncates toward zero, as C does where C defines it. Where
+// C leaves it undefined, this follows NumPy on x86-64 in the common cases: a
+// truncated value that fits int64 wraps modulo 2^bits (-1.0 -> uint8 255,
+// 300.0 -> int8 44); NaN, infinities and anything beyond int64 (uint64 for
+// uint64) give To's minimum (0 for unsigned types), x86's "integer indefinite".
 template <typename To, typename From>
 To float_to_int(From v) {
-  constexpr double lo = static_cast<double>(std::numeric_limits<To>::min());
-  // max() + 1 is a power of two, exact in double even where max() is not.
-  constexpr double hi = static_cast<double>(std::numeric_limits<To>::max()) + 1.0;
+  constexpr double kTwo63 = 9223372036854775808.0;
   const double t = std::trunc(static_cast<double>(v));
-  return t >= lo && t < hi ? static_cast<To>(t) : std::numeric_limits<To>::min();
+  if (t >= -kTwo63 && t < kTwo63) return static_cast<To>(static_cast<int64_t>(t));
+  if (std::is_same_v<To, uint64_t> && t >= 0 && t < 2 * kTwo63) return static_cast<To>(t);
+  return std::numeric_limits<To>::min();
 }
 
 // C-style conversion (bool results are v != 0), with float -> int defined everywhere.

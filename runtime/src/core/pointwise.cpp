@@ -1,6 +1,7 @@
 // The pointwise engine: promotion, broadcasting and a TensorIterator-style
 // loop that hands 1-D runs to the kernels.
 #include <cstdlib>
+#include <utility>
 
 #include "tensorsmith/engine.h"
 #include "tensorsmith/errors.h"
