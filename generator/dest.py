@@ -117,7 +117,7 @@ def _engine_call(spec: OpSpec) -> str:
     if spec.family is Family.pointwise:
         handles = ", ".join(names)
         labels = ", ".join(f'"{n}"' for n in names)
-        return f"ts::pointwise(*op, ts::python::pointwise_operands({{{handles}}}, {{{labels}}}))"
+        return f"ts::pointwise(*op, ts::python::pointwise_operands(*op, {{{handles}}}, {{{labels}}}))"
     if spec.family is Family.reduction:
         return "ts::reduce(*op, x, ts::python::axes_arg(axis), keepdims)"
     if spec.family is Family.index_reduction:

@@ -39,6 +39,8 @@ SHARED_CONTEXTS = {
     "sources.cmake": dest.sources_context,
     "python/_C.pyi": dest.stub_context,
 }
+# Generator modules whose code determines generated text (the CLI, build and I/O helpers do not).
+OUTPUT_MODULES = ("api.py", "dest.py", "loop.py", "manifest.py", "model.py", "proposers.py", "render.py", "signature.py")
 COMMENT = {".cpp": "//", ".cmake": "#", ".pyi": "#"}
 
 
@@ -93,8 +95,12 @@ class Regenerator:
 
     # ---- planning
 
+    def _generator_sha(self) -> str:
+        """The generator's version: a hash of the modules that shape generated text."""
+        return sha256_files((self.project.generator_dir / name for name in OUTPUT_MODULES), self.project.root)
+
     def plan(self, catalog: Catalog, manifest: Manifest, force: bool) -> list[KernelPlan]:
-        generator_sha = sha256_files(self.project.generator_dir.glob("*.py"), self.project.root)
+        generator_sha = self._generator_sha()
         headers_sha = sha256_files((self.project.include_dir / "tensorsmith").glob("*.h"), self.project.root)
         records = manifest.kernel_records()
         plans = []
@@ -113,7 +119,7 @@ class Regenerator:
                 previous = records.get((spec.name, device))
                 on_disk = _read(self.project.generated_dir / path)
                 key = combine(inputs)
-                reason = _stale_reason(previous, on_disk, key, force)
+                reason = _stale_reason(previous, on_disk, inputs, key, force)
                 plans.append(KernelPlan(spec, device, path, inputs, key, previous, on_disk, reason))
         return plans
 
@@ -126,9 +132,9 @@ class Regenerator:
         selected = [p for p in plans if ops_glob is None or fnmatch.fnmatchcase(p.spec.name, ops_glob)]
         todo = [p for p in selected if p.reason is not None]
         results = {p.label: self._keep(p, "up to date" if p.reason is None else "not selected") for p in plans}
-        if check:
+        if check:  # report what would be redone; the files on disk stay what they are
             for p in todo:
-                results[p.label] = KernelResult(p, "stale", p.reason or "", None, None)
+                results[p.label] = replace(self._keep(p, "stale"), message=p.reason or "")
         else:
             self.progress(f"{len(todo)} of {len(plans)} kernels to regenerate ({len(plans) - len(todo)} up to date)")
             for done, result in enumerate(self._work(todo, jobs), start=1):
@@ -203,7 +209,7 @@ class Regenerator:
             if r.content is not None and r.record is not None and r.plan.spec.name in complete:
                 outputs[r.plan.path] = r.content
                 manifest.outputs[r.plan.path] = r.record
-        generator_sha = sha256_files(self.project.generator_dir.glob("*.py"), self.project.root)
+        generator_sha = self._generator_sha()
         catalog_sha = combine({s.path: sha256_text(s.text) for s in (*runtime_catalog.ops, *runtime_catalog.aliases)})
         for name, template in SHARED_TEMPLATES.items():
             header = self.renderer.header(["specs/*.yaml", f"templates/{template}"], COMMENT[Path(name).suffix])
@@ -215,7 +221,8 @@ class Regenerator:
         return outputs
 
 
-def _stale_reason(previous: OutputRecord | None, on_disk: str | None, key: str, force: bool) -> str | None:
+def _stale_reason(previous: OutputRecord | None, on_disk: str | None, inputs: dict[str, str], key: str,
+                  force: bool) -> str | None:  # fmt: skip
     if previous is None:
         return "new op"
     if on_disk is None:
@@ -223,7 +230,8 @@ def _stale_reason(previous: OutputRecord | None, on_disk: str | None, key: str, 
     if sha256_text(on_disk) != previous.sha256:
         return "edited by hand"
     if previous.inputs_sha256 != key:
-        return "inputs changed"
+        changed = sorted(name for name in inputs.keys() | previous.inputs.keys() if inputs.get(name) != previous.inputs.get(name))
+        return "changed: " + ", ".join(changed)
     if force:
         return "forced"
     return None

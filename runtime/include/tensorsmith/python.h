@@ -20,8 +20,10 @@ namespace ts::python {
 //   (bool < integer < floating), else the default dtype of their own kind
 //   (bool, int64, float64); an int that does not fit the tensor's integer dtype
 //   raises OverflowError, as numpy 2 does.
+// - comparisons and true division take an int that does not fit by value (as int64),
+//   like numpy, since their result dtype does not depend on it.
 // Anything else raises TypeError naming the argument and its type.
-std::vector<Tensor> pointwise_operands(const std::vector<pybind11::handle>& args,
+std::vector<Tensor> pointwise_operands(const OpDef& op, const std::vector<pybind11::handle>& args,
                                        const std::vector<const char*>& names);
 
 // axis arguments: None, an int, or a sequence of ints (TypeError otherwise).

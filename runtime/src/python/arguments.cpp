@@ -134,6 +134,19 @@ Tensor weak_scalar_tensor(py::handle obj, Kind kind, DType dtype) {
   return t;
 }
 
+bool int_fits(py::handle obj, DType dtype) {
+  bool fits = false;
+  visit_cpp_type(dtype, [&](auto zero) { fits = int_as<decltype(zero)>(obj).has_value(); });
+  return fits;
+}
+
+// Comparisons and true division do not produce the operands' integer dtype, so
+// numpy evaluates a Python int that does not fit it by value (uint8 < -1 is
+// False, uint8 / -1 is float64) instead of raising OverflowError.
+bool takes_ints_by_value(const OpDef& op) {
+  return op.promotion == Promotion::Comparison || op.promotion == Promotion::BinaryFloat;
+}
+
 DType default_dtype(Kind kind) {
   switch (kind) {
     case Kind::Bool: return DType::Bool;
@@ -145,7 +158,8 @@ DType default_dtype(Kind kind) {
 
 }  // namespace
 
-std::vector<Tensor> pointwise_operands(const std::vector<py::handle>& args, const std::vector<const char*>& names) {
+std::vector<Tensor> pointwise_operands(const OpDef& op, const std::vector<py::handle>& args,
+                                       const std::vector<const char*>& names) {
   std::vector<Tensor> operands(args.size());
   std::vector<std::optional<Kind>> weak(args.size());
   std::optional<DType> strong;  // promoted dtype of the non-scalar operands
@@ -164,7 +178,10 @@ std::vector<Tensor> pointwise_operands(const std::vector<py::handle>& args, cons
   }
   for (size_t i = 0; i < args.size(); ++i) {
     if (!weak[i]) continue;
-    const DType dtype = strong && kind_of(*strong) >= *weak[i] ? *strong : default_dtype(*weak[i]);
+    DType dtype = strong && kind_of(*strong) >= *weak[i] ? *strong : default_dtype(*weak[i]);
+    if (*weak[i] == Kind::Integer && is_integer(dtype) && takes_ints_by_value(op) && !int_fits(args[i], dtype)) {
+      dtype = DType::Int64;
+    }
     operands[i] = weak_scalar_tensor(args[i], *weak[i], dtype);
   }
   return operands;

@@ -2,6 +2,7 @@
 // numpy.asarray and then shared zero-copy with the resulting array.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include "bindings.h"
 #include "tensorsmith/errors.h"
@@ -24,7 +25,7 @@ Tensor asarray(py::handle obj, std::optional<DType> dtype, std::optional<bool> c
   // numpy implements the Array API copy semantics for everything it accepts
   // (copy=False raises ValueError when a copy cannot be avoided).
   py::array arr = np.attr("asarray")(obj, py::arg("dtype") = dtype ? py::object(numpy_dtype(*dtype)) : py::none(),
-                                     py::arg("copy") = copy ? py::bool_(*copy) : py::none());
+                                     py::arg("copy") = py::cast(copy));
   if (std::optional<Tensor> shared = share_numpy_array(arr)) return *shared;
 
   TS_CHECK(copy != false, ValueError,

@@ -48,9 +48,13 @@ py::array numpy_view(const Tensor& t);
 // that are not a multiple of the itemsize, read-only, non-native byte order).
 std::optional<Tensor> share_numpy_array(const py::array& arr);
 
+// ---- foreign memory (foreign_memory.cpp) ------------------------------------------
 // Keeps a Python object alive from C++ (a Storage owner). Releasing it takes
 // the GIL, since the last tensor may die on a thread that does not hold it.
 std::shared_ptr<void> keep_alive(py::object obj);
+// A CPU tensor over memory kept alive by `owner`; `origin` is element [0, ..., 0]
+// and strides are in elements.
+Tensor wrap_foreign_memory(char* origin, DType dtype, Shape shape, Strides strides, std::shared_ptr<void> owner);
 
 // ---- asarray (asarray.cpp) ------------------------------------------------------
 // Array API asarray on the CPU; `copy` is None/True/False with Array API semantics.

@@ -10,14 +10,6 @@
 
 namespace ts::python {
 
-std::shared_ptr<void> keep_alive(py::object obj) {
-  return std::shared_ptr<void>(obj.release().ptr(), [](void* p) {
-    if (!Py_IsInitialized()) return;  // at interpreter exit there is nothing left to release into
-    py::gil_scoped_acquire gil;
-    Py_DECREF(static_cast<PyObject*>(p));
-  });
-}
-
 static std::vector<py::ssize_t> byte_strides(const Tensor& t) {
   std::vector<py::ssize_t> strides;
   for (int64_t s : t.strides()) strides.push_back(static_cast<py::ssize_t>(s * static_cast<int64_t>(t.itemsize())));
@@ -43,20 +35,13 @@ std::optional<Tensor> share_numpy_array(const py::array& arr) {
   }
   Shape shape;
   Strides strides;
-  int64_t lo = 0, hi = item;  // byte extent relative to element [0, ..., 0]
-  bool empty = false;
   for (py::ssize_t i = 0; i < arr.ndim(); ++i) {
-    const int64_t n = arr.shape(i), stride = arr.strides(i);
-    if (stride % item != 0) return std::nullopt;
-    shape.push_back(n);
-    strides.push_back(stride / item);
-    if (n == 0) empty = true;
-    (stride < 0 ? lo : hi) += (n - 1) * stride;
+    if (arr.strides(i) % item != 0) return std::nullopt;
+    shape.push_back(arr.shape(i));
+    strides.push_back(arr.strides(i) / item);
   }
-  if (empty) lo = hi = 0;
-  auto storage = std::make_shared<Storage>(data + lo, static_cast<size_t>(hi - lo), Device{},
-                                           keep_alive(py::reinterpret_borrow<py::object>(arr)));
-  return Tensor(std::move(storage), dtype, std::move(shape), std::move(strides), -lo / item);
+  return wrap_foreign_memory(data, dtype, std::move(shape), std::move(strides),
+                             keep_alive(py::reinterpret_borrow<py::object>(arr)));
 }
 
 static const char* buffer_format(DType d) {

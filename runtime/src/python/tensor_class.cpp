@@ -8,6 +8,7 @@
 
 #include "bindings.h"
 #include "tensorsmith/errors.h"
+#include "tensorsmith/python.h"
 
 namespace ts::python {
 
@@ -21,18 +22,15 @@ py::tuple int_tuple(const std::vector<int64_t>& values) {
 
 // reshape(2, 3) and reshape((2, 3)) alike.
 std::vector<int64_t> ints_from_args(const py::args& args, const char* what) {
+  TS_CHECK(!args.empty(), TypeError, what << " is required");
   if (args.size() == 1) return int_sequence_arg(args[0], what);
   std::vector<int64_t> values;
   for (py::handle arg : args) values.push_back(int_arg(arg, what));
   return values;
 }
 
-// The single element as a Python scalar; `error` describes the failure when
-// the tensor does not have exactly one element.
-py::object single_element(const Tensor& t, const char* error) {
-  TS_CHECK(t.numel() == 1, ValueError, error);
-  return numpy_view(t).attr("item")();
-}
+// The element of a one-element tensor as a Python scalar (callers check the size).
+py::object only_element(const Tensor& t) { return numpy_view(t).attr("item")(); }
 
 // Mirrors numpy's array_repr: array2string plus the shape/dtype extras numpy
 // shows when the printed values do not imply them.
@@ -120,29 +118,34 @@ py::class_<Tensor> bind_tensor_class(py::module_& m) {
          py::arg("dtype"), py::pos_only(), py::kw_only(), py::arg("copy") = true, py::arg("device") = py::none())
       .def("copy", &Tensor::clone, "A contiguous copy.");
 
-  // Python scalars and sequences.
-  cls.def("item", [](const Tensor& t) { return single_element(t, "can only convert a tensor of size 1 to a Python scalar"); })
+  // Python scalars and sequences; numpy's rules and messages.
+  cls.def("item",
+          [](const Tensor& t) {
+            TS_CHECK(t.numel() == 1, ValueError, "can only convert a tensor of size 1 to a Python scalar");
+            return only_element(t);
+          })
       .def("tolist", [](const Tensor& t) { return numpy_view(t).attr("tolist")(); })
       .def("__bool__",
            [](const Tensor& t) {
              TS_CHECK(t.numel() != 0, ValueError, "The truth value of an empty tensor is ambiguous.");
-             return single_element(t, "The truth value of a tensor with more than one element is ambiguous. Use "
-                                      "any() or all()").cast<bool>();
+             TS_CHECK(t.numel() == 1, ValueError,
+                      "The truth value of a tensor with more than one element is ambiguous. Use any() or all()");
+             return only_element(t).cast<bool>();
            })
       .def("__int__",
            [](const Tensor& t) {
              TS_CHECK(t.numel() == 1, TypeError, "only tensors of size 1 can be converted to Python scalars");
-             return py::int_(single_element(t, ""));
+             return py::int_(only_element(t));
            })
       .def("__float__",
            [](const Tensor& t) {
              TS_CHECK(t.numel() == 1, TypeError, "only tensors of size 1 can be converted to Python scalars");
-             return py::float_(single_element(t, ""));
+             return py::float_(only_element(t));
            })
       .def("__index__", [](const Tensor& t) {
         TS_CHECK(t.ndim() == 0 && is_integer(t.dtype()), TypeError,
                  "only integer scalar tensors can be converted to a scalar index");
-        return single_element(t, "");
+        return only_element(t);
       });
 
   cls.def("__len__",
@@ -156,6 +159,15 @@ py::class_<Tensor> bind_tensor_class(py::module_& m) {
              return TensorIterator{t};
            })
       .def("__repr__", &tensor_repr);
+
+  cls.def(
+      "__array_namespace__",
+      [](const Tensor&, py::handle api_version) {
+        TS_CHECK(api_version.is_none() || std::string(py::str(api_version)) == "2024.12", ValueError,
+                 "tensorsmith implements Array API version 2024.12, not " << std::string(py::repr(api_version)));
+        return py::module_::import("tensorsmith");
+      },
+      py::kw_only(), py::arg("api_version") = py::none());
 
   // Tensors are mutable and == is elementwise: unhashable, like ndarray.
   cls.attr("__hash__") = py::none();

@@ -1,0 +1,15 @@
+"""Tensorsmith: a tensor runtime whose kernels are generated from op specs.
+
+The public API lives in the native module ``tensorsmith._C`` (the hand-written
+tensor, dtype and interop bindings plus the generated ops); it is re-exported
+here whole, so newly generated ops need no edit to this file.
+"""
+
+from importlib.metadata import version as _version
+
+from tensorsmith import _C
+from tensorsmith._C import *  # noqa: F403
+
+__all__ = [name for name in dir(_C) if not name.startswith("_")]
+__version__ = _version("tensorsmith")
+__array_api_version__ = "2024.12"
