@@ -114,6 +114,12 @@ def kernel_types(spec: OpSpec, dtype: str) -> KernelTypes:
     return KernelTypes(dtype, scalar, scalar, scalar)
 
 
+def interface(spec: OpSpec) -> str:
+    """What the shared files (op table, bindings) assume of an op's kernels: a kernel file built
+    from an older spec with the same interface can stay in the runtime."""
+    return f"{spec.signature}|{spec.family.value}|{spec.promotion.value}|{bool(spec.field('identity'))}|{kernel_dtypes(spec)}"
+
+
 def input_cpp_type(spec: OpSpec, index: int) -> str:
     """C++ type of tensor input `index` inside a kernel (T, or bool for where's condition)."""
     return "bool" if spec.promotion is Promotion.where and index == 0 else "T"

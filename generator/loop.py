@@ -24,7 +24,7 @@ from .hashing import combine, sha256_files, sha256_text
 from .manifest import MANIFEST_NAME, Manifest, OutputRecord
 from .model import Catalog, OpSpec, load_catalog
 from .project import Project
-from .proposers import Proposer, Task, TemplateProposer
+from .proposers import Proposal, Proposer, Task, TemplateProposer
 from .render import Renderer
 
 SHARED_TEMPLATES = {
@@ -41,6 +41,8 @@ SHARED_CONTEXTS = {
 }
 # Generator modules whose code determines generated text (the CLI, build and I/O helpers do not).
 OUTPUT_MODULES = ("api.py", "dest.py", "loop.py", "manifest.py", "model.py", "proposers.py", "render.py", "signature.py")
+# The runtime headers a kernel translation unit sees (kernel_api.h and what it includes).
+KERNEL_HEADERS = ("kernel_api.h", "dispatch.h", "dtype.h", "device.h", "scalar_ops.h")
 COMMENT = {".cpp": "//", ".cmake": "#", ".pyi": "#"}
 
 
@@ -101,7 +103,7 @@ class Regenerator:
 
     def plan(self, catalog: Catalog, manifest: Manifest, force: bool) -> list[KernelPlan]:
         generator_sha = self._generator_sha()
-        headers_sha = sha256_files((self.project.include_dir / "tensorsmith").glob("*.h"), self.project.root)
+        headers_sha = sha256_files((self.project.include_dir / "tensorsmith" / h for h in KERNEL_HEADERS), self.project.root)
         records = manifest.kernel_records()
         plans = []
         for spec in catalog.ops:
@@ -132,9 +134,11 @@ class Regenerator:
         selected = [p for p in plans if ops_glob is None or fnmatch.fnmatchcase(p.spec.name, ops_glob)]
         todo = [p for p in selected if p.reason is not None]
         results = {p.label: self._keep(p, "up to date" if p.reason is None else "not selected") for p in plans}
-        if check:  # report what would be redone; the files on disk stay what they are
+        if check:  # what a regeneration would write, rendered but not compiled or judged
             for p in todo:
-                results[p.label] = replace(self._keep(p, "stale"), message=p.reason or "")
+                proposal = self.template_proposer.propose(Task(p.spec, p.device))
+                source = self.render_kernel(p, proposal.body, proposal.proposer)
+                results[p.label] = KernelResult(p, "stale", p.reason or "", self._record(p, proposal, source), source)
         else:
             self.progress(f"{len(todo)} of {len(plans)} kernels to regenerate ({len(plans) - len(todo)} up to date)")
             for done, result in enumerate(self._work(todo, jobs), start=1):
@@ -143,16 +147,13 @@ class Regenerator:
         ordered = [results[p.label] for p in plans]
         outputs = self._outputs(catalog, ordered)
         if check:
-            diff = writer.diff(self.project.generated_dir, outputs)
-            stale_kernels = [r.plan.path for r in ordered if r.status == "stale"]
-            changed = sorted(set(diff.changed) | set(stale_kernels))
-            return RegenReport(ordered, writer.Diff(changed, diff.stale), checked_only=True)
+            return RegenReport(ordered, writer.diff(self.project.generated_dir, outputs), checked_only=True)
         return RegenReport(ordered, writer.write(self.project.generated_dir, outputs), checked_only=False)
 
     def _keep(self, plan: KernelPlan, status: str) -> KernelResult:
-        """The op keeps what generated/ has now (if its file is intact)."""
-        intact = plan.previous is not None and plan.on_disk is not None and sha256_text(plan.on_disk) == plan.previous.sha256
-        if not intact:
+        """The op keeps the file generated/ has now, as it is: a hand edit stays visible to
+        --check instead of being silently dropped by a run that was not asked to fix it."""
+        if plan.previous is None or plan.on_disk is None:
             return KernelResult(plan, status, "no accepted kernel yet", None, None)
         return KernelResult(plan, status, "", plan.previous, plan.on_disk)
 
@@ -174,7 +175,11 @@ class Regenerator:
         if not verdict.accepted:
             kept = self._keep(plan, "rejected")
             return replace(kept, message=f"({proposal.proposer}) {verdict.summary()}")
-        record = OutputRecord(
+        record = self._record(plan, proposal, source)
+        return KernelResult(plan, "accepted", f"({proposal.proposer}, {elapsed:.1f} s)", record, source)
+
+    def _record(self, plan: KernelPlan, proposal: Proposal, source: str) -> OutputRecord:
+        return OutputRecord(
             sha256=sha256_text(source),
             inputs=plan.inputs,
             inputs_sha256=plan.inputs_sha256,
@@ -182,10 +187,10 @@ class Regenerator:
             device=plan.device,
             proposer=proposal.proposer,
             body_sha256=sha256_text(proposal.body),
+            interface_sha256=sha256_text(api.interface(plan.spec)),
             verdict=f"accepted by {', '.join(self.gate.stages)}",
             details=proposal.details,
         )
-        return KernelResult(plan, "accepted", f"({proposal.proposer}, {elapsed:.1f} s)", record, source)
 
     def render_kernel(self, plan: KernelPlan, body: str, proposer: str) -> str:
         template = api.template_path(plan.spec, plan.device)
@@ -197,8 +202,10 @@ class Regenerator:
     def _outputs(self, catalog: Catalog, results: list[KernelResult]) -> dict[str, str]:
         """Every file generated/ must hold: accepted kernels, the shared files for the ops that
         have a kernel on every device, and the manifest."""
-        with_kernel = {r.plan.spec.name for r in results if r.content is not None}
-        complete = {name for name in with_kernel if all(r.content is not None for r in results if r.plan.spec.name == name)}
+        complete = {r.plan.spec.name for r in results}
+        for r in results:
+            if not _usable(r):
+                complete.discard(r.plan.spec.name)
         runtime_catalog = Catalog(
             tuple(s for s in catalog.ops if s.name in complete),
             tuple(a for a in catalog.aliases if a.alias_of in complete),
@@ -219,6 +226,14 @@ class Regenerator:
             manifest.outputs[name] = OutputRecord(sha256_text(text), inputs, combine(inputs))
         outputs[MANIFEST_NAME] = manifest.dumps()
         return outputs
+
+
+def _usable(result: KernelResult) -> bool:
+    """A kernel file can go into the runtime only if the shared files (op table, bindings), which are
+    rendered from the current spec, agree with it: its spec's interface must be the current one."""
+    if result.content is None or result.record is None:
+        return False
+    return result.record.interface_sha256 == sha256_text(api.interface(result.plan.spec))
 
 
 def _stale_reason(previous: OutputRecord | None, on_disk: str | None, inputs: dict[str, str], key: str,

@@ -23,6 +23,7 @@ class OutputRecord:
     device: str | None = None
     proposer: str | None = None  # who wrote the kernel body: template / claude / external
     body_sha256: str | None = None
+    interface_sha256: str | None = None  # of api.interface(spec): what the shared files assume of the kernel
     verdict: str | None = None  # the gate's verdict when it was accepted
     details: dict[str, object] = field(default_factory=dict)
 

@@ -41,6 +41,7 @@ TAGS = {
     "logical": "elementwise logical operation returning bool",
     "linalg": "linear algebra",
     "nan_propagating": "a NaN input gives a NaN output",
+    "signed_zero": "the sign of a zero result is part of the result (the gate checks it)",
 }
 
 
@@ -133,7 +134,7 @@ class Tolerance:
 @dataclass(frozen=True)
 class OpSpec:
     path: str  # relative to the repository root
-    line: int
+    line: int  # of the `func` field
     text: str  # the spec file's exact contents (hashed for incremental regeneration)
     signature: Signature
     family: Family
@@ -169,6 +170,7 @@ class AliasSpec:
     signature: Signature
     alias_of: str
     doc: str
+    alias_of_line: int
 
     @property
     def name(self) -> str:
@@ -199,7 +201,12 @@ def load_catalog(root: Path, spec_dir: str = "specs") -> Catalog:
 
 def parse_spec_file(root: Path, path: Path) -> OpSpec | AliasSpec:
     relative = path.relative_to(root).as_posix()
-    return parse_spec(path.read_text(encoding="utf-8"), relative)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise SpecError(Location(relative, line), None, "not valid UTF-8 text") from None
+    return parse_spec(text, relative)
 
 
 def parse_spec(text: str, path: str) -> OpSpec | AliasSpec:
@@ -220,6 +227,8 @@ class _SpecParser:
 
     def parse(self) -> OpSpec | AliasSpec:
         is_alias = "alias_of" in self.values
+        if not is_alias:
+            self._family()  # first, so an unknown family is not reported as unknown fields
         allowed = ALIAS_FIELDS if is_alias else COMMON_FIELDS + tuple(self._family_fields())
         for key in self.values:
             if key not in allowed:
@@ -227,7 +236,8 @@ class _SpecParser:
                 raise self.error(key, f"unknown field for {kind} (allowed: {', '.join(allowed)})")
         signature = self._signature()
         if is_alias:
-            return AliasSpec(self.path, self.line, self.text, signature, self._str("alias_of"), self._str("doc"))
+            return AliasSpec(self.path, self.lines["func"], self.text, signature, self._str("alias_of"), self._str("doc"),
+                             self.lines["alias_of"])  # fmt: skip
         family = self._family()
         self._check_signature(signature, family)
         promotion = self._enum("promotion", Promotion)
@@ -239,7 +249,7 @@ class _SpecParser:
         params = [a.name for a in signature.arguments]
         return OpSpec(
             path=self.path,
-            line=self.line,
+            line=self.lines["func"],
             text=self.text,
             signature=signature,
             family=family,
@@ -351,8 +361,9 @@ class _SpecParser:
         try:
             return parse_reference(source, params)
         except ReferenceError_ as exc:
-            # a block scalar starts on the line after the key
-            offset = exc.line - 1 + (1 if "\n" in self.values["reference"].strip() else 0)
+            # a block scalar (`reference: |`) starts on the line after the key
+            block = self.text.splitlines()[self.lines["reference"] - 1].rstrip().endswith(("|", ">", "|-", ">-"))
+            offset = exc.line - 1 + (1 if block else 0)
             message = str(exc).splitlines()[0]
             raise SpecError(Location(self.path, self.lines["reference"] + offset), "reference", message) from None
 
@@ -398,7 +409,7 @@ class _SpecParser:
             if not isinstance(reason, str) or not reason.strip():
                 raise self.error("tolerances", f"{dtype}: an override must carry a 'reason'")
             rtol, atol = entry.get("rtol", 0.0), entry.get("atol", 0.0)
-            if not all(isinstance(v, (int, float)) and v >= 0 and math.isfinite(v) for v in (rtol, atol)):
+            if not all(_is_number(v) and v >= 0 and math.isfinite(v) for v in (rtol, atol)):
                 raise self.error("tolerances", f"{dtype}: rtol and atol must be non-negative numbers")
             result.append(Tolerance(dtype, float(rtol), float(atol), reason.strip()))
         return tuple(result)
@@ -418,8 +429,12 @@ class _SpecParser:
         return tuple(result)
 
 
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _is_bound(value: object) -> bool:
-    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+    return value is None or _is_number(value)
 
 
 def _arity_text(family: Family) -> str:
@@ -447,7 +462,7 @@ def _check_catalog(parsed: list[OpSpec | AliasSpec]) -> Catalog:
     for alias in aliases:
         target = by_name.get(alias.alias_of)
         if target is None:
-            raise SpecError(Location(alias.path, alias.line), "alias_of", f"alias to an unknown op {alias.alias_of!r}")
+            raise SpecError(Location(alias.path, alias.alias_of_line), "alias_of", f"alias to an unknown op {alias.alias_of!r}")
         expected = str(target.signature).replace(f"{target.name}(", f"{alias.name}(", 1)
         if str(alias.signature) != expected:
             raise SpecError(Location(alias.path, alias.line), "func", f"an alias must have its target's signature: {expected!r}")

@@ -10,12 +10,31 @@ smuggle code into the harness.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
 import numpy as np
 
+# Attributes a reference may use: numpy's pure math and the ndarray's metadata.
+# Everything else is refused, since numpy also reaches files (np.save, x.tofile),
+# pickles (np.load) and C (np.ctypeslib).
+SAFE_ATTRIBUTES = frozenset(
+    """
+    abs absolute add subtract multiply divide true_divide floor_divide power pow negative positive
+    exp exp2 expm1 log log2 log10 log1p sqrt square cbrt sin cos tan arcsin arccos arctan arctan2
+    sinh cosh tanh arcsinh arccosh arctanh floor ceil trunc rint sign fabs copysign hypot
+    maximum minimum fmax fmin clip where equal not_equal less less_equal greater greater_equal
+    logical_and logical_or logical_not logical_xor isnan isinf isfinite signbit
+    sum prod mean max min amax amin argmax argmin cumsum matmul dot einsum
+    zeros ones zeros_like ones_like full full_like empty_like asarray array broadcast_to
+    reshape transpose swapaxes moveaxis expand_dims squeeze concatenate stack
+    result_type promote_types dtype finfo iinfo astype T mT shape ndim size itemsize kind
+    bool_ int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64
+    pi e inf nan newaxis
+    """.split()
+)
 SAFE_BUILTINS = {
     "abs": abs, "bool": bool, "float": float, "int": int, "len": len,
     "max": max, "min": min, "range": range, "tuple": tuple,
@@ -57,7 +76,7 @@ def parse_reference(source: str, params: Sequence[str]) -> Reference:
     try:
         expression = cst.parse_expression(text)
     except cst.ParserSyntaxError as exc:
-        raise ReferenceError_(f"not a Python expression: {exc.message}", exc.raw_line) from None
+        raise ReferenceError_(f"not a Python expression: {exc.message}", _syntax_error_line(exc, text)) from None
     _SafetyChecker(set(params), allow_assignments=False).check(cst.Module(body=[]), expression)
     return Reference(text, is_function=False)
 
@@ -66,7 +85,7 @@ def _parse_function(text: str, params: Sequence[str]) -> Reference:
     try:
         module = cst.parse_module(text + "\n")
     except cst.ParserSyntaxError as exc:
-        raise ReferenceError_(f"not a Python function: {exc.message}", exc.raw_line) from None
+        raise ReferenceError_(f"not a Python function: {exc.message}", _syntax_error_line(exc, text)) from None
     if len(module.body) != 1 or not isinstance(module.body[0], cst.FunctionDef):
         raise ReferenceError_("a reference function must be a single 'def' and nothing else")
     function = module.body[0]
@@ -91,6 +110,7 @@ class _SafetyChecker(cst.CSTVisitor):
         self.allow_assignments = allow_assignments
 
     def check(self, module: cst.Module, node: cst.CSTNode) -> None:
+        self.function = module.body[0] if module.body else None
         if isinstance(node, cst.BaseExpression):  # a bare expression: wrap it so positions resolve
             module = cst.Module(body=[cst.SimpleStatementLine([cst.Expr(node)])])
         wrapper = cst.metadata.MetadataWrapper(module, unsafe_skip_copy=True)
@@ -112,19 +132,39 @@ class _SafetyChecker(cst.CSTVisitor):
         if isinstance(node, (cst.Lambda, cst.Yield, cst.Await, cst.NamedExpr, cst.GeneratorExp)):
             self._fail(node, f"'{type(node).__name__}' is not allowed in a reference")
         if isinstance(node, cst.Attribute):
+            node.value.visit(self)  # the object first, so `os.getcwd` reports the unknown name `os`
             if node.attr.value.startswith("_"):
                 self._fail(node, f"private attribute {node.attr.value!r} is not allowed")
-            node.value.visit(self)  # the attribute name itself is not a variable
-            return False
+            if node.attr.value not in SAFE_ATTRIBUTES:
+                self._fail(node, f"attribute {node.attr.value!r} is not allowed in a reference (numpy math and array metadata only)")
+            return False  # the attribute name itself is not a variable
         if isinstance(node, cst.Arg):
             node.value.visit(self)  # nor is a keyword argument's name
             return False
         if isinstance(node, cst.FunctionDef):
+            if node is not self.function:
+                self._fail(node, "nested functions are not allowed in a reference")
             node.body.visit(self)  # parameters were checked by _parse_function
             return False
+        if isinstance(node, cst.AssignTarget) and not _is_plain_target(node.target):
+            self._fail(node, "only plain names can be assigned in a reference")
         if isinstance(node, cst.Name) and node.value not in self.known:
             self._fail(node, f"unknown name {node.value!r} (only the op's arguments, np and locals)")
         return True
+
+
+def _is_plain_target(target: cst.BaseExpression) -> bool:
+    if isinstance(target, cst.Name):
+        return True
+    return isinstance(target, (cst.Tuple, cst.List)) and all(_is_plain_target(e.value) for e in target.elements)
+
+
+def _syntax_error_line(exc: cst.ParserSyntaxError, text: str) -> int:
+    """libcst's raw_line can point past the error; its message says 'error at LINE:COL', which
+    for an unclosed bracket is the end of input, so it is clamped to the last line."""
+    match = re.search(r"error at (\d+):", exc.message)
+    line = int(match[1]) if match else exc.raw_line
+    return min(line, text.count("\n") + 1)
 
 
 def _assign_targets(module: cst.Module) -> list[str]:

@@ -79,7 +79,7 @@ class CompileCheck:
             except subprocess.TimeoutExpired:
                 return Verdict(False, "compile", f"the compiler did not finish within {self.timeout_s:.0f} s")
         if result.returncode != 0:
-            return Verdict(False, "compile", _first_errors(result.stderr, source.name))
+            return Verdict(False, "compile", _first_errors(result.stderr, str(source)))
         return Verdict(True, "compile", "")
 
 

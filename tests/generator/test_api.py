@@ -1,0 +1,275 @@
+"""api.py: dtype classes, promotion, kernel dtypes and types, checked against numpy itself.
+
+The runtime picks a kernel dtype from the input dtypes by the rule of the op's Promotion
+(runtime/include/tensorsmith/dispatch.h); `runtime_kernel_dtype` below restates that rule. For
+every catalog op and every combination of accepted input dtypes we check that a kernel is
+registered under the dtype the runtime will ask for, that every registered kernel can be reached,
+and that the kernel's output C++ type is the dtype numpy's own reference returns.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from generator import api
+from generator.model import (
+    DTYPE_CLASSES,
+    DTYPES,
+    FLOATING,
+    Family,
+    OpSpec,
+    Promotion,
+    load_catalog,
+    parse_spec,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+CATALOG = load_catalog(ROOT)
+KIND = {"bool": "b", "signed": "i", "unsigned": "u", "floating": "f"}
+
+
+def op(name: str) -> OpSpec:
+    return CATALOG.op(name)
+
+
+def spec_with(dtypes: str, promotion: str = "same", func: str = "t(Tensor x, /) -> Tensor") -> OpSpec:
+    first = func.split("Tensor ")[1].split(",")[0]
+    text = f"func: {func}\nfamily: pointwise\npromotion: {promotion}\ndtypes: {dtypes}\nexpr: {first}\nreference: {first}\ndoc: d\n"
+    spec = parse_spec(text, "specs/t.yaml")
+    assert isinstance(spec, OpSpec)
+    return spec
+
+
+# ---- dtype classes ----------------------------------------------------------------------------------
+
+
+def test_dtype_classes_match_numpy_kinds() -> None:
+    for name, kind in KIND.items():
+        assert DTYPE_CLASSES[name], name
+        assert all(np.dtype(d).kind == kind for d in DTYPE_CLASSES[name]), name
+    every_kind = {np.dtype(d).kind for d in DTYPES}
+    assert every_kind == set(KIND.values())
+    # each class holds every dtype of its kind
+    for name, kind in KIND.items():
+        assert set(DTYPE_CLASSES[name]) == {d for d in DTYPES if np.dtype(d).kind == kind}
+
+
+def test_dtype_classes_compose() -> None:
+    c = {k: set(v) for k, v in DTYPE_CLASSES.items()}
+    assert c["all"] == set(DTYPES) and len(DTYPES) == len(set(DTYPES)) == 11
+    assert c["integer"] == c["signed"] | c["unsigned"] and not c["signed"] & c["unsigned"]
+    assert c["numeric"] == c["integer"] | c["floating"]
+    assert c["all"] == c["numeric"] | c["bool"] and "bool" not in c["numeric"]
+
+
+def test_spec_dtypes_expand_classes_dedupe_and_keep_canonical_order() -> None:
+    spec = spec_with("[float64, floating, uint8, bool, unsigned]")
+    assert spec.dtypes == ("bool", "uint8", "uint16", "uint32", "uint64", "float32", "float64")
+    assert spec_with("[all]").dtypes == DTYPES
+    assert spec_with("signed").dtypes == ("int8", "int16", "int32", "int64")  # a bare string is a one-item list
+
+
+# ---- promotion ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("a", DTYPES)
+def test_promote_matches_numpy_arithmetic_for_all_pairs(a: str) -> None:
+    for b in DTYPES:
+        computed = np.add(np.ones(2, dtype=a), np.ones(2, dtype=b)).dtype.name
+        assert api.promote(a, b) == computed, (a, b)
+        assert api.promote(a, b) == api.promote(b, a)
+        assert api.promote(a, api.promote(a, b)) == api.promote(a, b)  # promoting again changes nothing
+    assert api.promote(a, a) == a
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "result"),
+    [
+        ("bool", "bool", "bool"),
+        ("bool", "int8", "int8"),
+        ("bool", "float32", "float32"),
+        ("int8", "uint8", "int16"),
+        ("int32", "uint32", "int64"),
+        ("int64", "uint64", "float64"),  # no integer type holds both
+        ("uint8", "uint64", "uint64"),
+        ("int16", "float32", "float32"),
+        ("int32", "float32", "float64"),
+        ("uint16", "float32", "float32"),
+        ("float32", "float64", "float64"),
+    ],
+)
+def test_promote_known_cases(a: str, b: str, result: str) -> None:
+    assert api.promote(a, b) == result
+
+
+def test_float_result_is_what_numpy_computes_float_functions_in() -> None:
+    for d in DTYPES:
+        numpy_dtype = np.exp(np.ones(2, dtype=d)).dtype.name
+        assert api.float_result(d) == (None if numpy_dtype == "float16" else numpy_dtype), d
+    assert api.float_result("int8") is None and api.float_result("bool") is None
+    assert api.float_result("int16") == "float32" and api.float_result("int32") == "float64"
+
+
+def test_sum_result() -> None:
+    expected = {"bool": "int64", "int8": "int64", "int32": "int64", "uint8": "uint64", "uint64": "uint64",
+                "float32": "float32", "float64": "float64"}  # fmt: skip
+    for d, result in expected.items():
+        assert api.sum_result(d) == result
+        assert np.prod(np.ones(3, dtype=d)).dtype.name == result  # prod shares the rule
+
+
+# ---- kernel dtypes per promotion kind -------------------------------------------------------------------
+
+
+def test_kernel_dtypes_of_catalog_ops() -> None:
+    assert api.kernel_dtypes(op("divide")) == ("float32", "float64")
+    assert api.kernel_dtypes(op("exp")) == ("float32", "float64")
+    assert api.kernel_dtypes(op("softmax")) == ("float32", "float64")
+    assert api.kernel_dtypes(op("logical_and")) == ("bool",)
+    assert api.kernel_dtypes(op("logical_not")) == ("bool",)
+    assert "bool" not in api.kernel_dtypes(op("subtract"))
+    assert api.kernel_dtypes(op("subtract")) == DTYPE_CLASSES["numeric"]
+    assert api.kernel_dtypes(op("add")) == DTYPES
+    assert api.kernel_dtypes(op("equal")) == DTYPES  # compares in the promoted dtype
+    assert api.kernel_dtypes(op("sum")) == DTYPES
+    assert api.kernel_dtypes(op("negative")) == DTYPE_CLASSES["numeric"]
+
+
+def test_kernel_dtypes_of_synthetic_specs() -> None:
+    # float: int8 and uint8 would compute in float16, which the runtime does not have
+    assert api.kernel_dtypes(spec_with("[int8, uint8, bool]", "float")) == ()
+    assert api.kernel_dtypes(spec_with("[int16]", "float")) == ("float32",)
+    assert api.kernel_dtypes(spec_with("[uint32]", "float")) == ("float64",)
+    # binary: every pairwise promotion, so int64 with uint64 needs a float64 kernel
+    two = "t(Tensor x1, Tensor x2, /) -> Tensor"
+    assert api.kernel_dtypes(spec_with("[int64, uint64]", "binary", two)) == ("int64", "uint64", "float64")
+    assert api.kernel_dtypes(spec_with("[int8, uint8]", "binary", two)) == ("int8", "int16", "uint8")
+    # binary_float: integers divide in float64, float32 stays float32
+    assert api.kernel_dtypes(spec_with("[int8, float32]", "binary_float", two)) == ("float32", "float64")
+    assert api.kernel_dtypes(spec_with("[int8]", "binary_float", two)) == ("float64",)
+    assert api.kernel_dtypes(spec_with("[float32]", "binary_float", two)) == ("float32",)
+    assert api.kernel_dtypes(spec_with("[numeric]", "logical", two)) == ("bool",)
+
+
+def runtime_kernel_dtype(spec: OpSpec, inputs: tuple[str, ...]) -> str:
+    """The kernel dtype the runtime asks for (the rules in dispatch.h's enum Promotion)."""
+    p = spec.promotion
+    if p in (Promotion.same, Promotion.reduce_same, Promotion.reduce_sum, Promotion.reduce_mean, Promotion.reduce_index):
+        return inputs[0]
+    if p is Promotion.float:
+        return api.float_result(inputs[0])
+    if p is Promotion.logical:
+        return "bool"
+    operands = inputs[1:] if p is Promotion.where else inputs
+    promoted = operands[0]
+    for d in operands[1:]:
+        promoted = api.promote(promoted, d)
+    if p is Promotion.binary_float and promoted not in FLOATING:
+        return "float64"
+    return promoted
+
+
+ELEMENTWISE = [s.name for s in CATALOG.ops if s.family in (Family.pointwise, Family.contraction)]
+WHOLE_TENSOR = [s.name for s in CATALOG.ops if s.family not in (Family.pointwise, Family.contraction)]
+
+
+@pytest.mark.parametrize("name", ELEMENTWISE)
+def test_elementwise_kernels_cover_what_numpy_computes(name: str) -> None:
+    spec = op(name)
+    params = [a.name for a in spec.signature.arguments]
+    reference = spec.reference.compile(params)
+    shape = (2, 2)
+    choices = [spec.dtypes] * spec.arity
+    if spec.promotion is Promotion.where:
+        choices[0] = ("bool",)  # the condition is cast to bool before the kernel
+    reached = set()
+    for inputs in itertools.product(*choices):
+        kernel = runtime_kernel_dtype(spec, inputs)
+        assert kernel in api.kernel_dtypes(spec), (name, inputs, kernel)
+        reached.add(kernel)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = np.asarray(reference(*(np.ones(shape, dtype=d) for d in inputs)))
+        assert api.CPP_TYPE[out.dtype.name] == api.kernel_types(spec, kernel).out, (name, inputs, out.dtype)
+    assert reached == set(api.kernel_dtypes(spec)), f"{name}: kernels no input combination reaches"
+
+
+@pytest.mark.parametrize("name", WHOLE_TENSOR)
+def test_reduction_and_normalization_output_types_match_numpy(name: str) -> None:
+    spec = op(name)
+    params = [a.name for a in spec.signature.arguments]
+    reference = spec.reference.compile(params)
+    options = [a.default_value for a in spec.signature.arguments[1:]]
+    reached = set()
+    for d in spec.dtypes:
+        kernel = runtime_kernel_dtype(spec, (d,))
+        assert kernel in api.kernel_dtypes(spec), (name, d)
+        reached.add(kernel)
+        out = np.asarray(reference(np.ones((2, 3), dtype=d), *options))
+        types = api.kernel_types(spec, kernel)
+        assert api.CPP_TYPE[out.dtype.name] == types.out, (name, d, out.dtype)
+    assert reached == set(api.kernel_dtypes(spec))
+
+
+def test_accumulator_types() -> None:
+    assert api.kernel_types(op("sum"), "float32").acc == "double"  # float32 sums accumulate in double
+    assert api.kernel_types(op("sum"), "int8").acc == "int64_t"
+    assert api.kernel_types(op("mean"), "int32") == api.KernelTypes("int32", "int32_t", "double", "double")
+    assert api.kernel_types(op("mean"), "float32").out == "float"
+    assert api.kernel_types(op("softmax"), "float32").acc == "double"
+    assert api.kernel_types(op("matmul"), "float32").acc == "double"
+    assert api.kernel_types(op("matmul"), "int32").acc == "int32_t"
+    assert api.kernel_types(op("argmax"), "uint8").out == "int64_t"
+
+
+def test_where_condition_is_bool_and_other_inputs_are_t() -> None:
+    where = op("where")
+    assert [api.input_cpp_type(where, i) for i in range(3)] == ["bool", "T", "T"]
+    assert api.input_cpp_type(op("add"), 0) == "T"
+
+
+# ---- names and bindings -----------------------------------------------------------------------------------
+
+
+def test_cpp_type_and_enum_tables_cover_every_dtype() -> None:
+    assert set(api.CPP_TYPE) == set(DTYPES) == set(api.DTYPE_ENUM)
+    assert set(api.PROMOTION_ENUM) == set(Promotion) and set(api.FAMILY_ENUM) == set(Family)
+    for d in DTYPES:
+        if d.startswith(("int", "uint")):
+            assert api.CPP_TYPE[d] == f"{d}_t"
+    assert len(set(api.DTYPE_ENUM.values())) == len(DTYPES)
+
+
+def test_binding_defaults_and_stub_types() -> None:
+    sig = op("sum").signature  # (Tensor x, /, *, int[]? axis=None, bool keepdims=False)
+    x, axis, keepdims = sig.arguments
+    assert api.binding_default(x) is None
+    assert api.binding_default(axis) == "pybind11::none()"
+    assert api.binding_default(keepdims) == "false"
+    assert api.binding_default(op("softmax").signature.arguments[1]) == "-1"
+    assert api.pyi_type(op("sum"), axis) == "int | tuple[int, ...] | None"
+    assert api.pyi_type(op("sum"), keepdims) == "builtins.bool"
+    assert api.pyi_type(op("sum"), x) == "Tensor"
+    assert api.pyi_type(op("add"), op("add").signature.arguments[0]) == "Tensor | ArrayLike"  # pointwise takes scalars too
+
+
+def test_reflected_operators() -> None:
+    from generator.model import OPERATORS
+
+    for dunder in OPERATORS:
+        assert api.is_reflected(dunder) == dunder.startswith("__r"), dunder
+    assert api.is_reflected("__rsub__") and not api.is_reflected("__sub__")
+
+
+def test_generated_names() -> None:
+    add = op("add")
+    assert api.kernel_path(add, "cpu") == "cpu/add.cpp"
+    assert api.kernel_struct(add, "cpu") == "add_cpu_kernel"
+    assert api.register_function(add, "cpu") == "register_add_cpu"
+    assert api.template_path(op("sum"), "cpu") == "cpu/reduction.cpp.j2"
+    assert (ROOT / "templates" / api.body_template_path(op("sum"), "cpu")).is_file()

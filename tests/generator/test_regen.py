@@ -1,0 +1,349 @@
+"""`tsgen regen` end to end on throwaway copies of the checkout (always --no-build).
+
+Each test gets a private copy of an up-to-date checkout (the `checkout` fixture copies the
+session's pristine copy, generated/ and MANIFEST.json included), so only the kernels a test
+touches are compiled. The one test that recompiles every kernel is marked slow.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from generator import api
+from generator.model import load_catalog
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED = {"registration.cpp", "bindings.cpp", "sources.cmake", "python/_C.pyi", "MANIFEST.json"}
+
+SQUARE = """\
+func: square(Tensor x, /) -> Tensor
+family: pointwise
+promotion: same
+dtypes: [numeric]
+expr: x * x
+reference: np.square(x)
+doc: Square of each element, x * x.
+tags: [core]
+"""
+
+
+def kernel_count(root: Path) -> int:
+    return len(load_catalog(root).ops) * len(api.DEVICES)
+
+
+def entries(check_stdout: str) -> list[tuple[str, str]]:
+    """The files `regen --check` lists, relative to generated/, with the reason in parentheses ('' if none)."""
+    found = []
+    for line in check_stdout.splitlines():
+        match = re.fullmatch(r"  generated/(\S+)(?:  \((.*)\))?", line)
+        if match:
+            found.append((match[1], match[2] or ""))
+    return found
+
+
+def listed(check_stdout: str) -> dict[str, str]:
+    """entries() as a mapping; each file must be listed once."""
+    found = entries(check_stdout)
+    assert len({path for path, _ in found}) == len(found), f"a file is listed twice:\n{check_stdout}"
+    return dict(found)
+
+
+def changed(before: dict[str, str], after: dict[str, str]) -> set[str]:
+    return {name for name in before.keys() | after.keys() if before.get(name) != after.get(name)}
+
+
+def ok(result) -> str:
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    return result.stdout
+
+
+def set_field(spec: Path, key: str, value: str) -> None:
+    lines = spec.read_text(encoding="utf-8").splitlines()
+    (i,) = [i for i, line in enumerate(lines) if line.startswith(f"{key}:")]
+    lines[i] = f"{key}: {value}"
+    spec.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+# ---- the committed tree ------------------------------------------------------------------------------
+
+
+def test_check_passes_on_committed_tree(tsgen, hash_tree) -> None:
+    before = hash_tree(ROOT / "generated")
+    result = tsgen(ROOT, "regen", "--check")
+    assert result.returncode == 0, "generated/ is out of date in the checkout:\n" + result.stdout + result.stderr
+    assert result.stdout.strip() == "generated/ is up to date"
+    assert hash_tree(ROOT / "generated") == before
+
+
+def test_regen_on_an_up_to_date_tree_does_no_work(checkout: Path, tsgen, hash_tree) -> None:
+    n = kernel_count(checkout)
+    before = hash_tree(checkout)
+    for _ in range(2):
+        out = ok(tsgen(checkout, "regen", "--no-build"))
+        assert f"0 of {n} kernels to regenerate ({n} up to date)" in out
+        assert "generated/: no file changed" in out
+        assert hash_tree(checkout) == before
+
+
+# ---- editing a spec ----------------------------------------------------------------------------------------
+
+# The doc appears in the kernel's comment, the binding's docstring and the stub; the expression only
+# in the kernel. Every change to a spec also changes the manifest (it records each input's hash).
+EDITS = {
+    "doc": ("Numerical negative, edited.", {"cpu/negative.cpp", "bindings.cpp", "python/_C.pyi", "MANIFEST.json"}),
+    "expr": ("T(0) - x", {"cpu/negative.cpp", "MANIFEST.json"}),
+}
+
+
+@pytest.mark.parametrize("key", EDITS)
+def test_editing_a_spec_regenerates_only_that_op(key: str, checkout: Path, tsgen, hash_tree) -> None:
+    value, expected = EDITS[key]
+    n = kernel_count(checkout)
+    set_field(checkout / "specs" / "negative.yaml", key, value)
+    before = hash_tree(checkout / "generated")
+
+    check = tsgen(checkout, "regen", "--check")
+    assert check.returncode == 1, check.stdout + check.stderr
+    assert set(listed(check.stdout)) == expected
+    assert listed(check.stdout)["cpu/negative.cpp"] == "changed: specs/negative.yaml"
+    assert hash_tree(checkout / "generated") == before  # --check writes nothing
+
+    out = ok(tsgen(checkout, "regen", "--no-build", "--ops", "negative"))
+    assert f"1 of {n} kernels to regenerate ({n - 1} up to date)" in out
+    assert "[1/1] cpu/negative.cpp: accepted" in out
+    after = hash_tree(checkout / "generated")
+    assert changed(before, after) == expected
+    assert value in (checkout / "generated" / "cpu" / "negative.cpp").read_text(encoding="utf-8")
+
+    check = tsgen(checkout, "regen", "--check")
+    assert check.returncode == 0, check.stdout
+    out = ok(tsgen(checkout, "regen", "--no-build"))  # and a second regen in a row does nothing
+    assert f"0 of {n} kernels to regenerate" in out
+    assert hash_tree(checkout / "generated") == after
+
+
+def test_ops_glob_leaves_other_stale_ops_alone(checkout: Path, tsgen) -> None:
+    set_field(checkout / "specs" / "negative.yaml", "doc", "Changed one.")
+    set_field(checkout / "specs" / "sign.yaml", "doc", "Changed two.")
+    out = ok(tsgen(checkout, "regen", "--no-build", "--ops", "neg*"))
+    assert "1 of " in out and "cpu/negative.cpp: accepted" in out and "sign" not in out
+    check = tsgen(checkout, "regen", "--check")
+    assert check.returncode == 1
+    assert listed(check.stdout).get("cpu/sign.cpp") == "changed: specs/sign.yaml"
+    assert "cpu/negative.cpp" not in listed(check.stdout)
+
+
+def _tamper(generated: Path) -> None:
+    with (generated / "cpu" / "abs.cpp").open("a", encoding="utf-8") as f:
+        f.write("// a local tweak\n")
+    (generated / "cpu" / "sign.cpp").unlink()
+
+
+def test_hand_edited_and_missing_kernels_are_reported_and_restored(checkout: Path, tsgen, hash_tree) -> None:
+    generated = checkout / "generated"
+    pristine = hash_tree(generated)
+    _tamper(generated)
+
+    check = tsgen(checkout, "regen", "--check")
+    assert check.returncode == 1
+    assert ("cpu/abs.cpp", "edited by hand") in entries(check.stdout)
+    assert ("cpu/sign.cpp", "file missing") in entries(check.stdout)
+
+    out = ok(tsgen(checkout, "regen", "--no-build"))
+    assert f"2 of {kernel_count(checkout)} kernels to regenerate" in out
+    assert hash_tree(generated) == pristine
+
+
+def test_check_lists_exactly_what_regen_rewrites_after_tampering(checkout: Path, tsgen, hash_tree) -> None:
+    generated = checkout / "generated"
+    _tamper(generated)
+    before = hash_tree(generated)
+    check = tsgen(checkout, "regen", "--check")
+    ok(tsgen(checkout, "regen", "--no-build"))
+    assert set(listed(check.stdout)) == changed(before, hash_tree(generated)) == {"cpu/abs.cpp", "cpu/sign.cpp"}
+
+
+def test_regen_of_one_op_keeps_other_hand_edited_kernels(checkout: Path, tsgen) -> None:
+    generated = checkout / "generated"
+    with (generated / "cpu" / "abs.cpp").open("a", encoding="utf-8") as f:
+        f.write("// a local tweak\n")
+    set_field(checkout / "specs" / "negative.yaml", "doc", "Changed.")
+    ok(tsgen(checkout, "regen", "--no-build", "--ops", "negative"))
+    assert (generated / "cpu" / "abs.cpp").exists()
+    assert 'registry.define("abs"' in (generated / "registration.cpp").read_text(encoding="utf-8")
+
+
+def test_removing_a_spec_removes_its_outputs(checkout: Path, tsgen) -> None:
+    (checkout / "specs" / "sign.yaml").unlink()
+    check = tsgen(checkout, "regen", "--check")
+    assert check.returncode == 1
+    assert listed(check.stdout)["cpu/sign.cpp"] == "no longer produced"
+
+    ok(tsgen(checkout, "regen", "--no-build"))
+    generated = checkout / "generated"
+    assert not (generated / "cpu" / "sign.cpp").exists()
+    for name in ("registration.cpp", "bindings.cpp", "sources.cmake", "python/_C.pyi", "MANIFEST.json"):
+        assert not re.search(r"\bsign\b", (generated / name).read_text(encoding="utf-8")), name
+    assert tsgen(checkout, "regen", "--check").returncode == 0
+
+
+# ---- a new op ---------------------------------------------------------------------------------------------
+
+
+def test_new_spec_adds_the_op_everywhere(checkout: Path, tsgen, hash_tree) -> None:
+    generated = checkout / "generated"
+    n = kernel_count(checkout)
+    before = hash_tree(generated)
+    (checkout / "specs" / "square.yaml").write_text(SQUARE, encoding="utf-8")
+
+    out = ok(tsgen(checkout, "regen", "--no-build"))
+    assert f"1 of {n + 1} kernels to regenerate ({n} up to date)" in out
+    assert "[1/1] cpu/square.cpp: accepted" in out
+    assert changed(before, hash_tree(generated)) == {"cpu/square.cpp"} | SHARED
+
+    kernel = (generated / "cpu" / "square.cpp").read_text(encoding="utf-8")
+    assert kernel.startswith("// @generated by tsgen from specs/square.yaml, templates/cpu/pointwise.cpp.j2.")
+    assert "static_cast<out_t>(x * x)" in kernel
+    registered = re.findall(r'registry\.set_kernel\("square", ts::DeviceType::CPU, (ts::DType::\w+),', kernel)
+    numeric = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64")
+    assert registered == [api.DTYPE_ENUM[d] for d in numeric]  # promotion same: one kernel per accepted dtype
+
+    registration = (generated / "registration.cpp").read_text(encoding="utf-8")
+    assert 'registry.define("square", ts::Family::Pointwise, 1, ts::Promotion::Same, false);' in registration
+    assert "void register_square_cpu(ts::Registry& registry);" in registration
+    assert "  register_square_cpu(registry);" in registration
+    defined = re.findall(r'registry\.define\("(\w+)"', registration)
+    assert defined == sorted(defined) == sorted(s.name for s in load_catalog(checkout).ops)
+    bindings = (generated / "bindings.cpp").read_text(encoding="utf-8")
+    assert 'registry.get("square")' in bindings
+    assert 'm.def("square", square, py::arg("x"), py::pos_only(), "Square of each element, x * x.");' in bindings
+    assert "  generated/cpu/square.cpp\n" in (generated / "sources.cmake").read_text(encoding="utf-8")
+    assert "def square(x: Tensor | ArrayLike, /) -> Tensor:" in (generated / "python" / "_C.pyi").read_text(encoding="utf-8")
+    manifest = json.loads((generated / "MANIFEST.json").read_text(encoding="utf-8"))
+    record = manifest["outputs"]["cpu/square.cpp"]
+    assert (record["op"], record["device"], record["proposer"]) == ("square", "cpu", "template")
+
+    rows = {row["op"]: row for row in json.loads(ok(tsgen(checkout, "ops", "--json")))}
+    assert rows["square"]["accepted"] is True
+    assert rows["square"]["status"] == "accepted"
+    assert rows["square"]["devices"] == ["cpu"] and rows["square"]["family"] == "pointwise"
+    assert rows["square"]["dtypes"] == list(numeric)
+    assert tsgen(checkout, "regen", "--check").returncode == 0
+
+
+# ---- the gate ---------------------------------------------------------------------------------------------
+
+BADOP = """\
+func: badop(Tensor x, /) -> Tensor
+family: pointwise
+promotion: same
+dtypes: [numeric]
+expr: x +* 2
+reference: x + 2
+doc: Valid YAML, valid Python reference, invalid C++.
+"""
+
+
+def test_uncompilable_new_op_is_rejected_and_stays_out(checkout: Path, tsgen, hash_tree) -> None:
+    generated = checkout / "generated"
+    before = hash_tree(generated)
+    (checkout / "specs" / "badop.yaml").write_text(BADOP, encoding="utf-8")
+
+    result = tsgen(checkout, "regen", "--no-build")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert "0 accepted, 1 rejected" in result.stdout
+    assert re.search(r"^rejected badop\.cpu: \(template\) rejected at compile: .*error", result.stdout, re.M)
+    assert hash_tree(generated) == before  # nothing written: no kernel, no registration, no manifest entry
+    assert not (generated / "cpu" / "badop.cpp").exists()
+    assert "badop" not in (generated / "registration.cpp").read_text(encoding="utf-8")
+
+    check = tsgen(checkout, "regen", "--check")
+    assert check.returncode == 1
+    assert listed(check.stdout)["cpu/badop.cpp"] == "new op"  # --check renders without judging
+    rows = {row["op"]: row for row in json.loads(ok(tsgen(checkout, "ops", "--json")))}
+    assert rows["badop"]["accepted"] is False and rows["badop"]["devices"] == []
+
+
+def test_uncompilable_change_keeps_the_previous_kernel(checkout: Path, tsgen, hash_tree) -> None:
+    generated = checkout / "generated"
+    before = hash_tree(generated)
+    set_field(checkout / "specs" / "negative.yaml", "expr", "x +* 2")
+
+    result = tsgen(checkout, "regen", "--no-build")
+    assert result.returncode == 1
+    assert re.search(r"^rejected negative\.cpu: ", result.stdout, re.M)
+    after = hash_tree(generated)
+    assert changed(before, after) <= {"MANIFEST.json"}  # the kernel and every file the op appears in are kept
+    assert before["cpu/negative.cpp"] == after["cpu/negative.cpp"]
+    # and the op stays due for regeneration: a rejection is never recorded as up to date
+    check = tsgen(checkout, "regen", "--check")
+    assert check.returncode == 1
+    assert listed(check.stdout)["cpu/negative.cpp"] == "changed: specs/negative.yaml"
+
+
+def test_rejected_interface_change_takes_the_op_out_of_the_runtime(checkout: Path, tsgen) -> None:
+    """The kept kernels were built for promotion 'same'; the op table would now say 'float'. Rather than
+    pair them, the op leaves the runtime until a kernel for the new spec is accepted."""
+    registration = checkout / "generated" / "registration.cpp"
+    assert '"negative"' in registration.read_text(encoding="utf-8")
+    set_field(checkout / "specs" / "negative.yaml", "promotion", "float")
+    set_field(checkout / "specs" / "negative.yaml", "expr", "x +* 2")
+    result = tsgen(checkout, "regen", "--no-build")
+    assert result.returncode == 1 and "rejected negative.cpu" in result.stdout
+    assert '"negative"' not in registration.read_text(encoding="utf-8")
+    assert not (checkout / "generated" / "cpu" / "negative.cpp").exists()
+
+
+# ---- determinism ------------------------------------------------------------------------------------------
+
+LEAKS = [re.compile(p) for p in (r"/tmp/", r"/root\b", r"/home/", r"/Users/", r"\b20\d\d-\d\d-\d\d", r"\b\d\d:\d\d:\d\d\b")]
+
+
+def assert_no_machine_details(generated: Path, *paths: Path) -> None:
+    needles = {str(p) for p in paths} | {str(ROOT), str(Path.home())}
+    user = getpass.getuser()
+    user_pattern = re.compile(rf"\b{re.escape(user)}\b") if len(user) >= 4 and user not in ("root", "user") else None
+    for file in generated.rglob("*"):
+        if file.is_file():
+            text = file.read_text(encoding="utf-8")
+            for needle in needles:
+                assert needle not in text, (file, needle)
+            for pattern in LEAKS:
+                assert not pattern.search(text), (file, pattern.pattern)
+            assert not (user_pattern and user_pattern.search(text)), (file, user)
+
+
+def test_generation_from_scratch_reproduces_the_committed_tree(pristine_checkout: Path, tmp_path: Path, tsgen, hash_tree) -> None:
+    """Renders every op into an empty generated/ with one job, in a directory with another name.
+    The compiler is replaced by `true`: the gate's verdict does not enter the output bytes, and
+    test_forced_parallel_regen_with_the_compiler compiles everything for real."""
+    root = tmp_path / "some other name" / "checkout-b"
+    shutil.copytree(pristine_checkout, root)
+    shutil.rmtree(root / "generated")
+    n = kernel_count(root)
+    out = ok(tsgen(root, "regen", "--no-build", "--force", "--jobs", "1", cxx=shutil.which("true")))
+    assert f"{n} of {n} kernels to regenerate (0 up to date)" in out
+    assert f"{n} accepted, 0 rejected" in out
+    assert hash_tree(root / "generated") == hash_tree(pristine_checkout / "generated")
+    assert_no_machine_details(root / "generated", root, tmp_path)
+
+
+@pytest.mark.slow
+def test_forced_parallel_regen_with_the_compiler(pristine_checkout: Path, tmp_path: Path, tsgen, hash_tree) -> None:
+    root = tmp_path / "alpha" / "repo"
+    shutil.copytree(pristine_checkout, root)
+    n = kernel_count(root)
+    out = ok(tsgen(root, "regen", "--no-build", "--force", "--jobs", "2"))
+    assert f"{n} of {n} kernels to regenerate (0 up to date)" in out
+    assert f"{n} accepted, 0 rejected" in out
+    assert "generated/: no file changed" in out  # byte-identical to the committed tree
+    assert hash_tree(root / "generated") == hash_tree(pristine_checkout / "generated")
+    assert_no_machine_details(root / "generated", root, tmp_path)

@@ -1,0 +1,902 @@
+"""Test inputs for the acceptance gate, derived from an op's spec.
+
+`generate_cases(spec, dtype, salt=...)` gives the cases one op x dtype is judged
+on: shapes that reach the 0-d, empty, tail, large and broadcasting paths, axis
+sets for reductions, layouts that reach every strided path, and value sets
+with special values, integer limits and several distributions (OpInfo's
+reference inputs, research note torchgen_opinfo.md §3.2/§3.6; exploits 2, 3, 6
+and 11 of kernel_agents.md §2.1).
+
+Every operand is a raw physical layout a runner reproduces exactly in another
+process: a 1-D contiguous `buffer` (gaps poisoned: NaN for floats, the dtype's
+maximum for integers, True for bool, so reading a wrong element shows), an
+element `offset` and element `strides` (0 for broadcast dims, negative for
+reversed ones). `buffer_b` has the same layout and other values: the gate runs
+the candidate on `buffer`, rewrites the same memory with `buffer_b` and runs
+again, which catches results cached on pointer or shape.
+
+Seeds are an HMAC of (op, dtype, case id) keyed with the caller's salt. The
+shown cases have fixed shapes and layouts (their values depend on the salt);
+hidden cases (`hidden=True`) draw their shapes, axes, layouts and value sets
+from the salt too, so nothing in the shown set predicts them. Cases do not
+depend on the device: every backend is judged on the same inputs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from generator.model import FLOATING, Family, OpSpec, Promotion
+
+LAYOUTS = ("contiguous", "offset", "transposed", "permuted", "strided", "negative", "padded", "expanded", "mixed")
+FLOAT_DISTS = ("normal", "uniform", "heavy", "lognormal", "specials", "large", "ties", "mixed")
+INT_DISTS = ("small", "full", "limits", "ties", "mixed")
+FORMAT_VERSION = 1
+
+
+# ---- the data model ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Operand:
+    """One tensor argument as raw memory: the view is buffer[offset + sum(i_k * strides[k])]."""
+
+    name: str  # the spec's argument name
+    dtype: str
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]  # in elements; 0 = broadcast, negative = reversed
+    offset: int  # in elements, into buffer
+    buffer: np.ndarray  # 1-D, contiguous; what no view element covers holds poison
+    buffer_b: np.ndarray  # same length and layout, other values
+    layout: str  # one of LAYOUTS
+    layout_text: str  # the layout in words
+    values: str  # the value distribution, e.g. "normal" or "limits"
+
+    def view(self, buffer: np.ndarray | None = None) -> np.ndarray:
+        """The operand as a numpy view of `buffer` (default: self.buffer), zero-copy."""
+        buf = self.buffer if buffer is None else buffer
+        if buf.ndim != 1 or buf.dtype != np.dtype(self.dtype) or not buf.flags.c_contiguous:
+            raise ValueError(f"{self.name}: need a 1-D contiguous {self.dtype} buffer")
+        if len(buf) != len(self.buffer):
+            raise ValueError(f"{self.name}: buffer has {len(buf)} elements, the layout needs {len(self.buffer)}")
+        item = buf.dtype.itemsize
+        return np.ndarray(self.shape, buf.dtype, buffer=buf, offset=self.offset * item,
+                          strides=tuple(s * item for s in self.strides))  # fmt: skip
+
+    def array(self, which: str = "a") -> np.ndarray:
+        """The view onto value set "a" (buffer) or "b" (buffer_b)."""
+        return self.view(self.buffer if which == "a" else self.buffer_b)
+
+    def addressed(self) -> np.ndarray:
+        """Boolean mask over the buffer: True where some view element lives."""
+        mask = np.zeros(len(self.buffer), dtype=bool)
+        if 0 not in self.shape:
+            index = np.full(self.shape, self.offset, dtype=np.int64)
+            for axis, (n, s) in enumerate(zip(self.shape, self.strides)):
+                shape = [1] * len(self.shape)
+                shape[axis] = n
+                index = index + (np.arange(n, dtype=np.int64) * s).reshape(shape)
+            mask[index.ravel()] = True
+        return mask
+
+    def describe(self) -> str:
+        return f"{self.name} {self.dtype}{list(self.shape)} {self.layout_text}"
+
+    def meta(self) -> dict[str, Any]:
+        """Everything but the buffers, JSON-ready."""
+        return {"name": self.name, "dtype": self.dtype, "shape": list(self.shape), "strides": list(self.strides),
+                "offset": self.offset, "size": len(self.buffer), "layout": self.layout,
+                "layout_text": self.layout_text, "values": self.values}  # fmt: skip
+
+
+@dataclass(frozen=True, eq=False)
+class Case:
+    op: str
+    dtype: str  # the dtype under test
+    id: str  # "c07" (shown) or "h03" (hidden); stable for a given spec, dtype and salt
+    description: str  # shapes, layouts, kwargs and value sets in words
+    operands: tuple[Operand, ...]
+    kwargs: dict[str, Any] = field(default_factory=dict)  # axis (None, int or tuple of ints), keepdims
+    hidden: bool = False
+
+    def arrays(self, which: str = "a") -> list[np.ndarray]:
+        """The numpy views of every operand onto value set "a" or "b"."""
+        return [op.array(which) for op in self.operands]
+
+    @staticmethod
+    def from_arrays(spec: OpSpec, arrays: Sequence[np.ndarray], kwargs: dict[str, Any] | None = None, *,
+                    case_id: str = "x00", description: str | None = None) -> Case:  # fmt: skip
+        """A case from given arrays (contiguous copies; any dtypes), e.g. for mixed-dtype or regression checks.
+        Its `buffer_b` repeats `buffer`; its dtype is the first non-condition operand's."""
+        names = [a.name for a in spec.signature.tensor_arguments]
+        if len(arrays) != len(names):
+            raise ValueError(f"{spec.name} takes {len(names)} tensors, got {len(arrays)}")
+        operands = []
+        for name, array in zip(names, arrays):
+            array = np.asarray(array)
+            buffer = np.ascontiguousarray(array).reshape(-1).copy()
+            strides = tuple(s // array.dtype.itemsize for s in np.ascontiguousarray(array).strides)
+            operands.append(Operand(name, array.dtype.name, array.shape, strides, 0, buffer, buffer.copy(),
+                                    "contiguous", "contiguous", "given"))  # fmt: skip
+        kwargs = dict(kwargs or {})
+        dtype = operands[1 if spec.promotion is Promotion.where else 0].dtype
+        return Case(spec.name, dtype, case_id, description or _describe(operands, kwargs), tuple(operands), kwargs)
+
+    @property
+    def size(self) -> int:
+        """Elements over all operand views (the case's cost, roughly)."""
+        return sum(math.prod(op.shape) for op in self.operands)
+
+
+def poison(dtype: str) -> Any:
+    """What fills the buffer outside the view."""
+    if dtype in FLOATING:
+        return np.nan
+    return True if dtype == "bool" else np.iinfo(dtype).max
+
+
+def operand_dtypes(spec: OpSpec, dtype: str) -> list[str]:
+    """where's condition is bool; every other tensor input has the dtype under test."""
+    count = len(spec.signature.tensor_arguments)
+    return ["bool" if spec.promotion is Promotion.where and i == 0 else dtype for i in range(count)]
+
+
+# ---- entry point -----------------------------------------------------------------------------------
+
+
+def generate_cases(spec: OpSpec, dtype: str, *, salt: bytes, hidden: bool = False, device: str = "cpu") -> list[Case]:
+    """The cases for one op x dtype: the shown set, plus the hidden set when `hidden`.
+
+    `salt` keys every seed; the gate keeps its own secret one, tests pass a fixed one.
+    `device` is accepted for the gate's sake; cases are the same on every device.
+    """
+    if not isinstance(salt, (bytes, bytearray)) or not salt:
+        raise TypeError("salt must be non-empty bytes")
+    if dtype not in spec.dtypes:
+        raise ValueError(f"{spec.name} does not declare dtype {dtype}")
+    del device
+    ctx = _Context.of(spec, dtype, bytes(salt))
+    templates = [(f"c{i:02d}", t, False) for i, t in enumerate(_shown_templates(ctx))]
+    if hidden:
+        hrng = ctx.rng("hidden-templates")
+        templates += [(f"h{i:02d}", t, True) for i, t in enumerate(_hidden_templates(ctx, hrng))]
+    return [_build_case(ctx, case_id, t, is_hidden) for case_id, t, is_hidden in templates]
+
+
+# ---- context: what the spec allows -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Context:
+    spec: OpSpec
+    dtype: str
+    salt: bytes
+    names: tuple[str, ...]
+    dtypes: tuple[str, ...]
+    bounds: dict[str, tuple[float | None, float | None]]
+    order_sensitive: bool  # float results depend on the summation order (sum, mean, prod, matmul)
+    float_result: bool
+
+    @staticmethod
+    def of(spec: OpSpec, dtype: str, salt: bytes) -> _Context:
+        names = tuple(a.name for a in spec.signature.tensor_arguments)
+        sensitive = spec.family is Family.contraction or (
+            spec.family is Family.reduction and spec.promotion is not Promotion.reduce_same
+        )
+        return _Context(spec, dtype, salt, names, tuple(operand_dtypes(spec, dtype)),
+                        {arg: (low, high) for arg, low, high in spec.domain}, sensitive,
+                        _probe_float_result(spec, dtype))  # fmt: skip
+
+    def digest(self, *parts: str) -> bytes:
+        message = "\x00".join((self.spec.name, self.dtype, *parts)).encode()
+        return hmac.new(self.salt, message, hashlib.sha256).digest()
+
+    def rng(self, *parts: str) -> np.random.Generator:
+        return np.random.default_rng(int.from_bytes(self.digest(*parts), "little"))
+
+    @property
+    def family(self) -> Family:
+        return self.spec.family
+
+    @property
+    def allow_large(self) -> bool:
+        """Huge magnitudes make reassociated sums or products disagree by more than any tolerance."""
+        return not self.order_sensitive
+
+
+def _probe_float_result(spec: OpSpec, dtype: str) -> bool:
+    fn = spec.reference.compile([a.name for a in spec.signature.arguments])
+    args = [np.ones((2, 2), dtype=d) for d in operand_dtypes(spec, dtype)]
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            return np.asarray(fn(*args)).dtype.kind == "f"
+    except Exception:  # noqa: BLE001 - a probe only
+        return dtype in FLOATING
+
+
+# ---- templates: what a case is before it gets values ---------------------------------------------------
+
+S = -1  # in a template shape: as many elements as the dtype's special-value set has
+
+
+@dataclass(frozen=True)
+class _Template:
+    shapes: tuple[tuple[int, ...], ...]
+    layouts: tuple[str, ...]
+    dist: str
+    kwargs: tuple[tuple[str, Any], ...] = ()
+
+
+def _t(shapes, layouts, dist, **kwargs) -> _Template:
+    layouts = (layouts,) * len(shapes) if isinstance(layouts, str) else tuple(layouts)
+    return _Template(tuple(tuple(s) for s in shapes), layouts, dist, tuple(kwargs.items()))
+
+
+_POINTWISE_SHOWN: dict[int, list[_Template]] = {
+    1: [
+        _t([()], "contiguous", "normal"),
+        _t([()], "offset", "specials"),
+        _t([(0,)], "contiguous", "normal"),
+        _t([(1, 0, 3)], "strided", "normal"),
+        _t([(1,)], "negative", "uniform"),
+        _t([(7,)], "strided", "normal"),
+        _t([(20,)], "negative", "uniform"),
+        _t([(812,)], "contiguous", "heavy"),
+        _t([(4099,)], "offset", "lognormal"),
+        _t([(1029, 917)], "contiguous", "uniform"),
+        _t([(3, 5)], "transposed", "uniform"),
+        _t([(5, 7)], "padded", "lognormal"),
+        _t([(4, 6)], "expanded", "normal"),
+        _t([(2, 3, 4, 5)], "permuted", "heavy"),
+        _t([(2, 3, 1, 4, 3)], "mixed", "normal"),
+        _t([(3, 4, 5)], "negative", "heavy"),
+        _t([(S,)], "contiguous", "specials"),
+        _t([(3, S)], "strided", "specials"),
+        _t([(64,)], "offset", "large"),
+        _t([(9, 11)], "transposed", "large"),
+    ],
+    2: [
+        _t([(), ()], "contiguous", "normal"),
+        _t([(), ()], "offset", "specials"),
+        _t([(0,), (0,)], "contiguous", "normal"),
+        _t([(1, 0, 3), (3,)], ("strided", "contiguous"), "normal"),
+        _t([(7,), (7,)], ("strided", "negative"), "normal"),
+        _t([(20,), ()], ("contiguous", "offset"), "uniform"),
+        _t([(), (20,)], ("offset", "negative"), "heavy"),
+        _t([(812,), (812,)], "contiguous", "heavy"),
+        _t([(4099,), (1,)], "offset", "lognormal"),
+        _t([(1029, 917), (1029, 917)], "contiguous", "uniform"),
+        _t([(3, 1), (1, 4)], "contiguous", "uniform"),
+        _t([(3, 5), (3, 5)], "transposed", "normal"),
+        _t([(5, 7), (5, 7)], ("padded", "expanded"), "lognormal"),
+        _t([(2, 3, 4), (4,)], ("permuted", "strided"), "normal"),
+        _t([(4,), (2, 3, 4)], ("negative", "mixed"), "uniform"),
+        _t([(2, 1, 4, 3), (5, 1, 3)], "strided", "heavy"),
+        _t([(2, 3, 4, 5), (2, 3, 4, 5)], ("permuted", "mixed"), "normal"),
+        _t([(4, 6), (4, 6)], "expanded", "normal"),
+        _t([(3, 4, 5), (3, 4, 5)], "negative", "heavy"),
+        _t([(S, 1), (1, S)], "contiguous", "specials"),
+        _t([(S, 1), (1, S)], ("strided", "negative"), "specials"),
+        _t([(64,), (64,)], "offset", "large"),
+        _t([(9, 11), (11,)], ("transposed", "contiguous"), "large"),
+        _t([(6, 7), (6, 7)], "contiguous", "ties"),
+    ],
+    3: [
+        _t([(), (), ()], "contiguous", "normal"),
+        _t([(), (), ()], "offset", "specials"),
+        _t([(0,), (0,), (0,)], "contiguous", "normal"),
+        _t([(0, 2), (2,), (1, 2)], "strided", "normal"),
+        _t([(7,), (7,), (7,)], ("strided", "negative", "offset"), "normal"),
+        _t([(20,), (), (20,)], ("contiguous", "offset", "negative"), "uniform"),
+        _t([(812,), (812,), (812,)], "contiguous", "heavy"),
+        _t([(4099,), (4099,), (1,)], "offset", "lognormal"),
+        _t([(1029, 917), (1029, 917), (1029, 917)], "contiguous", "uniform"),
+        _t([(3, 1), (1, 4), (3, 4)], "contiguous", "uniform"),
+        _t([(3, 5), (3, 5), (3, 5)], "transposed", "normal"),
+        _t([(5, 7), (5, 7), (5, 7)], ("padded", "expanded", "mixed"), "lognormal"),
+        _t([(2, 3, 4), (4,), ()], ("permuted", "strided", "contiguous"), "normal"),
+        _t([(4,), (2, 3, 4), (3, 1)], ("negative", "mixed", "expanded"), "uniform"),
+        _t([(2, 3, 4, 5), (2, 1, 4, 5), (5,)], ("permuted", "strided", "negative"), "heavy"),
+        _t([(S, S), (S, 1), (1, S)], "contiguous", "specials"),
+        _t([(S, S), (S, 1), (1, S)], ("negative", "strided", "transposed"), "specials"),
+        _t([(64,), (64,), (64,)], "offset", "large"),
+        _t([(6, 7), (6, 7), (6, 7)], "contiguous", "ties"),
+    ],
+}
+
+_REDUCTION_SHOWN = [
+    _t([()], "contiguous", "normal", axis=None, keepdims=False),
+    _t([()], "offset", "normal", axis=(), keepdims=True),
+    _t([(0,)], "contiguous", "normal", axis=None, keepdims=False),
+    _t([(0,)], "contiguous", "normal", axis=0, keepdims=True),
+    _t([(1,)], "negative", "uniform", axis=0, keepdims=False),
+    _t([(7,)], "strided", "normal", axis=0, keepdims=False),
+    _t([(7,)], "negative", "uniform", axis=-1, keepdims=True),
+    _t([(812,)], "contiguous", "heavy", axis=None, keepdims=False),
+    _t([(4099,)], "offset", "lognormal", axis=0, keepdims=True),
+    _t([(1029, 917)], "contiguous", "uniform", axis=1, keepdims=False),
+    _t([(3, 4)], "transposed", "uniform", axis=None, keepdims=True),
+    _t([(3, 4)], "contiguous", "normal", axis=0, keepdims=False),
+    _t([(3, 4)], "padded", "normal", axis=1, keepdims=True),
+    _t([(5, 6)], "expanded", "normal", axis=0, keepdims=False),
+    _t([(2, 3, 4)], "contiguous", "normal", axis=(0, 2), keepdims=False),
+    _t([(2, 3, 4)], "strided", "uniform", axis=(1, 2), keepdims=True),
+    _t([(2, 3, 4)], "negative", "heavy", axis=(2, 0), keepdims=False),
+    _t([(2, 3, 4)], "permuted", "normal", axis=(-1, -3), keepdims=True),
+    _t([(2, 3, 4)], "contiguous", "normal", axis=(), keepdims=False),
+    _t([(2, 0, 3)], "contiguous", "normal", axis=1, keepdims=False),
+    _t([(2, 0, 3)], "strided", "normal", axis=(0, 2), keepdims=True),
+    _t([(2, 3, 4, 5)], "mixed", "normal", axis=(1, 3), keepdims=False),
+    _t([(2, 3, 4, 5)], "permuted", "uniform", axis=(0, 1, 2, 3), keepdims=True),
+    _t([(4, 1, 3)], "contiguous", "normal", axis=(0, 1, 2), keepdims=False),
+    _t([(6, S)], "contiguous", "specials", axis=1, keepdims=False),
+    _t([(S, 5)], "strided", "specials", axis=None, keepdims=False),
+    _t([(8, 9)], "transposed", "large", axis=0, keepdims=True),
+    _t([(5, 7)], "contiguous", "ties", axis=1, keepdims=False),
+]
+
+_INDEX_REDUCTION_SHOWN = [
+    _t([()], "contiguous", "normal", axis=None, keepdims=False),
+    _t([()], "offset", "normal", axis=0, keepdims=True),
+    _t([(0,)], "contiguous", "normal", axis=None, keepdims=False),
+    _t([(1,)], "negative", "uniform", axis=0, keepdims=False),
+    _t([(7,)], "strided", "normal", axis=0, keepdims=False),
+    _t([(7,)], "negative", "uniform", axis=-1, keepdims=True),
+    _t([(812,)], "contiguous", "heavy", axis=None, keepdims=False),
+    _t([(4099,)], "offset", "lognormal", axis=0, keepdims=True),
+    _t([(1029, 917)], "contiguous", "uniform", axis=1, keepdims=False),
+    _t([(3, 4)], "transposed", "uniform", axis=None, keepdims=True),
+    _t([(3, 4)], "contiguous", "normal", axis=0, keepdims=False),
+    _t([(3, 4)], "padded", "normal", axis=1, keepdims=True),
+    _t([(5, 6)], "expanded", "ties", axis=0, keepdims=False),
+    _t([(5, 6)], "expanded", "ties", axis=1, keepdims=True),
+    _t([(2, 3, 4)], "negative", "heavy", axis=1, keepdims=False),
+    _t([(2, 3, 4)], "permuted", "normal", axis=-3, keepdims=True),
+    _t([(2, 0, 3)], "contiguous", "normal", axis=1, keepdims=False),
+    _t([(2, 0, 3)], "strided", "normal", axis=0, keepdims=True),
+    _t([(2, 3, 4, 5)], "mixed", "normal", axis=2, keepdims=False),
+    _t([(6, S)], "contiguous", "specials", axis=1, keepdims=False),
+    _t([(S, 5)], "strided", "specials", axis=0, keepdims=True),
+    _t([(S, 3)], "negative", "specials", axis=None, keepdims=False),
+    _t([(8, 9)], "transposed", "large", axis=0, keepdims=True),
+    _t([(5, 7)], "contiguous", "ties", axis=1, keepdims=False),
+    _t([(5, 7)], "negative", "ties", axis=None, keepdims=False),
+    _t([(4, 9)], "strided", "ties", axis=0, keepdims=True),
+]
+
+_NORMALIZATION_SHOWN = [
+    _t([()], "contiguous", "normal", axis=-1),
+    _t([(1,)], "offset", "normal", axis=-1),
+    _t([(5,)], "contiguous", "uniform", axis=0),
+    _t([(7,)], "strided", "heavy", axis=-1),
+    _t([(3, 4)], "transposed", "normal", axis=-1),
+    _t([(3, 4)], "contiguous", "uniform", axis=0),
+    _t([(2, 3, 4)], "contiguous", "normal", axis=1),
+    _t([(2, 3, 4)], "negative", "heavy", axis=-3),
+    _t([(2, 3, 4, 5)], "permuted", "normal", axis=2),
+    _t([(2, 3, 4, 5)], "mixed", "uniform", axis=-1),
+    _t([(0, 3)], "contiguous", "normal", axis=-1),
+    _t([(3, 0)], "contiguous", "normal", axis=-1),
+    _t([(3, 0)], "strided", "normal", axis=0),
+    _t([(4, 1029)], "offset", "normal", axis=-1),
+    _t([(1029, 917)], "contiguous", "uniform", axis=0),
+    _t([(5, 6)], "expanded", "normal", axis=1),
+    _t([(5, 6)], "expanded", "uniform", axis=0),
+    _t([(7, 9)], "padded", "lognormal", axis=-1),
+    _t([(6, S)], "contiguous", "specials", axis=-1),
+    _t([(S, 4)], "strided", "specials", axis=0),
+    _t([(6, 9)], "offset", "large", axis=-1),
+    _t([(5, 7)], "contiguous", "heavy", axis=-1),
+    _t([(812,)], "contiguous", "lognormal", axis=0),
+    _t([(7, 1)], "negative", "ties", axis=-1),
+]
+
+_CONTRACTION_SHOWN = [
+    _t([(3,), (3,)], "contiguous", "normal"),
+    _t([(1,), (1,)], "offset", "uniform"),
+    _t([(2, 3), (3,)], "contiguous", "normal"),
+    _t([(3,), (3, 4)], ("negative", "strided"), "normal"),
+    _t([(2, 3), (3, 4)], "transposed", "uniform"),
+    _t([(5, 2, 3), (3, 4)], "contiguous", "heavy"),
+    _t([(2, 1, 2, 3), (4, 3, 2)], ("strided", "permuted"), "normal"),
+    _t([(3, 1, 4, 5), (2, 5, 3)], "mixed", "normal"),
+    _t([(2, 0), (0, 3)], "contiguous", "normal"),
+    _t([(0, 3), (3, 2)], "contiguous", "normal"),
+    _t([(4, 0, 3), (3, 2)], "strided", "normal"),
+    _t([(1, 70), (70, 130)], "contiguous", "uniform"),
+    _t([(67, 129), (129, 65)], "contiguous", "normal"),
+    _t([(7, 5), (5, 9)], "strided", "lognormal"),
+    _t([(6, 5), (5, 7)], "negative", "normal"),
+    _t([(3, 4, 5), (5, 6)], ("expanded", "contiguous"), "normal"),
+    _t([(4, 5), (2, 5, 6)], ("contiguous", "expanded"), "uniform"),
+    _t([(4, 5), (5, 6)], "padded", "heavy"),
+    _t([(2, 3, 4, 5), (5, 3)], ("permuted", "offset"), "normal"),
+    _t([(5, 6), (6, 4)], "contiguous", "specials"),
+    _t([(4, 6), (6, 5)], ("transposed", "strided"), "specials"),
+    _t([(9, 11), (11, 8)], "contiguous", "ties"),
+    _t([(), (3,)], "contiguous", "normal"),
+    _t([(3,), (4,)], "contiguous", "normal"),
+]
+
+
+def _shown_templates(ctx: _Context) -> list[_Template]:
+    family = ctx.family
+    if family is Family.pointwise:
+        return _POINTWISE_SHOWN[len(ctx.names)]
+    if family is Family.reduction:
+        return _REDUCTION_SHOWN
+    if family is Family.index_reduction:
+        return _INDEX_REDUCTION_SHOWN
+    if family is Family.normalization:
+        return _NORMALIZATION_SHOWN
+    return _CONTRACTION_SHOWN
+
+
+# ---- hidden templates: drawn from the salt --------------------------------------------------------------
+
+_HIDDEN_LAYOUTS = ("contiguous", "offset", "transposed", "permuted", "strided", "negative", "padded", "expanded",
+                   "mixed", "mixed", "strided", "negative")  # fmt: skip
+_HIDDEN_DISTS = ("normal", "uniform", "heavy", "lognormal", "mixed", "mixed", "specials", "large", "ties")
+
+
+def _odd(rng: np.random.Generator, low: int, high: int) -> int:
+    return int(rng.integers(low // 2, high // 2)) * 2 + 1
+
+
+def _random_shape(rng: np.random.Generator, max_rank: int = 5, budget: int = 4000, zero: float = 0.0) -> tuple:
+    rank = int(rng.integers(1, max_rank + 1))
+    dims = [int(rng.choice([1, 2, 3, 4, 5, 6, 7, 9, 11, 13])) for _ in range(rank)]
+    while math.prod(dims) > budget:
+        dims[int(np.argmax(dims))] //= 2
+    if zero and rng.random() < zero:
+        dims[int(rng.integers(rank))] = 0
+    return tuple(dims)
+
+
+def _broadcast_partner(rng: np.random.Generator, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A shape that broadcasts against `shape`: a suffix of it, some dims set to 1."""
+    drop = int(rng.integers(0, len(shape) + 1))
+    return tuple(1 if rng.random() < 0.3 else n for n in shape[drop:])
+
+
+def _pick(rng: np.random.Generator, options: Sequence[Any]) -> Any:
+    return options[int(rng.integers(len(options)))]
+
+
+def _layouts(rng: np.random.Generator, count: int) -> tuple[str, ...]:
+    return tuple(_pick(rng, _HIDDEN_LAYOUTS) for _ in range(count))
+
+
+def _hidden_templates(ctx: _Context, rng: np.random.Generator) -> list[_Template]:
+    family = ctx.family
+    if family is Family.pointwise:
+        return _hidden_pointwise(ctx, rng)
+    if family in (Family.reduction, Family.index_reduction):
+        return _hidden_reduction(ctx, rng)
+    if family is Family.normalization:
+        return _hidden_normalization(rng)
+    return _hidden_contraction(rng)
+
+
+def _hidden_pointwise(ctx: _Context, rng: np.random.Generator) -> list[_Template]:
+    arity = len(ctx.names)
+    result = []
+
+    def add(out_shape: tuple[int, ...], dist: str | None = None) -> None:
+        shapes = [out_shape] + [_broadcast_partner(rng, out_shape) for _ in range(arity - 1)]
+        order = rng.permutation(arity)  # the full shape is not always the first operand
+        shapes = [shapes[i] for i in order]
+        result.append(_t(shapes, _layouts(rng, arity), dist or _pick(rng, _HIDDEN_DISTS)))
+
+    for _ in range(3):
+        add((_odd(rng, 3, 6000),))
+    for _ in range(3):
+        add(_random_shape(rng, max_rank=5))
+    add(_random_shape(rng, max_rank=3, zero=1.0))
+    add((), dist="mixed")
+    add(_random_shape(rng, max_rank=3), dist="mixed")
+    add((_odd(rng, 101, 301), _odd(rng, 101, 301)), dist=_pick(rng, ("normal", "uniform", "mixed")))
+    return result
+
+
+def _random_axes(rng: np.random.Generator, rank: int, single: bool) -> Any:
+    roll = rng.random()
+    if roll < 0.2 or rank == 0:
+        return None
+    if single or roll < 0.5:
+        axis = int(rng.integers(rank))
+        return axis - rank if rng.random() < 0.4 else axis
+    count = int(rng.integers(0, rank + 1))
+    axes = [int(a) for a in rng.permutation(rank)[:count]]
+    return tuple(a - rank if rng.random() < 0.3 else a for a in axes)
+
+
+def _hidden_reduction(ctx: _Context, rng: np.random.Generator) -> list[_Template]:
+    single = ctx.family is Family.index_reduction
+    result = []
+    for i in range(9):
+        shape = (_odd(rng, 3, 6000),) if i < 2 else _random_shape(rng, max_rank=4, zero=0.15)
+        dist = _pick(rng, _HIDDEN_DISTS)
+        result.append(_t([shape], _pick(rng, _HIDDEN_LAYOUTS), dist, axis=_random_axes(rng, len(shape), single),
+                         keepdims=bool(rng.random() < 0.5)))  # fmt: skip
+    shape = (_odd(rng, 101, 301), _odd(rng, 101, 301))
+    result.append(_t([shape], _pick(rng, ("contiguous", "transposed", "offset")), _pick(rng, ("normal", "uniform")),
+                     axis=_random_axes(rng, 2, single), keepdims=bool(rng.random() < 0.5)))  # fmt: skip
+    return result
+
+
+def _hidden_normalization(rng: np.random.Generator) -> list[_Template]:
+    result = []
+    for i in range(9):
+        shape = (_odd(rng, 3, 3000),) if i < 2 else _random_shape(rng, max_rank=4, zero=0.1)
+        axis = int(rng.integers(len(shape)))
+        axis = axis - len(shape) if rng.random() < 0.5 else axis
+        result.append(_t([shape], _pick(rng, _HIDDEN_LAYOUTS), _pick(rng, _HIDDEN_DISTS), axis=axis))
+    shape = (_odd(rng, 101, 301), _odd(rng, 101, 301))
+    result.append(_t([shape], _pick(rng, ("contiguous", "transposed")), "normal", axis=int(rng.integers(-2, 2))))
+    return result
+
+
+def _hidden_contraction(rng: np.random.Generator) -> list[_Template]:
+    result = []
+    for i in range(9):
+        m, k, n = (int(rng.integers(1, 34)) for _ in range(3))
+        if i == 0:
+            k = 0 if rng.random() < 0.5 else k
+        batch = _random_shape(rng, max_rank=2, budget=12) if rng.random() < 0.5 else ()
+        other = _broadcast_partner(rng, batch)
+        a, b = batch + (m, k), other + (k, n)
+        if i == 1:
+            a = (k,)
+        if i == 2:
+            b = (k,)
+        if rng.random() < 0.5:
+            a, b = (other + (m, k), batch + (k, n)) if len(a) > 1 and len(b) > 1 else (a, b)
+        result.append(_t([a, b], _layouts(rng, 2), _pick(rng, _HIDDEN_DISTS)))
+    m, k, n = (_odd(rng, 41, 141) for _ in range(3))
+    result.append(_t([(m, k), (k, n)], _layouts(rng, 2), "normal"))
+    return result
+
+
+# ---- layouts -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Placement:
+    perm: tuple[int, ...]  # logical dims in memory order, outermost first
+    steps: tuple[int, ...]  # per logical dim; the sign is the direction
+    pad: int  # extra elements per innermost row
+    lead: int  # poison before the block
+    trail: int  # poison after it
+    expand: tuple[int, ...]  # dims read with stride 0
+
+
+def _resolve_layout(kind: str, shape: tuple[int, ...], rng: np.random.Generator) -> tuple[str, _Placement]:
+    rank = len(shape)
+    ident = tuple(range(rank))
+    ones = (1,) * rank
+    lead = int(rng.integers(1, 17))
+    trail = int(rng.integers(1, 9))
+    if kind == "contiguous":
+        return kind, _Placement(ident, ones, 0, 0, 0, ())
+    if rank == 0 or kind == "offset" or (kind in ("transposed", "permuted") and rank < 2):
+        return "offset", _Placement(ident, ones, 0, lead, trail, ())
+    if kind == "transposed":
+        return kind, _Placement(ident[::-1], ones, 0, 0, 0, ())
+    if kind == "permuted":
+        perm = tuple(int(p) for p in rng.permutation(rank))
+        while perm == ident:
+            perm = tuple(int(p) for p in rng.permutation(rank))
+        return kind, _Placement(perm, ones, 0, 0, 0, ())
+    if kind == "strided":
+        steps = tuple(int(rng.integers(2, 4)) if rng.random() < 0.7 or d == rank - 1 else 1 for d in range(rank))
+        return kind, _Placement(ident, steps, 0, int(rng.integers(0, 4)), int(rng.integers(0, 3)), ())
+    if kind == "negative":
+        flip = [d for d in range(rank) if rng.random() < 0.6] or [rank - 1]
+        steps = tuple(-1 if d in flip else 1 for d in range(rank))
+        return kind, _Placement(ident, steps, 0, 0, 0, ())
+    if kind == "padded":
+        return kind, _Placement(ident, ones, int(rng.integers(1, 6)), lead, trail, ())
+    if kind == "expanded":
+        candidates = [d for d in range(rank) if shape[d] > 1]
+        if not candidates:
+            return "offset", _Placement(ident, ones, 0, lead, trail, ())
+        chosen = tuple(d for d in candidates if rng.random() < 0.5) or (_pick(rng, candidates),)
+        if len(chosen) == len(candidates) and len(candidates) > 1:
+            chosen = chosen[:-1]
+        return kind, _Placement(ident, ones, 0, 0, 0, chosen)
+    if kind == "mixed":
+        perm = tuple(int(p) for p in rng.permutation(rank))
+        steps = tuple(int(rng.choice([-2, -1, 1, 2, 3])) for _ in range(rank))
+        candidates = [d for d in range(rank) if shape[d] > 1]
+        expand = (_pick(rng, candidates),) if len(candidates) > 1 and rng.random() < 0.5 else ()
+        return kind, _Placement(perm, steps, int(rng.integers(0, 3)), lead, trail, expand)
+    raise ValueError(f"unknown layout {kind!r}")
+
+
+def _place(shape: tuple[int, ...], p: _Placement) -> tuple[int, int, tuple[int, ...], tuple[int, ...]]:
+    """(buffer size, offset, element strides, shape of the distinct values) of a placement."""
+    rank = len(shape)
+    base = tuple(1 if d in p.expand else n for d, n in enumerate(shape))
+    extents = [base[d] * abs(p.steps[d]) for d in range(rank)]
+    if rank:
+        extents[p.perm[-1]] += p.pad
+    unit = [0] * rank
+    stride = 1
+    for d in reversed(p.perm):
+        unit[d] = stride
+        stride *= max(extents[d], 1)
+    strides = tuple(0 if d in p.expand else unit[d] * p.steps[d] for d in range(rank))
+    offset = p.lead + sum((base[d] - 1) * unit[d] * -p.steps[d] for d in range(rank) if p.steps[d] < 0 and base[d] > 0)
+    return p.lead + stride + p.trail, offset, strides, base
+
+
+def _layout_text(kind: str, p: _Placement, strides: tuple[int, ...], offset: int) -> str:
+    parts = []
+    rank = len(p.perm)
+    if p.perm != tuple(range(rank)):
+        parts.append("transposed" if p.perm == tuple(range(rank))[::-1] else f"axes laid out in order {list(p.perm)}")
+    if any(abs(s) > 1 for s in p.steps):
+        parts.append(f"sliced with steps {list(p.steps)}")
+    flipped = [d for d, s in enumerate(p.steps) if s < 0 and d not in p.expand]
+    if flipped:
+        parts.append(f"reversed (negative stride) on axes {flipped}")
+    if p.pad:
+        parts.append(f"rows padded by {p.pad}")
+    if p.expand:
+        parts.append(f"broadcast (stride 0) on axes {list(p.expand)}")
+    if offset:
+        parts.append(f"starting at element {offset} of its buffer")
+    if not parts:
+        return "contiguous"
+    return ", ".join(parts)
+
+
+# ---- values ----------------------------------------------------------------------------------------------------
+
+_FLOAT_SPECIALS = {
+    "float64": [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, np.pi, -np.pi, np.pi / 2, -np.pi / 2, np.inf, -np.inf, np.nan,
+                1e-3, -1e-3, 2.0, -2.0, 3.0, 5e-324, -5e-324, 1e-310, 2.2250738585072014e-308, 1e20, -1e20,
+                4988429.2, -4988429.2, 1e300, -1e300, 1.7976931348623157e308],
+    "float32": [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, np.pi, -np.pi, np.pi / 2, -np.pi / 2, np.inf, -np.inf, np.nan,
+                1e-3, -1e-3, 2.0, -2.0, 3.0, 1.4e-45, -1.4e-45, 1e-40, 1.1754944e-38, 1e20, -1e20,
+                4988429.2, -4988429.2, 3e38, -3e38, 3.4028234e38],
+}  # fmt: skip
+# For ops whose float result depends on the order of a sum or product: nothing that overflows or
+# underflows part-way (inf * 0 vs 0 * inf), so any honest association gives the same answer.
+_ORDER_SAFE_SPECIALS = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, np.pi, -np.pi, np.inf, -np.inf, np.nan, 1e-3, -1e-3, 2.0, -2.0]
+
+
+def _int_specials(dtype: str) -> list[int]:
+    info = np.iinfo(dtype)
+    common = [0, 1, 2, -1, -2, 7, 55, 127, -127, -128, 128, 255, 256, 32767, -32768, 65535, 2**31 - 1, -(2**31),
+              2**32 - 1, 2**53 + 1, 2**63 - 1]  # fmt: skip
+    values = common + [info.min, info.min + 1, info.max, info.max - 1]
+    return sorted({v for v in values if info.min <= v <= info.max})
+
+
+def special_values(ctx_or_spec: OpSpec | _Context, dtype: str) -> np.ndarray:
+    """The special-value set a case with dist "specials" cycles through (for the op's constraints)."""
+    ctx = ctx_or_spec if isinstance(ctx_or_spec, _Context) else _Context.of(ctx_or_spec, dtype, b"-")
+    if dtype == "bool":
+        return np.array([False, True])
+    if dtype in FLOATING:
+        return np.array(_ORDER_SAFE_SPECIALS if ctx.order_sensitive else _FLOAT_SPECIALS[dtype], dtype=dtype)
+    if _exact_sum_limits(ctx, dtype):
+        info = np.iinfo(dtype)
+        return np.array(sorted({info.min, info.min + 1, 0, info.max - 1, info.max}), dtype=dtype)
+    return np.array(_int_specials(dtype), dtype=dtype)
+
+
+def _exact_sum_limits(ctx: _Context, dtype: str) -> bool:
+    """64-bit ints summed in float64 (mean): mixing limits with small values makes the result order-dependent."""
+    return ctx.order_sensitive and ctx.float_result and np.dtype(dtype).itemsize == 8
+
+
+def _int_range(ctx: _Context, dtype: str, bounds: tuple[float | None, float | None]) -> tuple[int, int]:
+    info = np.iinfo(dtype)
+    low, high = int(info.min), int(info.max)
+    if _exact_sum_limits(ctx, dtype):
+        low, high = max(low, -(2**40)), min(high, 2**40)
+    if bounds[0] is not None:
+        low = max(low, math.ceil(bounds[0]))
+    if bounds[1] is not None:
+        high = min(high, math.floor(bounds[1]))
+    return low, high
+
+
+def _cycle(rng: np.random.Generator, pool: np.ndarray, n: int) -> np.ndarray:
+    """Every pool value once (in random order) while there is room, then random picks."""
+    head = rng.permutation(pool)[:n]
+    tail = rng.choice(pool, size=n - len(head)) if n > len(head) else pool[:0]
+    return np.concatenate([head, tail])
+
+
+def _values(ctx: _Context, name: str, dtype: str, shape: tuple[int, ...], dist: str, rng: np.random.Generator):
+    n = math.prod(shape)
+    bounds = ctx.bounds.get(name, (None, None))
+    if dtype == "bool":
+        if dist == "specials":
+            return _cycle(rng, np.array([False, True]), n).reshape(shape)
+        return (rng.random(n) < rng.uniform(0.2, 0.8)).reshape(shape)
+    if dtype in FLOATING:
+        return _fold(_float_values(ctx, dtype, n, dist, rng), bounds).astype(dtype).reshape(shape)
+    return _int_values(ctx, dtype, n, dist, rng, bounds).reshape(shape)
+
+
+def _float_values(ctx: _Context, dtype: str, n: int, dist: str, rng: np.random.Generator) -> np.ndarray:
+    if dist == "large" and not ctx.allow_large:
+        dist = "heavy"
+    if dist == "normal":
+        return rng.standard_normal(n) * float(rng.choice([1.0, 3.0, 10.0]))
+    if dist == "uniform":
+        width = float(rng.choice([1.0, 5.0, 100.0]))
+        return rng.uniform(-width, width, n)
+    if dist == "heavy":
+        return rng.standard_t(2, n)
+    if dist == "lognormal":
+        return rng.lognormal(0.0, 2.0, n) * rng.choice([-1.0, 1.0], n)
+    if dist == "specials":
+        return _cycle(rng, special_values(ctx, dtype).astype(np.float64), n)
+    if dist == "large":
+        top = 38.4 if dtype == "float32" else 300.0
+        mags = 10.0 ** rng.uniform(4.0, top, n)
+        mags[rng.random(n) < 0.25] = 1e20
+        return mags * rng.choice([-1.0, 1.0], n)
+    if dist == "ties":
+        return rng.integers(-3, 4, n).astype(np.float64)
+    if dist == "mixed":
+        data = rng.standard_normal(n) * 3.0
+        hits = rng.random(n) < 0.15
+        data[hits] = rng.choice(special_values(ctx, dtype).astype(np.float64), int(hits.sum()))
+        return data
+    raise ValueError(f"unknown value distribution {dist!r}")
+
+
+def _fold(data: np.ndarray, bounds: tuple[float | None, float | None]) -> np.ndarray:
+    """Moves values into [low, high]: reflected at each bound, then clipped. NaN stays NaN."""
+    low, high = bounds
+    with np.errstate(invalid="ignore", over="ignore"):
+        if low is not None:
+            data = np.where(data < low, 2.0 * low - data, data)
+        if high is not None:
+            data = np.where(data > high, 2.0 * high - data, data)
+        if low is not None or high is not None:
+            data = np.where(np.isnan(data), data, np.clip(data, low, high))
+    return data
+
+
+def _int_values(ctx, dtype, n, dist, rng, bounds) -> np.ndarray:
+    low, high = _int_range(ctx, dtype, bounds)
+    if dist in ("normal", "lognormal", "small"):
+        lo, hi = max(low, -20), min(high, 20)
+        if lo > hi:
+            lo, hi = low, min(high, low + 40)
+        return rng.integers(lo, hi, n, dtype=dtype, endpoint=True)
+    if dist in ("uniform", "heavy", "full", "large"):
+        return rng.integers(low, high, n, dtype=dtype, endpoint=True)
+    if dist == "ties":
+        lo, hi = max(low, -3), min(high, 3)
+        return rng.integers(lo, max(lo, hi), n, dtype=dtype, endpoint=True)
+    pool = special_values(ctx, dtype)
+    pool = pool[(pool >= low) & (pool <= high)] if len(pool) else pool
+    if not len(pool):
+        pool = np.array([low, high], dtype=dtype)
+    if dist in ("specials", "limits"):
+        return _cycle(rng, pool, n).astype(dtype)
+    if dist == "mixed":
+        data = rng.integers(max(low, -100), max(min(high, 100), max(low, -100)), n, dtype=dtype, endpoint=True)
+        hits = rng.random(n) < 0.2
+        data[hits] = rng.choice(pool, int(hits.sum()))
+        return data
+    raise ValueError(f"unknown value distribution {dist!r}")
+
+
+def _dist_name(dtype: str, dist: str, ctx: _Context) -> str:
+    """The distribution's name as it applies to the dtype, for descriptions."""
+    if dtype == "bool":
+        return "all-pairs booleans" if dist == "specials" else "random booleans"
+    if dtype in FLOATING:
+        if dist == "large" and not ctx.allow_large:
+            return "heavy-tailed (t, df=2)"
+        return {"normal": "normal", "uniform": "uniform", "heavy": "heavy-tailed (t, df=2)",
+                "lognormal": "log-normal with random signs", "specials": "special values (+-0, +-inf, nan, tiny, ...)",
+                "large": "large magnitudes", "ties": "small integers (ties)",
+                "mixed": "normal with special values mixed in"}[dist]  # fmt: skip
+    return {"normal": "small integers", "lognormal": "small integers", "uniform": "integers over the full range",
+            "heavy": "integers over the full range", "large": "integers over the full range",
+            "specials": "integer limits and edge values", "ties": "small integers (ties)",
+            "mixed": "small integers with limits mixed in"}[dist]  # fmt: skip
+
+
+# ---- building a case --------------------------------------------------------------------------------------------
+
+
+def _resolve_shape(shape: tuple[int, ...], ctx: _Context, dtype: str) -> tuple[int, ...]:
+    return tuple(len(special_values(ctx, dtype)) if n == S else n for n in shape)
+
+
+def _build_case(ctx: _Context, case_id: str, template: _Template, hidden: bool) -> Case:
+    layout_rng = ctx.rng(case_id, "layout")
+    rng_a, rng_b = ctx.rng(case_id, "a"), ctx.rng(case_id, "b")
+    operands = []
+    for name, dtype, shape, kind in zip(ctx.names, ctx.dtypes, template.shapes, template.layouts):
+        shape = _resolve_shape(shape, ctx, ctx.dtype)
+        kind, placement = _resolve_layout(kind, shape, layout_rng)
+        size, offset, strides, base = _place(shape, placement)
+        buffers = []
+        for rng in (rng_a, rng_b):
+            buffer = np.full(size, poison(dtype), dtype=dtype)
+            item = buffer.dtype.itemsize
+            holder = np.ndarray(base, buffer.dtype, buffer=buffer, offset=offset * item,
+                                strides=tuple(s * item for s in strides))  # fmt: skip
+            holder[...] = _values(ctx, name, dtype, base, template.dist, rng)
+            buffers.append(buffer)
+        operands.append(Operand(name, dtype, shape, strides, offset, buffers[0], buffers[1], kind,
+                                _layout_text(kind, placement, strides, offset), _dist_name(dtype, template.dist, ctx)))  # fmt: skip
+    kwargs = dict(template.kwargs)
+    return Case(ctx.spec.name, ctx.dtype, case_id, _describe(operands, kwargs), tuple(operands), kwargs, hidden)
+
+
+def _describe(operands: list[Operand], kwargs: dict[str, Any]) -> str:
+    text = "; ".join(f"{op.name}: shape {op.shape} {op.layout_text}, {op.values}" for op in operands)
+    if kwargs:
+        text += "; " + ", ".join(f"{k}={v!r}" for k, v in kwargs.items())
+    return text
+
+
+# ---- files: cases travel to a sandboxed runner as one .npz --------------------------------------------------
+
+
+def to_npz(cases: Sequence[Case], path: str | Path) -> None:
+    """Writes cases (buffers and metadata, no pickles) to one .npz file."""
+    arrays: dict[str, np.ndarray] = {}
+    meta = []
+    for ci, case in enumerate(cases):
+        for oi, op in enumerate(case.operands):
+            arrays[f"{ci}_{oi}_a"] = op.buffer
+            arrays[f"{ci}_{oi}_b"] = op.buffer_b
+        meta.append({"op": case.op, "dtype": case.dtype, "id": case.id, "description": case.description,
+                     "kwargs": _kwargs_to_json(case.kwargs), "hidden": case.hidden,
+                     "operands": [op.meta() for op in case.operands]})  # fmt: skip
+    header = json.dumps({"format": FORMAT_VERSION, "cases": meta}).encode()
+    arrays["__meta__"] = np.frombuffer(header, dtype=np.uint8)
+    with open(path, "wb") as handle:
+        np.savez(handle, **arrays)
+
+
+def from_npz(path: str | Path) -> list[Case]:
+    with np.load(path, allow_pickle=False) as data:
+        header = json.loads(data["__meta__"].tobytes().decode())
+        if header.get("format") != FORMAT_VERSION:
+            raise ValueError(f"{path}: case file format {header.get('format')}, expected {FORMAT_VERSION}")
+        cases = []
+        for ci, m in enumerate(header["cases"]):
+            operands = tuple(
+                Operand(o["name"], o["dtype"], tuple(o["shape"]), tuple(o["strides"]), o["offset"],
+                        np.ascontiguousarray(data[f"{ci}_{oi}_a"]), np.ascontiguousarray(data[f"{ci}_{oi}_b"]),
+                        o["layout"], o["layout_text"], o["values"])  # fmt: skip
+                for oi, o in enumerate(m["operands"])
+            )
+            cases.append(Case(m["op"], m["dtype"], m["id"], m["description"], operands,
+                              _kwargs_from_json(m["kwargs"]), m["hidden"]))  # fmt: skip
+    return cases
+
+
+def _kwargs_to_json(kwargs: dict[str, Any]) -> dict[str, Any]:
+    return {k: ({"tuple": list(v)} if isinstance(v, tuple) else v) for k, v in kwargs.items()}
+
+
+def _kwargs_from_json(kwargs: dict[str, Any]) -> dict[str, Any]:
+    return {k: (tuple(v["tuple"]) if isinstance(v, dict) else v) for k, v in kwargs.items()}
