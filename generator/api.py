@@ -157,7 +157,7 @@ def body_template_path(spec: OpSpec, device: str) -> str:
 def binding_cpp_type(spec: OpSpec, arg: Argument) -> str:
     """C++ parameter type in the pybind11 lambda for one signature argument."""
     if arg.type.base is BaseType.Tensor:
-        return "pybind11::object" if spec.family is Family.pointwise else "const ts::Tensor&"
+        return "pybind11::object"  # a Tensor, an array-like or a Python scalar: ts::python::tensor_operands
     if arg.type.optional or arg.type.is_list:
         return "pybind11::object"  # None / int / sequence, converted by ts::python helpers
     return {BaseType.int: "int64_t", BaseType.bool: "bool", BaseType.float: "double"}[arg.type.base]
@@ -177,7 +177,7 @@ def binding_default(arg: Argument) -> str | None:
 
 def pyi_type(spec: OpSpec, arg: Argument) -> str:
     if arg.type.base is BaseType.Tensor:
-        return "Tensor | ArrayLike" if spec.family is Family.pointwise else "Tensor"
+        return "Tensor | ArrayLike"
     base = {BaseType.int: "int", BaseType.bool: "builtins.bool", BaseType.float: "float"}[arg.type.base]
     text = f"{base} | tuple[{base}, ...]" if arg.type.is_list else base
     return f"{text} | None" if arg.type.optional else text

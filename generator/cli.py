@@ -81,11 +81,12 @@ def _regen(project: Project, args: argparse.Namespace) -> int:
 
 def _report_check(report: RegenReport) -> int:
     reasons = {r.plan.path: r.message for r in report.results if r.status == "stale"}
-    if not report.diff.changed and not report.diff.stale:
+    changed = sorted(set(report.diff.changed) | set(reasons))  # a re-judged body can render to the same bytes
+    if not changed and not report.diff.stale:
         print("generated/ is up to date")
         return 0
     print("generated/ is out of date; run `tsgen regen`:")
-    for path in report.diff.changed:
+    for path in changed:
         print(f"  generated/{path}" + (f"  ({reasons[path]})" if path in reasons else ""))
     for path in report.diff.stale:
         print(f"  generated/{path}  (no longer produced)")

@@ -75,10 +75,7 @@ def _binding(spec: OpSpec, aliases: list[AliasSpec]) -> dict[str, object]:
     parameters = ", ".join(f"{api.binding_cpp_type(spec, a)} {a.name}" for a in args)
     functions = [{"name": spec.name, "doc": cpp_string(spec.doc)}]
     functions += [{"name": a.name, "doc": cpp_string(a.doc)} for a in aliases]
-    method_arguments = None
-    if Variant.method in spec.variants:
-        rest = _py_arguments(args[1:], method=True)
-        method_arguments = f", {rest}" if rest else ""
+    method = _method(spec, args) if Variant.method in spec.variants else None
     operators = []
     tensor_type = api.binding_cpp_type(spec, spec.signature.tensor_arguments[0])
     for dunder in spec.operators:
@@ -93,9 +90,23 @@ def _binding(spec: OpSpec, aliases: list[AliasSpec]) -> dict[str, object]:
         "engine_call": _engine_call(spec),
         "arguments": _py_arguments(args, method=False),
         "functions": functions,
-        "method_arguments": method_arguments,
+        "method": method,
         "operators": operators,
     }
+
+
+def _method(spec: OpSpec, args: tuple[Argument, ...]) -> dict[str, str]:
+    """The Tensor method: the function with self first. Reductions also take numpy's dtype= and out=,
+    because np.sum(t) and friends call t.sum(axis=..., dtype=None, out=None)."""
+    rest = _py_arguments(args[1:], method=True)
+    if spec.family is not Family.reduction:
+        return {"callable": spec.name, "arguments": f", {rest}" if rest else ""}
+    params = ", ".join(f"{api.binding_cpp_type(spec, a)} {a.name}" for a in args)
+    names = ", ".join(a.name for a in args)
+    wrapper = (f"[{spec.name}]({params}, pybind11::object dtype, pybind11::object out) {{ "
+               f"ts::python::require_default_numpy_keywords(dtype, out); return {spec.name}({names}); }}")  # fmt: skip
+    keywords = 'py::arg("dtype") = pybind11::none(), py::arg("out") = pybind11::none()'
+    return {"callable": wrapper, "arguments": f", {rest}, {keywords}"}
 
 
 def _py_arguments(args: tuple[Argument, ...], method: bool) -> str:
@@ -113,18 +124,19 @@ def _py_arguments(args: tuple[Argument, ...], method: bool) -> str:
 
 
 def _engine_call(spec: OpSpec) -> str:
-    names = [a.name for a in spec.signature.arguments]
+    names = [a.name for a in spec.signature.tensor_arguments]
+    handles = ", ".join(names)
+    labels = ", ".join(f'"{n}"' for n in names)
+    tensors = f"ts::python::tensor_operands(*op, {{{handles}}}, {{{labels}}})"
     if spec.family is Family.pointwise:
-        handles = ", ".join(names)
-        labels = ", ".join(f'"{n}"' for n in names)
-        return f"ts::pointwise(*op, ts::python::pointwise_operands(*op, {{{handles}}}, {{{labels}}}))"
+        return f"ts::pointwise(*op, {tensors})"
     if spec.family is Family.reduction:
-        return "ts::reduce(*op, x, ts::python::axes_arg(axis), keepdims)"
+        return f"ts::reduce(*op, {tensors}[0], ts::python::axes_arg(axis), keepdims)"
     if spec.family is Family.index_reduction:
-        return "ts::index_reduce(*op, x, ts::python::axis_arg(axis), keepdims)"
+        return f"ts::index_reduce(*op, {tensors}[0], ts::python::axis_arg(axis), keepdims)"
     if spec.family is Family.normalization:
-        return "ts::normalize(*op, x, axis)"
-    return f"ts::contract(*op, {names[0]}, {names[1]})"
+        return f"ts::normalize(*op, {tensors}[0], axis)"
+    return f"[&] {{ const auto t = {tensors}; return ts::contract(*op, t[0], t[1]); }}()"
 
 
 def sources_context(catalog: Catalog, header: str) -> dict[str, object]:
@@ -145,6 +157,9 @@ def stub_context(catalog: Catalog, header: str) -> dict[str, object]:
         for spec in catalog.ops
         if Variant.method in spec.variants
     ]
+    for method in methods:  # numpy's dtype=/out= on reduction methods (see _method)
+        if catalog.op(method["name"]).family is Family.reduction:
+            method["signature"] = method["signature"].replace(") -> Tensor", ", dtype: None = None, out: None = None) -> Tensor")
     operators = [
         {"name": dunder, "signature": "(self, other: Tensor | ArrayLike)" if len(spec.signature.tensor_arguments) == 2 else "(self)"}
         for spec in catalog.ops
@@ -161,8 +176,8 @@ def stub_context(catalog: Catalog, header: str) -> dict[str, object]:
 def _pyi_signature(spec: OpSpec, args: tuple[Argument, ...], self_arg: bool = False) -> str:
     parts = ["self"] if self_arg else []
     for i, arg in enumerate(args):
-        if arg.kind == "keyword" and (i == 0 or args[i - 1].kind != "keyword"):
-            parts.append("*")
+        if not self_arg and arg.kind == "keyword" and (i == 0 or args[i - 1].kind != "keyword"):
+            parts.append("*")  # methods take their options positionally too (see _py_arguments)
         default = "" if arg.default is None else f" = {arg.default}"
         parts.append(f"{arg.name}: {api.pyi_type(spec, arg)}{default}")
         if not self_arg and arg.kind == "positional" and (i + 1 == len(args) or args[i + 1].kind != "positional"):
@@ -173,3 +188,38 @@ def _pyi_signature(spec: OpSpec, args: tuple[Argument, ...], self_arg: bool = Fa
 def cpp_string(text: str) -> str:
     """A C++ string literal (JSON escapes are valid C++ escapes for these characters)."""
     return json.dumps(text, ensure_ascii=True)
+
+
+FAMILY_CONTRACTS = {
+    Family.pointwise: "one run of n elements: data[0] is the output, data[1..] the inputs; strides are in bytes "
+                      "and may be 0 (broadcast) or anything else (views)",
+    Family.reduction: "for each of n_outer rows, fold n_reduce elements (strides in bytes) with the op's identity, "
+                      "combine and finalize, and write one output element",
+    Family.index_reduction: "for each of n_outer rows, write the int64 index of the best of n_reduce elements (first wins)",
+    Family.normalization: "rows x cols, input and output contiguous row-major; each row normalised on its own",
+    Family.contraction: "batched row-major C = A (m x k) @ B (k x n), contiguous matrices, batch strides in elements (may be 0)",
+}  # fmt: skip
+BODY_PLACEHOLDER = "/* YOUR BODY */"
+
+
+def task_context(spec: OpSpec, device: str, translation_unit: str, example: tuple[str, str],
+                 constraints: list[str]) -> dict[str, object]:  # fmt: skip
+    """What `tsgen task` prints and the Claude proposer sends: the same text for every proposer."""
+    example_op, example_body = example
+    return {
+        "op": spec.name,
+        "device": device,
+        "signature": str(spec.signature),
+        "family": spec.family.value,
+        "family_contract": FAMILY_CONTRACTS[spec.family],
+        "kernel_dtypes": api.kernel_dtypes(spec),
+        "doc": spec.doc,
+        "spec_path": spec.path,
+        "spec_text": spec.text,
+        "reference": spec.reference.source,
+        "placeholder": BODY_PLACEHOLDER,
+        "translation_unit": translation_unit,
+        "constraints": constraints,
+        "example_op": example_op,
+        "example_body": example_body,
+    }

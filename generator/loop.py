@@ -24,7 +24,7 @@ from .hashing import combine, sha256_files, sha256_text
 from .manifest import MANIFEST_NAME, Manifest, OutputRecord
 from .model import Catalog, OpSpec, load_catalog
 from .project import Project
-from .proposers import Proposal, Proposer, Task, TemplateProposer
+from .proposers import Proposal, Proposer, StoredProposer, Task, TemplateProposer
 from .render import Renderer
 
 SHARED_TEMPLATES = {
@@ -92,6 +92,7 @@ class Regenerator:
         self.renderer = Renderer(project.templates_dir)
         self.template_proposer = TemplateProposer(self.renderer)
         self.proposer = proposer or self.template_proposer
+        self.stored_proposer = StoredProposer(project.generated_dir)
         self.gate = gate
         self.progress = progress
 
@@ -136,7 +137,7 @@ class Regenerator:
         results = {p.label: self._keep(p, "up to date" if p.reason is None else "not selected") for p in plans}
         if check:  # what a regeneration would write, rendered but not compiled or judged
             for p in todo:
-                proposal = self.template_proposer.propose(Task(p.spec, p.device))
+                proposal = self._proposer_for(p).propose(Task(p.spec, p.device))
                 source = self.render_kernel(p, proposal.body, proposal.proposer)
                 results[p.label] = KernelResult(p, "stale", p.reason or "", self._record(p, proposal, source), source)
         else:
@@ -168,7 +169,7 @@ class Regenerator:
 
     def _regenerate(self, plan: KernelPlan) -> KernelResult:
         started = time.monotonic()
-        proposal = self.proposer.propose(Task(plan.spec, plan.device))
+        proposal = self._proposer_for(plan).propose(Task(plan.spec, plan.device))
         source = self.render_kernel(plan, proposal.body, proposal.proposer)
         verdict = self.gate.judge(Candidate(plan.spec.name, plan.device, source, proposal.proposer))
         elapsed = time.monotonic() - started
@@ -177,6 +178,13 @@ class Regenerator:
             return replace(kept, message=f"({proposal.proposer}) {verdict.summary()}")
         record = self._record(plan, proposal, source)
         return KernelResult(plan, "accepted", f"({proposal.proposer}, {elapsed:.1f} s)", record, source)
+
+    def _proposer_for(self, plan: KernelPlan) -> Proposer:
+        """The template proposer re-derives its own bodies; bodies anyone else wrote are re-judged as they are."""
+        written_by_others = plan.previous is not None and plan.previous.proposer != self.template_proposer.name
+        if self.proposer is self.template_proposer and written_by_others and plan.on_disk is not None:
+            return self.stored_proposer
+        return self.proposer
 
     def _record(self, plan: KernelPlan, proposal: Proposal, source: str) -> OutputRecord:
         return OutputRecord(

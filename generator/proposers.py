@@ -8,7 +8,10 @@ deterministic and offline; Claude and outside authors plug in here.
 
 from __future__ import annotations
 
+import re
+import textwrap
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Protocol
 
 from . import api, dest
@@ -51,3 +54,48 @@ class TemplateProposer:
         template = self.body_template(task.spec, task.device)
         body = self.renderer.render(template, **dest.body_context(task.spec, task.device))
         return Proposal(body=body, proposer=self.name)
+
+
+_BODY = re.compile(
+    r"^[ \t]*// --- kernel body \(proposer: (?P<proposer>[\w-]+)\) ---\n(?P<body>.*?)^[ \t]*// --- end kernel body ---$",
+    re.M | re.S,
+)
+
+
+def extract_body(source: str) -> tuple[str, str] | None:
+    """(body, proposer) of a rendered kernel translation unit, or None when the markers are missing."""
+    match = _BODY.search(source)
+    if match is None:
+        return None
+    return textwrap.dedent(match["body"]), match["proposer"]
+
+
+class StoredProposer:
+    """Proposes the body generated/ already holds. A body that Claude or an outside author wrote
+    cannot be re-derived from the spec, so when its template, the generator or the validators
+    change, the same body is rendered and judged again instead of being replaced."""
+
+    name = "stored"
+
+    def __init__(self, generated_dir: Path) -> None:
+        self.generated_dir = generated_dir
+
+    def propose(self, task: Task) -> Proposal:
+        path = self.generated_dir / api.kernel_path(task.spec, task.device)
+        found = extract_body(path.read_text(encoding="utf-8")) if path.exists() else None
+        if found is None:
+            raise ValueError(f"{path} holds no kernel body to re-validate")
+        body, proposer = found
+        return Proposal(body=body, proposer=proposer)
+
+
+class FixedProposer:
+    """A body given from outside (`tsgen submit`): recorded as `external`."""
+
+    name = "external"
+
+    def __init__(self, body: str) -> None:
+        self.body = body
+
+    def propose(self, task: Task) -> Proposal:
+        return Proposal(body=self.body, proposer=self.name)

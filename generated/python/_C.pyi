@@ -78,15 +78,15 @@ class Tensor:
     # generated methods and operators
     def abs(self) -> Tensor: ...
     def add(self, x2: Tensor | ArrayLike) -> Tensor: ...
-    def argmax(self, *, axis: int | None = None, keepdims: builtins.bool = False) -> Tensor: ...
-    def argmin(self, *, axis: int | None = None, keepdims: builtins.bool = False) -> Tensor: ...
-    def max(self, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False) -> Tensor: ...
-    def mean(self, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False) -> Tensor: ...
-    def min(self, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False) -> Tensor: ...
+    def argmax(self, axis: int | None = None, keepdims: builtins.bool = False) -> Tensor: ...
+    def argmin(self, axis: int | None = None, keepdims: builtins.bool = False) -> Tensor: ...
+    def max(self, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False, dtype: None = None, out: None = None) -> Tensor: ...
+    def mean(self, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False, dtype: None = None, out: None = None) -> Tensor: ...
+    def min(self, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False, dtype: None = None, out: None = None) -> Tensor: ...
     def multiply(self, x2: Tensor | ArrayLike) -> Tensor: ...
     def negative(self) -> Tensor: ...
-    def prod(self, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False) -> Tensor: ...
-    def sum(self, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False) -> Tensor: ...
+    def prod(self, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False, dtype: None = None, out: None = None) -> Tensor: ...
+    def sum(self, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False, dtype: None = None, out: None = None) -> Tensor: ...
     def __abs__(self) -> Tensor: ...  # type: ignore[override]
     def __add__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __eq__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
@@ -130,10 +130,10 @@ def absolute(x: Tensor | ArrayLike, /) -> Tensor:
 def add(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
     """Sum of each pair of elements, x1 + x2."""
 
-def argmax(x: Tensor, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Tensor:
+def argmax(x: Tensor | ArrayLike, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Tensor:
     """Index of the first maximum along axis (of the flattened tensor when axis is None); the first NaN counts as the maximum."""
 
-def argmin(x: Tensor, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Tensor:
+def argmin(x: Tensor | ArrayLike, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Tensor:
     """Index of the first minimum along axis (of the flattened tensor when axis is None); the first NaN counts as the minimum."""
 
 def ceil(x: Tensor | ArrayLike, /) -> Tensor:
@@ -175,7 +175,7 @@ def log(x: Tensor | ArrayLike, /) -> Tensor:
 def log1p(x: Tensor | ArrayLike, /) -> Tensor:
     """log(1 + x), accurate for small x."""
 
-def log_softmax(x: Tensor, /, *, axis: int = -1) -> Tensor:
+def log_softmax(x: Tensor | ArrayLike, /, *, axis: int = -1) -> Tensor:
     """log(softmax(x)) along axis, computed stably as x - max - log(sum(exp(x - max)))."""
 
 def logical_and(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
@@ -187,19 +187,19 @@ def logical_not(x: Tensor | ArrayLike, /) -> Tensor:
 def logical_or(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
     """Logical OR of each pair, as bool."""
 
-def matmul(x1: Tensor, x2: Tensor, /) -> Tensor:
+def matmul(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
     """Matrix product with numpy semantics; 1-D operands are promoted to matrices and leading batch dimensions broadcast."""
 
-def max(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False) -> Tensor:
+def max(x: Tensor | ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False) -> Tensor:
     """Maximum over the given axes; NaN if any element is NaN; an empty reduction raises."""
 
 def maximum(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
     """Element-wise maximum; NaN if either is NaN."""
 
-def mean(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False) -> Tensor:
+def mean(x: Tensor | ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False) -> Tensor:
     """Arithmetic mean over the given axes; integer inputs give float64."""
 
-def min(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False) -> Tensor:
+def min(x: Tensor | ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False) -> Tensor:
     """Minimum over the given axes; NaN if any element is NaN; an empty reduction raises."""
 
 def minimum(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
@@ -220,7 +220,7 @@ def pow(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
 def power(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
     """Alias of pow (the numpy name)."""
 
-def prod(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False) -> Tensor:
+def prod(x: Tensor | ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False) -> Tensor:
     """Product over the given axes (all when axis is None); ints accumulate in int64/uint64."""
 
 def relu(x: Tensor | ArrayLike, /) -> Tensor:
@@ -235,7 +235,7 @@ def sign(x: Tensor | ArrayLike, /) -> Tensor:
 def sin(x: Tensor | ArrayLike, /) -> Tensor:
     """Sine of each element, in radians."""
 
-def softmax(x: Tensor, /, *, axis: int = -1) -> Tensor:
+def softmax(x: Tensor | ArrayLike, /, *, axis: int = -1) -> Tensor:
     """exp(x) / sum(exp(x)) along axis, computed stably by subtracting the maximum first."""
 
 def sqrt(x: Tensor | ArrayLike, /) -> Tensor:
@@ -244,7 +244,7 @@ def sqrt(x: Tensor | ArrayLike, /) -> Tensor:
 def subtract(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
     """Difference of each pair of elements, x1 - x2."""
 
-def sum(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False) -> Tensor:
+def sum(x: Tensor | ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False) -> Tensor:
     """Sum over the given axes (all when axis is None); ints accumulate in int64/uint64."""
 
 def tanh(x: Tensor | ArrayLike, /) -> Tensor:

@@ -13,7 +13,7 @@
 
 namespace ts::python {
 
-// Operands of a pointwise op, converted to tensors:
+// The tensor arguments of an op, converted to tensors:
 // - ts Tensors as they are; numpy arrays, nested lists and other buffers as ts.asarray would;
 // - Python bool/int/float are weak scalars (NEP 50): they take the dtype of the
 //   tensor operands when that dtype is of the same or a higher kind
@@ -23,8 +23,12 @@ namespace ts::python {
 // - comparisons and true division take an int that does not fit by value (as int64),
 //   like numpy, since their result dtype does not depend on it.
 // Anything else raises TypeError naming the argument and its type.
-std::vector<Tensor> pointwise_operands(const OpDef& op, const std::vector<pybind11::handle>& args,
+std::vector<Tensor> tensor_operands(const OpDef& op, const std::vector<pybind11::handle>& args,
                                        const std::vector<const char*>& names);
+
+// numpy calls a reduction method with dtype= and out= (np.sum(t) -> t.sum(axis=None, dtype=None,
+// out=None)); tensorsmith supports neither yet, so anything but None raises TypeError.
+void require_default_numpy_keywords(pybind11::handle dtype, pybind11::handle out);
 
 // axis arguments: None, an int, or a sequence of ints (TypeError otherwise).
 std::optional<std::vector<int64_t>> axes_arg(pybind11::handle axis);

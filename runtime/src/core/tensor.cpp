@@ -2,6 +2,7 @@
 #include "tensorsmith/tensor.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <sstream>
 #include <utility>
@@ -25,8 +26,18 @@ int64_t product(const Shape& shape) {
   return std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<int64_t>());
 }
 
-void check_dims(const Shape& shape) {
+// Dimensions are non-negative and, as NumPy requires, the bytes of the nonzero
+// dimensions fit an int64, so that numel(), byte sizes and offsets cannot overflow.
+void check_dims(const Shape& shape, DType dtype) {
   for (int64_t d : shape) TS_CHECK(d >= 0, ValueError, "negative dimensions are not allowed");
+  int64_t nbytes = static_cast<int64_t>(ts::itemsize(dtype));
+  for (int64_t d : shape) {
+    if (d == 0) continue;
+    TS_CHECK(nbytes <= std::numeric_limits<int64_t>::max() / d, ValueError,
+             "tensor is too big: shape " << shape_str(shape) << " of " << dtype_name(dtype)
+                                         << " needs more bytes than the maximum possible size");
+    nbytes *= d;
+  }
 }
 
 // Resolves a single -1 in `shape` so that it holds `numel` elements.
@@ -95,11 +106,11 @@ Tensor::Tensor(std::shared_ptr<Storage> storage, DType dtype, Shape shape, Strid
     : storage_(std::move(storage)), dtype_(dtype), shape_(std::move(shape)), strides_(std::move(strides)), offset_(offset) {
   TS_CHECK(shape_.size() == strides_.size(), ValueError,
            "shape " << shape_str(shape_) << " and strides " << shape_str(strides_) << " differ in length");
-  check_dims(shape_);
+  check_dims(shape_, dtype_);
 }
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
-  check_dims(shape);
+  check_dims(shape, dtype);
   auto storage = Storage::allocate(static_cast<size_t>(product(shape)) * ts::itemsize(dtype), device);
   return Tensor(std::move(storage), dtype, shape, contiguous_strides(shape), 0);
 }
@@ -222,7 +233,7 @@ Tensor Tensor::select(int64_t axis, int64_t index) const {
 }
 
 Tensor Tensor::expand(const Shape& shape) const {
-  check_dims(shape);
+  check_dims(shape, dtype_);
   const int64_t lead = static_cast<int64_t>(shape.size()) - ndim();
   bool ok = lead >= 0;
   Strides strides(shape.size(), 0);  // new leading axes repeat the data

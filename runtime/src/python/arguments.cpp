@@ -42,6 +42,11 @@ std::optional<std::vector<int64_t>> axes_arg(py::handle axis) {
   return int_sequence_arg(axis, "axis");
 }
 
+void require_default_numpy_keywords(py::handle dtype, py::handle out) {
+  TS_CHECK(dtype.is_none(), TypeError, "dtype= is not supported by tensorsmith reductions yet; cast with astype() first");
+  TS_CHECK(out.is_none(), TypeError, "out= is not supported by tensorsmith yet");
+}
+
 std::optional<int64_t> axis_arg(py::handle axis) {
   if (axis.is_none()) return std::nullopt;
   return int_arg(axis, "axis");
@@ -158,7 +163,7 @@ DType default_dtype(Kind kind) {
 
 }  // namespace
 
-std::vector<Tensor> pointwise_operands(const OpDef& op, const std::vector<py::handle>& args,
+std::vector<Tensor> tensor_operands(const OpDef& op, const std::vector<py::handle>& args,
                                        const std::vector<const char*>& names) {
   std::vector<Tensor> operands(args.size());
   std::vector<std::optional<Kind>> weak(args.size());

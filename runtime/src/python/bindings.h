@@ -26,7 +26,6 @@ void bind_numpy_protocols(py::class_<Tensor>& cls);
 void bind_dlpack(py::module_& m, py::class_<Tensor>& cls);
 void bind_asarray(py::module_& m);
 void bind_manipulation(py::module_& m);
-void bind_gate_hooks(py::module_& m);
 
 // ---- dtypes (dtypes.cpp) ------------------------------------------------------
 // A DType, a numpy dtype, a numpy scalar type or a dtype name; TypeError otherwise.

@@ -135,7 +135,10 @@ py::class_<Tensor> bind_tensor_class(py::module_& m) {
       .def("__int__",
            [](const Tensor& t) {
              TS_CHECK(t.numel() == 1, TypeError, "only tensors of size 1 can be converted to Python scalars");
-             return py::int_(only_element(t));
+             // Not py::int_(...), which passes a bool through: __int__ must return an exact int.
+             PyObject* value = PyNumber_Long(only_element(t).ptr());
+             if (value == nullptr) throw py::error_already_set();
+             return py::reinterpret_steal<py::int_>(value);
            })
       .def("__float__",
            [](const Tensor& t) {
