@@ -1,0 +1,144 @@
+"""The symbol allowlist admits every template-generated kernel, under every build the gate uses, and rejects
+the library calls and static state a body must not have."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from validators import symbols
+from validators.static_check import BODY_END, BODY_START
+from validators.symbols import SymbolToolMissing, check_symbols, undefined_symbols, writable_data_symbols
+
+ROOT = Path(__file__).resolve().parents[2]
+INCLUDE = ROOT / "runtime" / "include"
+GENERATED = sorted((ROOT / "generated" / "cpu").glob("*.cpp"))
+RELEASE = ["-std=c++17", "-O2", "-fPIC", "-fvisibility=hidden"]  # as validators/build.py builds candidates
+SANITIZE = ["-std=c++17", "-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined",
+            "-fno-sanitize-recover=undefined", "-ftrivial-auto-var-init=pattern", "-fPIC"]  # fmt: skip
+OTHER_BUILDS = {  # flags whose extra symbols the allowlist must also cover
+    "O0": ["-std=c++17", "-O0"],
+    "stack-protector": ["-std=c++17", "-O2", "-fstack-protector-strong", "-D_FORTIFY_SOURCE=2"],
+}
+
+# A body no static check would pass, to show the symbol check catches the same things after compilation.
+FORBIDDEN_INCLUDES = "#include <cstdio>\n#include <cstdlib>\n#include <dlfcn.h>\n#include <pthread.h>\n" \
+                     "#include <sys/socket.h>\n#include <unistd.h>\n"  # fmt: skip
+FORBIDDEN_BODY = """
+    pthread_t thread;
+    pthread_create(&thread, nullptr, nullptr, nullptr);
+    FILE* file = std::fopen("/tmp/stolen", "w");
+    const char* home = std::getenv("HOME");
+    void* scratch = std::malloc(64);
+    float* extra = new float[n];
+    std::system("true");
+    void* library = dlopen("libm.so.6", RTLD_NOW);
+    int sock = socket(AF_INET, SOCK_STREAM, 0);
+    long pid = syscall(39);
+    static const int64_t first_n = n;  // remembered across calls
+    const void* keep[] = {file, home, scratch, extra, library, &sock, &pid, &first_n};
+    std::memcpy(data[0], keep, sizeof keep);
+"""
+FORBIDDEN_SYMBOLS = ["pthread_create", "fopen", "getenv", "malloc", "operator new[](unsigned long)", "system",
+                     "dlopen", "socket", "syscall", "__cxa_guard_acquire"]  # fmt: skip
+
+
+def with_body(source: str, body: str, includes: str = "") -> str:
+    before, rest = source.split(BODY_START, 1)
+    header_end = before.index('#include "tensorsmith/kernel_api.h"\n') + len('#include "tensorsmith/kernel_api.h"\n')
+    before = before[:header_end] + includes + before[header_end:]
+    return before + BODY_START + rest.split("\n", 1)[0] + "\n" + body + "    " + BODY_END + rest.split(BODY_END, 1)[1]
+
+
+@pytest.fixture(scope="module")
+def objects(tmp_path_factory) -> dict[str, Path]:
+    """The generated kernels built with RELEASE flags (as one translation unit per CPU, sharing a precompiled
+    kernel_api.h: compiling 40-odd files one by one takes too long for a unit test), softmax and exp with
+    the other builds, and the forbidden body; all in parallel."""
+    compiler = shutil.which("g++")
+    if compiler is None:
+        pytest.skip("g++ not found: the symbol tests compile kernels")
+    out = tmp_path_factory.mktemp("kernel-objects")
+    header = out / "pch" / "tensorsmith" / "kernel_api.h"  # a copy, found before the original, next to its .gch
+    header.parent.mkdir(parents=True)
+    shutil.copy(INCLUDE / "tensorsmith" / "kernel_api.h", header)
+    subprocess.run([compiler, *RELEASE, f"-I{INCLUDE}", "-x", "c++-header", str(header), "-o", f"{header}.gch"],
+                   check=True, capture_output=True)  # fmt: skip
+    jobs = {}
+    parts = min(len(GENERATED), os.cpu_count() or 2)
+    for index in range(parts):
+        catalog = out / f"catalog{index}.cpp"
+        includes = ["tensorsmith/kernel_api.h", *GENERATED[index::parts]]
+        catalog.write_text("".join(f'#include "{path}"\n' for path in includes))
+        jobs[f"catalog{index}"] = (catalog, RELEASE)
+    forbidden = out / "forbidden.cpp"
+    forbidden.write_text(with_body((ROOT / "generated/cpu/add.cpp").read_text(), FORBIDDEN_BODY, FORBIDDEN_INCLUDES))
+    jobs |= {f"softmax.{name}": (ROOT / "generated/cpu/softmax.cpp", flags) for name, flags in OTHER_BUILDS.items()}
+    jobs |= {"exp.sanitize": (ROOT / "generated/cpu/exp.cpp", SANITIZE), "forbidden": (forbidden, RELEASE)}
+
+    def build(name: str) -> tuple[str, Path]:
+        source, flags = jobs[name]
+        target = out / f"{name}.o"
+        command = [compiler, *flags, f"-I{header.parent.parent}", f"-I{INCLUDE}", "-c", str(source), "-o", str(target)]
+        subprocess.run(command, check=True, capture_output=True)
+        return name, target
+
+    with ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+        return dict(pool.map(build, sorted(jobs, key=lambda name: not name.startswith("catalog"))))
+
+
+def test_there_are_generated_kernels_to_check():
+    assert len(GENERATED) >= 40
+
+
+def test_generated_kernels_pass(objects):
+    catalogs = [name for name in objects if name.startswith("catalog")]
+    assert {name: check_symbols(objects[name]) for name in catalogs} == {name: [] for name in catalogs}
+    assert {name: writable_data_symbols(objects[name]) for name in catalogs} == {name: [] for name in catalogs}
+
+
+@pytest.mark.parametrize("build", OTHER_BUILDS)
+def test_other_builds_pass(objects, build):
+    assert check_symbols(objects[f"softmax.{build}"]) == []
+
+
+def test_sanitizer_symbols_need_the_flag(objects):
+    extra = check_symbols(objects["exp.sanitize"])
+    assert extra and all(re.match(r"__(asan|ubsan)_", symbol) for symbol in extra)
+    assert check_symbols(objects["exp.sanitize"], sanitized=True) == []
+
+
+def test_libm_and_registration_are_what_kernels_need(objects):
+    needed = set().union(*(undefined_symbols(objects[name]) for name in objects if name.startswith("catalog")))
+    assert {"exp", "expf"} <= needed
+    assert any(symbol.startswith("ts::Registry::set_kernel(") for symbol in needed)
+
+
+@pytest.mark.parametrize("symbol", FORBIDDEN_SYMBOLS)
+def test_forbidden_call_is_rejected(objects, symbol):
+    assert symbol in check_symbols(objects["forbidden"])
+
+
+def test_static_state_is_found(objects):
+    found = writable_data_symbols(objects["forbidden"])
+    assert any(name.endswith("::first_n") for name in found)
+    assert any(name.startswith("guard variable for") for name in found)
+
+
+def test_missing_nm_is_named(objects, monkeypatch):
+    monkeypatch.setattr(symbols.shutil, "which", lambda name: None)
+    with pytest.raises(SymbolToolMissing, match="nm"):
+        undefined_symbols(objects["forbidden"])
+
+
+def test_not_an_object_file(tmp_path):
+    junk = tmp_path / "junk.o"
+    junk.write_text("not an object")
+    with pytest.raises(ValueError, match="could not read"):
+        undefined_symbols(junk)
