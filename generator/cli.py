@@ -7,20 +7,27 @@ problem in the user's specs or environment.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
-from validators.gate import CompileCheck, Gate
+from validators import static_check
+from validators.gate import Gate, Verdict
 
-from . import api
+from . import api, dest
 from .build import build
 from .errors import GeneratorError, SpecError
 from .loop import Regenerator, RegenReport
 from .manifest import Manifest
-from .model import load_catalog
+from .model import OpSpec, load_catalog
 from .project import Project
+from .proposers import FixedProposer, Task, TemplateProposer, extract_body
+from .render import Renderer
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -32,6 +39,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (SpecError, GeneratorError) as exc:
         print(f"tsgen: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # e.g. `tsgen task add | head`
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print("tsgen: interrupted; generated/ holds only complete files", file=sys.stderr)
         return 130
@@ -52,6 +62,25 @@ def _parser() -> argparse.ArgumentParser:
     build_cmd = commands.add_parser("build", help="build the extension in place (incremental)")
     build_cmd.set_defaults(handler=lambda project, _args: build(project))
 
+    validate = commands.add_parser("validate", help="run the acceptance gate over the kernels in generated/")
+    validate.add_argument("--ops", metavar="GLOB", help="only ops whose name matches")
+    validate.add_argument("--device", choices=api.DEVICES, default="cpu")
+    validate.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="kernels judged in parallel")
+    validate.add_argument("--json", metavar="FILE", type=Path, help="write every full report to FILE")
+    validate.set_defaults(handler=_validate)
+
+    task = commands.add_parser("task", help="print what an outside author needs to write a kernel body")
+    task.add_argument("op")
+    task.add_argument("--device", choices=api.DEVICES, default="cpu")
+    task.set_defaults(handler=_task)
+
+    submit = commands.add_parser("submit", help="judge a kernel body; write it into generated/ if accepted")
+    submit.add_argument("op")
+    submit.add_argument("file", type=Path, help="the body (the statements between the kernel body markers)")
+    submit.add_argument("--device", choices=api.DEVICES, default="cpu")
+    submit.add_argument("--no-build", action="store_true", help="skip the incremental build afterwards")
+    submit.set_defaults(handler=_submit)
+
     ops = commands.add_parser("ops", help="list the catalog")
     ops.add_argument("--json", action="store_true", help="machine-readable output")
     ops.set_defaults(handler=_ops)
@@ -59,7 +88,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def make_gate(project: Project) -> Gate:
-    return Gate([("compile", CompileCheck(project.include_dir))])
+    return Gate(project.root)
 
 
 def _regen(project: Project, args: argparse.Namespace) -> int:
@@ -106,6 +135,101 @@ def _report_regen(report: RegenReport) -> None:
     print(f"generated/: {written} file(s) written or removed" if written else "generated/: no file changed")
 
 
+def _validate(project: Project, args: argparse.Namespace) -> int:
+    catalog = load_catalog(project.root)
+    gate = make_gate(project)
+    regenerator = Regenerator(project, gate)
+    specs = [s for s in catalog.ops if args.ops is None or fnmatch.fnmatchcase(s.name, args.ops)]
+    if not specs:
+        raise GeneratorError(f"no op matches {args.ops!r}")
+    started = time.monotonic()
+    print(f"judging {len(specs)} {args.device} kernels from generated/ ...", flush=True)
+
+    def judge(spec: OpSpec) -> tuple[OpSpec, Verdict | None, str]:
+        path = project.generated_dir / api.kernel_path(spec, args.device)
+        found = extract_body(path.read_text(encoding="utf-8")) if path.exists() else None
+        if found is None:
+            return spec, None, "no kernel in generated/"
+        body, proposer = found
+        return spec, gate.judge(regenerator.candidate(spec, args.device, body, proposer)), proposer
+
+    rows, reports, failed = [], {}, 0
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for spec, verdict, proposer in pool.map(judge, specs):
+            ok = verdict is not None and verdict.accepted
+            failed += not ok
+            cases = (verdict.report.get("release", {}).get("cases", 0) if verdict else 0)
+            seconds = sum(stage["seconds"] for stage in verdict.report.get("stages", {}).values()) if verdict else 0.0
+            result = "pass" if ok else f"FAIL at {verdict.stage}" if verdict else f"FAIL: {proposer}"
+            rows.append((spec.name, proposer if verdict else "-", str(cases), result, f"{seconds:.1f}"))
+            print(f"  {spec.name}: {result}" + ("" if ok or verdict is None else "\n    " + verdict.message.replace("\n", "\n    ")), flush=True)
+            if verdict is not None:
+                reports[spec.name] = verdict.report
+    print()
+    _print_rows(("op", "proposer", "cases", "result", "seconds"), rows)
+    print(f"\n{len(specs) - failed} of {len(specs)} kernels pass the gate ({time.monotonic() - started:.0f} s)")
+    if args.json:
+        args.json.write_text(json.dumps(reports, indent=2, default=str) + "\n", encoding="utf-8")
+    return 1 if failed else 0
+
+
+def _task(project: Project, args: argparse.Namespace) -> int:
+    print(task_text(project, args.op, args.device))
+    return 0
+
+
+def task_text(project: Project, op: str, device: str) -> str:
+    """The task an outside author (or the Claude proposer) gets: the same text for both."""
+    catalog = load_catalog(project.root)
+    spec = _find_op(catalog, op)
+    renderer = Renderer(project.templates_dir)
+    regenerator = Regenerator(project, make_gate(project))
+    translation_unit = regenerator.render_kernel(spec, device, dest.BODY_PLACEHOLDER, "you")
+    family = [s for s in catalog.ops if s.family is spec.family and s.name != spec.name] or [spec]
+    example = family[0]
+    example_body = TemplateProposer(renderer).propose(Task(example, device)).body
+    constraints = [rule.message for rule in static_check.RULES] + [
+        "the object may call only the math library, mem* functions and the runtime's registry (checked with nm)",
+        "no static or global variables: nothing may carry state from one call to the next",
+    ]
+    context = dest.task_context(spec, device, translation_unit, (example.name, example_body), constraints)
+    return renderer.render("prompts/task.md.j2", **context)
+
+
+def _submit(project: Project, args: argparse.Namespace) -> int:
+    catalog = load_catalog(project.root)
+    spec = _find_op(catalog, args.op)
+    try:
+        body = args.file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GeneratorError(f"cannot read {args.file}: {exc}") from None
+    progress = lambda line: print(line, flush=True)  # noqa: E731
+    regenerator = Regenerator(project, make_gate(project), proposer=FixedProposer(body), progress=progress)
+    report = regenerator.run(ops_glob=spec.name, force=True)
+    result = next(r for r in report.results if r.plan.spec.name == spec.name and r.plan.device == args.device)
+    if result.status != "accepted":
+        print(f"rejected: generated/ is unchanged.\n{result.message}")
+        return 1
+    print(f"accepted: generated/{result.plan.path} now holds your body (provenance: external)")
+    if not args.no_build:
+        build(project)
+    return 0
+
+
+def _find_op(catalog, name: str) -> OpSpec:
+    try:
+        return catalog.op(name)
+    except KeyError:
+        raise GeneratorError(f"unknown op {name!r} (see `tsgen ops`)") from None
+
+
+def _print_rows(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
+    table = [header, *rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for row in table:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+
+
 def _ops(project: Project, args: argparse.Namespace) -> int:
     catalog = load_catalog(project.root)
     regenerator = Regenerator(project, make_gate(project))
@@ -136,14 +260,11 @@ def _ops(project: Project, args: argparse.Namespace) -> int:
 
 
 def _print_table(rows: list[dict]) -> None:
-    header = ("op", "family", "dtypes", "devices", "proposer", "status")
-    table = [header] + [
-        (r["op"], r["family"], _dtype_summary(r["dtypes"]), ",".join(r["devices"]) or "-", ",".join(r["proposer"]) or "-", r["status"])
-        for r in rows
-    ]
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    for row in table:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    _print_rows(
+        ("op", "family", "dtypes", "devices", "proposer", "status"),
+        [(r["op"], r["family"], _dtype_summary(r["dtypes"]), ",".join(r["devices"]) or "-", ",".join(r["proposer"]) or "-",
+          r["status"]) for r in rows],
+    )  # fmt: skip
 
 
 def _dtype_summary(dtypes: list[str]) -> str:

@@ -41,6 +41,11 @@ SHARED_CONTEXTS = {
 }
 # Generator modules whose code determines generated text (the CLI, build and I/O helpers do not).
 OUTPUT_MODULES = ("api.py", "dest.py", "loop.py", "manifest.py", "model.py", "proposers.py", "render.py", "signature.py")
+def validator_files(root: Path) -> list[Path]:
+    """The gate's version: its code and the C++ of its harness module."""
+    return sorted([*(root / "validators").glob("*.py"), *(root / "validators" / "csrc").glob("*")])
+
+
 # The runtime headers a kernel translation unit sees (kernel_api.h and what it includes).
 KERNEL_HEADERS = ("kernel_api.h", "dispatch.h", "dtype.h", "device.h", "scalar_ops.h")
 COMMENT = {".cpp": "//", ".cmake": "#", ".pyi": "#"}
@@ -105,6 +110,7 @@ class Regenerator:
     def plan(self, catalog: Catalog, manifest: Manifest, force: bool) -> list[KernelPlan]:
         generator_sha = self._generator_sha()
         headers_sha = sha256_files((self.project.include_dir / "tensorsmith" / h for h in KERNEL_HEADERS), self.project.root)
+        validators_sha = sha256_files(validator_files(self.project.root), self.project.root)
         records = manifest.kernel_records()
         plans = []
         for spec in catalog.ops:
@@ -117,6 +123,7 @@ class Regenerator:
                     f"templates/{body_template}": sha256_text(self.renderer.source(body_template)),
                     "generator": generator_sha,
                     "runtime_headers": headers_sha,
+                    "validators": validators_sha,  # a new gate re-judges every kernel
                 }
                 path = api.kernel_path(spec, device)
                 previous = records.get((spec.name, device))
@@ -138,7 +145,7 @@ class Regenerator:
         if check:  # what a regeneration would write, rendered but not compiled or judged
             for p in todo:
                 proposal = self._proposer_for(p).propose(Task(p.spec, p.device))
-                source = self.render_kernel(p, proposal.body, proposal.proposer)
+                source = self.render_kernel(p.spec, p.device, proposal.body, proposal.proposer)
                 results[p.label] = KernelResult(p, "stale", p.reason or "", self._record(p, proposal, source), source)
         else:
             self.progress(f"{len(todo)} of {len(plans)} kernels to regenerate ({len(plans) - len(todo)} up to date)")
@@ -170,8 +177,10 @@ class Regenerator:
     def _regenerate(self, plan: KernelPlan) -> KernelResult:
         started = time.monotonic()
         proposal = self._proposer_for(plan).propose(Task(plan.spec, plan.device))
-        source = self.render_kernel(plan, proposal.body, proposal.proposer)
-        verdict = self.gate.judge(Candidate(plan.spec.name, plan.device, source, proposal.proposer))
+        candidate = self.candidate(plan.spec, plan.device, proposal.body, proposal.proposer)
+        verdict = self.gate.judge(candidate)
+        self.gate.save_report(candidate, verdict)
+        source = candidate.source
         elapsed = time.monotonic() - started
         if not verdict.accepted:
             kept = self._keep(plan, "rejected")
@@ -200,10 +209,16 @@ class Regenerator:
             details=proposal.details,
         )
 
-    def render_kernel(self, plan: KernelPlan, body: str, proposer: str) -> str:
-        template = api.template_path(plan.spec, plan.device)
-        header = self.renderer.header([plan.spec.path, f"templates/{template}"])
-        return self.renderer.render(template, **dest.kernel_context(plan.spec, plan.device, body, proposer, header))
+    def candidate(self, spec: OpSpec, device: str, body: str, proposer: str) -> Candidate:
+        """What the gate judges: the body, its translation unit, and the op table for this op alone."""
+        header = self.renderer.header([spec.path, "templates/registration.cpp.j2"])
+        registration = self.renderer.render("registration.cpp.j2", **dest.registration_context(Catalog((spec,), ()), header))
+        return Candidate(spec, device, body, self.render_kernel(spec, device, body, proposer), registration, proposer)
+
+    def render_kernel(self, spec: OpSpec, device: str, body: str, proposer: str) -> str:
+        template = api.template_path(spec, device)
+        header = self.renderer.header([spec.path, f"templates/{template}"])
+        return self.renderer.render(template, **dest.kernel_context(spec, device, body, proposer, header))
 
     # ---- outputs
 

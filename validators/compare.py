@@ -182,8 +182,7 @@ class Mismatch:
             if self.kwargs:
                 lines.append("  " + ", ".join(f"{k}={v!r}" for k, v in self.kwargs.items()))
         if self.index is not None:
-            lines.append(f"  first wrong element at {self.index}: expected {self.expected}, got {self.actual}"
-                         f" ({self.mismatched} of {self.total} elements wrong)")  # fmt: skip
+            lines.append(f"  first wrong element at {self.index}: expected {self.expected}, got {self.actual}")
         if self.max_abs_error is not None:
             tol = f" (rtol {self.rtol:g}, atol {self.atol:g})" if self.rtol is not None else ""
             lines.append(f"  max abs error {self.max_abs_error:.6g}, max rel error {self.max_rel_error:.6g}{tol}")
@@ -239,6 +238,8 @@ def compare(spec: OpSpec, case: Case, actual: Any, *, which: str = "a", expected
     if got.shape != expected.shape:
         return _mismatch(case, "shape", f"result shape {got.shape}, numpy gives {expected.shape}", which, **meta)
     assert expected.values is not None
+    if _bitwise_equal(got, expected.values).all():
+        return None
     if got.dtype.kind != "f":
         wrong = got != expected.values
         return _report(case, which, meta, wrong, got, expected.values, None) if wrong.any() else None
@@ -254,8 +255,8 @@ def compare(spec: OpSpec, case: Case, actual: Any, *, which: str = "a", expected
 
 def close(actual: np.ndarray, expected: np.ndarray, rtol: float, atol: float, signed_zero: bool = False) -> np.ndarray:
     """Elementwise: |a - e| <= atol + rtol * |e|, NaN where NaN, infinities exact, zero signs if asked."""
-    a = actual.astype(np.float64)
-    e = expected.astype(np.float64)
+    a = np.asarray(actual, dtype=np.float64)
+    e = np.asarray(expected, dtype=np.float64)
     with np.errstate(all="ignore"):
         a_nan, e_nan = np.isnan(a), np.isnan(e)
         finite = np.isfinite(a) & np.isfinite(e)
@@ -267,9 +268,9 @@ def close(actual: np.ndarray, expected: np.ndarray, rtol: float, atol: float, si
 def no_farther(actual: np.ndarray, honest: np.ndarray, precise: np.ndarray) -> np.ndarray:
     """Elementwise: the result is at least as close to `precise` as the honest low-precision result is;
     where either is not finite, it must equal the honest result (NaN matching NaN)."""
-    a = actual.astype(np.float64)
-    h = honest.astype(np.float64)
-    p = precise.astype(np.float64)
+    a = np.asarray(actual, dtype=np.float64)
+    h = np.asarray(honest, dtype=np.float64)
+    p = np.asarray(precise, dtype=np.float64)
     with np.errstate(all="ignore"):
         finite = np.isfinite(a) & np.isfinite(h) & np.isfinite(p)
         nearer = np.abs(a - p) <= np.abs(h - p)
@@ -357,10 +358,12 @@ def compare_runs(spec: OpSpec, case: Case, first: Any, second: Any, *, which: st
 
 
 def _bitwise_equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if a.dtype.kind in "fiu" and a.dtype.itemsize in (1, 2, 4, 8):
+    """Elementwise bit-for-bit equality (so -0.0 != 0.0 and NaN == the same NaN); same dtype and shape."""
+    if a.dtype == b.dtype and a.dtype.kind in "fiu" and a.dtype.itemsize in (1, 2, 4, 8):
         unsigned = np.dtype(f"u{a.dtype.itemsize}")
-        return np.ascontiguousarray(a).view(unsigned) == np.ascontiguousarray(b).view(unsigned)
-    return a == b
+        # ascontiguousarray makes 0-d arrays 1-d: reshape back
+        return np.ascontiguousarray(a).view(unsigned).reshape(a.shape) == np.ascontiguousarray(b).view(unsigned).reshape(b.shape)
+    return np.asarray(a == b)
 
 
 def inputs_unchanged(case: Case, buffers: Sequence[np.ndarray], *, which: str = "a") -> Mismatch | None:
@@ -368,8 +371,11 @@ def inputs_unchanged(case: Case, buffers: Sequence[np.ndarray], *, which: str = 
     for op, after in zip(case.operands, buffers):
         before = op.buffer if which == "a" else op.buffer_b
         after = np.asarray(after)
-        if after.shape != before.shape or after.tobytes() != before.tobytes():
-            changed = int(np.sum(~_bitwise_equal(before, after))) if after.shape == before.shape else len(before)
+        if after.shape != before.shape or after.dtype != before.dtype:
+            return _mismatch(case, "input_changed", f"input {op.name}: buffer came back as {after.dtype}{after.shape}", which)
+        same = _bitwise_equal(before, after)
+        if not same.all():
+            changed = int(np.sum(~same))
             return _mismatch(case, "input_changed", f"input {op.name} was modified ({changed} buffer elements)", which)
     return None
 

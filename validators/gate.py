@@ -1,96 +1,308 @@
-"""One place where a candidate is judged.
+"""One place where a candidate is judged, whoever proposed it.
 
-A Candidate is a fully rendered translation unit for one op on one device.
-Gate.judge runs the checks in order and returns the first failure, or an
-acceptance. Today the checks are the compile check; the differential,
-anti-cheat and sanitizer stages of the full gate are added to `checks`.
+A Candidate is a kernel body for one op on one device, rendered into its
+translation unit. Gate.judge runs the stages in order and stops at the first
+failure:
+
+  static        the body against the static rules (static_check.py)
+  compile       the translation unit as the release build compiles it
+  symbols       the object's undefined symbols against an allowlist, and no writable data
+  differential  a module holding the candidate runs, sandboxed, on shown and hidden cases for
+                every declared dtype (inputs.py); numpy's float64 reference decides (compare.py);
+                runs with two canaries, in fresh and reused memory, must agree; inputs must not change
+  sanitizers    the same on small cases, built with ASan + UBSan
+
+The verdict says where it failed in a few lines a proposer can act on, without
+revealing hidden seeds; `report` holds everything for a person.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
+import secrets
 import shutil
 import subprocess
+import sys
 import tempfile
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from generator.model import OpSpec
+
+from . import compare, inputs, static_check, symbols
+from .build import BuildError, CandidateBuilder
+from .runner import FILLS, write_job
+from .sandbox import GiB, MiB, Limits, run_sandboxed
+
+STAGES = ("static", "compile", "symbols", "differential", "sanitizers")
+SANITIZER_CASE_LIMIT = 4096  # elements per case: ASan runs stay small and fast
+SANITIZER_REPORT = re.compile(r"ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer|SUMMARY: UndefinedBehaviorSanitizer")
 
 
 @dataclass(frozen=True)
 class Candidate:
-    op: str
+    spec: OpSpec
     device: str
+    body: str
     source: str  # the whole translation unit
+    registration: str  # the op table for this op alone (dest.registration_context over a one-op catalog)
     proposer: str
+
+    @property
+    def op(self) -> str:
+        return self.spec.name
 
 
 @dataclass(frozen=True)
 class Verdict:
     accepted: bool
-    stage: str  # the check that decided ("compile", ...)
+    stage: str  # the stage that decided; "all" when accepted
     message: str  # a few lines a proposer or a person can act on
+    report: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def summary(self) -> str:
-        state = "accepted" if self.accepted else "rejected"
-        return f"{state} at {self.stage}: {self.message}" if self.message else f"{state} ({self.stage})"
-
-
-Check = Callable[[Candidate], Verdict]
+        state = "accepted" if self.accepted else f"rejected at {self.stage}"
+        return f"{state}: {self.message}" if self.message else state
 
 
 class Gate:
-    def __init__(self, checks: Sequence[tuple[str, Check]]) -> None:
-        self.checks = list(checks)
+    def __init__(self, root: Path, cache_dir: Path | None = None, stages: tuple[str, ...] = STAGES) -> None:
+        self.root = root
+        # Cached runtime objects, verdicts and the salt; TSGEN_GATE_CACHE shares them between checkouts
+        # (every entry is keyed by content, so sharing is safe).
+        self.cache_dir = cache_dir or Path(os.environ.get("TSGEN_GATE_CACHE", root / "build" / "gate"))
+        self.builder = CandidateBuilder(root, self.cache_dir)
+        self.stages = stages
+        self._salt: bytes | None = None
 
     @property
-    def stages(self) -> list[str]:
-        return [name for name, _ in self.checks]
+    def salt(self) -> bytes:
+        """The secret behind hidden cases: random per machine, kept under build/, never in a prompt."""
+        if self._salt is None:
+            path = self.cache_dir / "salt"
+            if not path.exists():
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(f".{os.getpid()}")
+                tmp.write_text(secrets.token_hex(32), encoding="utf-8")
+                os.replace(tmp, path)
+            self._salt = bytes.fromhex(path.read_text(encoding="utf-8").strip())
+        return self._salt
+
+    def save_report(self, candidate: Candidate, verdict: Verdict) -> Path:
+        """The full JSON report of the last judgement of this op and device, under build/gate/reports/."""
+        path = self.cache_dir / "reports" / f"{candidate.op}.{candidate.device}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(verdict.report, indent=2, default=str) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+        return path
 
     def judge(self, candidate: Candidate) -> Verdict:
-        last = Verdict(False, "none", "the gate has no checks")
-        for _name, check in self.checks:
-            last = check(candidate)
-            if not last.accepted:
-                return last
-        return last
+        """The verdict, from the cache when this exact candidate was judged by this exact gate before."""
+        key = self._cache_key(candidate)
+        cached = self.cache_dir / "verdicts" / f"{key}.json"
+        if cached.exists():
+            data = json.loads(cached.read_text(encoding="utf-8"))
+            return Verdict(data["accepted"], data["stage"], data["message"], {**data["report"], "cached": True})
+        verdict = self._judge(candidate)
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"accepted": verdict.accepted, "stage": verdict.stage, "message": verdict.message,
+                                   "report": verdict.report}, default=str), encoding="utf-8")  # fmt: skip
+        os.replace(tmp, cached)
+        return verdict
+
+    def _cache_key(self, candidate: Candidate) -> str:
+        """Everything a verdict depends on: the candidate, its spec, the gate's code, the runtime it runs
+        in (engine and headers), the compiler, the hidden-case salt and the stages run."""
+        digest = hashlib.sha256()
+        gate_files = sorted([*Path(__file__).parent.glob("*.py"), *(Path(__file__).parent / "csrc").glob("*")])
+        runtime_files = sorted([*(self.root / "runtime" / "src" / "core").glob("*.cpp"), *(self.root / "runtime" / "include").rglob("*.h")])
+        for path in gate_files + runtime_files:
+            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+        for part in (self.builder.toolchain.version(), self.salt.hex(), ",".join(self.stages), candidate.spec.text,
+                     candidate.device, candidate.source, candidate.registration):  # fmt: skip
+            digest.update(part.encode() + b"\0")
+        return digest.hexdigest()
+
+    def _judge(self, candidate: Candidate) -> Verdict:
+        if candidate.device != "cpu":
+            return Verdict(False, "device", f"the gate cannot run {candidate.device} kernels on this machine")
+        report: dict[str, Any] = {"op": candidate.op, "device": candidate.device, "proposer": candidate.proposer, "stages": {}}
+        scratch_root = self.cache_dir / "scratch"
+        scratch_root.mkdir(parents=True, exist_ok=True)
+        scratch = Path(tempfile.mkdtemp(prefix=f"{candidate.op}-", dir=scratch_root))
+        try:
+            state: dict[str, Any] = {}
+            for stage in self.stages:
+                started = time.monotonic()
+                failure = getattr(self, f"_{stage}")(candidate, scratch, state, report)
+                report["stages"][stage] = {"seconds": round(time.monotonic() - started, 2), "passed": failure is None}
+                if failure is not None:
+                    report["verdict"] = {"accepted": False, "stage": stage, "message": failure}
+                    return Verdict(False, stage, failure, report)
+            report["verdict"] = {"accepted": True}
+            return Verdict(True, "all", "", report)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    # ---- stages: each returns None (passed) or the failure message ----------------------------------
+
+    def _static(self, candidate: Candidate, scratch: Path, state: dict, report: dict) -> str | None:
+        violations = static_check.check_body(candidate.body)
+        report["static"] = [str(v) for v in violations]
+        if violations:
+            return "\n".join(f"body {v}" for v in violations[:5])
+        return None
+
+    def _compile(self, candidate: Candidate, scratch: Path, state: dict, report: dict) -> str | None:
+        try:
+            state["object"] = self.builder.kernel_object(candidate.source, scratch)
+        except BuildError as exc:
+            return _map_to_body(str(exc), candidate.source)
+        return None
+
+    def _symbols(self, candidate: Candidate, scratch: Path, state: dict, report: dict) -> str | None:
+        disallowed = symbols.check_symbols(state["object"])
+        data = symbols.writable_data_symbols(state["object"])
+        report["symbols"] = {"disallowed": disallowed, "writable_data": data}
+        if disallowed:
+            return f"the kernel calls functions kernels may not use: {', '.join(disallowed[:8])}"
+        if data:
+            return f"the kernel defines static or global variables (state across calls): {', '.join(data[:8])}"
+        return None
+
+    def _differential(self, candidate: Candidate, scratch: Path, state: dict, report: dict) -> str | None:
+        cases = [c for dtype in candidate.spec.dtypes for hidden in (False, True)
+                 for c in inputs.generate_cases(candidate.spec, dtype, salt=self.salt, hidden=hidden)]  # fmt: skip
+        return self._run_cases(candidate, scratch, "release", cases, report, Limits(wall_s=240, memory_bytes=4 * GiB,
+                                                                                    file_bytes=1024 * MiB))  # fmt: skip
+
+    def _sanitizers(self, candidate: Candidate, scratch: Path, state: dict, report: dict) -> str | None:
+        cases = [c for dtype in candidate.spec.dtypes for c in inputs.generate_cases(candidate.spec, dtype, salt=self.salt)
+                 if c.size <= SANITIZER_CASE_LIMIT]  # fmt: skip
+        return self._run_cases(candidate, scratch, "sanitize", cases, report, Limits(wall_s=240, memory_bytes=None,
+                                                                                     file_bytes=1024 * MiB))  # fmt: skip
+
+    # ---- running ---------------------------------------------------------------------------------------
+
+    def _run_cases(self, candidate: Candidate, scratch: Path, variant: str, cases: list[inputs.Case], report: dict,
+                   limits: Limits) -> str | None:  # fmt: skip
+        try:
+            module = self.builder.build(candidate.source, candidate.registration, scratch, variant)
+        except BuildError as exc:
+            return f"the {variant} build failed:\n{exc}"
+        run_dir = scratch / f"run-{variant}"
+        run_dir.mkdir()
+        write_job(run_dir / "job.npz", candidate.op, cases)
+        env = {"PYTHONPATH": str(self.root), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+        if variant == "sanitize":
+            env |= _sanitizer_env(self.builder.toolchain.compiler)
+        result = run_sandboxed([sys.executable, "-m", "validators.runner", str(module), "job.npz", "out.npz"],
+                               cwd=run_dir, env=env, limits=limits)  # fmt: skip
+        report[variant] = {"cases": len(cases), "wall_s": round(result.wall_s, 2), "isolation": result.isolation.describe()}
+        if variant == "sanitize" and SANITIZER_REPORT.search(result.stderr):
+            return "the sanitizers report:\n" + _sanitizer_excerpt(result.stderr)
+        if not result.ok:
+            return f"the candidate's process {result.reason()}" + _tail(result.stderr)
+        outputs = np.load(run_dir / "out.npz", allow_pickle=False)
+        errors = json.loads((run_dir / "out.errors.json").read_text(encoding="utf-8"))
+        mismatches = [m for i, case in enumerate(cases) if (m := _check_case(candidate.spec, case, i, outputs, errors)) is not None]
+        report[variant]["mismatches"] = [json.loads(m.to_json()) for m in mismatches[:20]]
+        report[variant]["failed_cases"] = len(mismatches)
+        if mismatches:
+            first = mismatches[0]
+            more = f"\n({len(mismatches) - 1} more failing cases)" if len(mismatches) > 1 else ""
+            return first.summary() + more
+        return None
 
 
-class CompileCheck:
-    """Compiles the translation unit as the build would (all templates instantiated), in a scratch dir."""
-
-    def __init__(self, include_dir: Path, compiler: str | None = None, timeout_s: float = 180.0) -> None:
-        self.include_dir = include_dir
-        self.compiler = compiler or os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
-        self.timeout_s = timeout_s
-
-    def __call__(self, candidate: Candidate) -> Verdict:
-        if not self.compiler:
-            return Verdict(False, "compile", "no C++ compiler found (set CXX or install g++)")
-        with tempfile.TemporaryDirectory(prefix="tsgen-compile-") as scratch:
-            source = Path(scratch) / f"{candidate.op}_{candidate.device}.cpp"
-            source.write_text(candidate.source, encoding="utf-8")
-            command = [self.compiler, "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror=return-type",
-                       f"-I{self.include_dir}", str(source)]  # fmt: skip
-            try:
-                result = subprocess.run(command, capture_output=True, text=True, timeout=self.timeout_s, cwd=scratch,
-                                        env=_clean_env())  # fmt: skip
-            except subprocess.TimeoutExpired:
-                return Verdict(False, "compile", f"the compiler did not finish within {self.timeout_s:.0f} s")
-        if result.returncode != 0:
-            return Verdict(False, "compile", _first_errors(result.stderr, str(source)))
-        return Verdict(True, "compile", "")
+def _result(outputs: Any, errors: dict, index: int, run: str) -> Any:
+    key = f"{index}.{run}"
+    if key in errors:
+        return compare.Raised(errors[key]["type"], errors[key]["message"], tuple(errors[key].get("bases", ())))
+    return outputs[f"{key}.out"]
 
 
-def _clean_env() -> dict[str, str]:
-    """The compiler needs PATH and little else; never pass secrets such as API keys along."""
-    keep = ("PATH", "HOME", "LANG", "TMPDIR", "CPATH", "LIBRARY_PATH")
-    return {k: v for k, v in os.environ.items() if k in keep}
+def _check_case(spec: OpSpec, case: inputs.Case, index: int, outputs: Any, errors: dict) -> compare.Mismatch | None:
+    """Every check of one case: values a and b against the reference (b reuses a's memory), the two
+    runs on a against each other (canaries), and the inputs after each run."""
+    for which, run in (("a", "a"), ("b", "b")):
+        mismatch = compare.compare(spec, case, _result(outputs, errors, index, run), which=which)
+        if mismatch is not None:
+            return mismatch
+        buffers = [outputs[f"{index}.{run}.in{k}"] for k in range(len(case.operands))]
+        mismatch = compare.inputs_unchanged(case, buffers, which=which)
+        if mismatch is not None:
+            return mismatch
+    first, again = _result(outputs, errors, index, "a"), _result(outputs, errors, index, "a2")
+    if isinstance(first, compare.Raised):  # and run a was right to raise (checked above)
+        return None if isinstance(again, compare.Raised) else compare.compare(spec, case, again, which="a")
+    canary = _canary_left(np.asarray(first), np.asarray(again))
+    if canary is not None:
+        mismatch = compare.compare_runs(spec, case, first, again)
+        assert mismatch is not None  # the canaries differ, so the two runs do
+        message = f"output element {list(canary)} was never written: the canary put into new memory is still there"
+        return replace(mismatch, kind="canary", message=message)
+    return compare.compare_runs(spec, case, first, again)
 
 
-def _first_errors(stderr: str, filename: str, limit: int = 12) -> str:
-    lines = [line.replace(filename, "<candidate>") for line in stderr.splitlines() if line.strip()]
-    errors = [i for i, line in enumerate(lines) if re.search(r"\berror\b", line)]
-    start = errors[0] if errors else 0
+def _canary_left(first: np.ndarray, again: np.ndarray) -> tuple[int, ...] | None:
+    """The first output index whose bytes are the fill of run a in run a and the fill of run a2 in run a2:
+    an element the kernel never wrote."""
+    if first.shape != again.shape or first.dtype != again.dtype or first.size == 0:
+        return None
+    item = first.dtype.itemsize
+    a = np.ascontiguousarray(first).view(np.uint8).reshape(-1, item)
+    b = np.ascontiguousarray(again).view(np.uint8).reshape(-1, item)
+    left = np.all(a == FILLS["a"], axis=1) & np.all(b == FILLS["a2"], axis=1)
+    if not left.any():
+        return None
+    return tuple(int(i) for i in np.unravel_index(int(np.argmax(left)), first.shape))
+
+
+def _map_to_body(errors: str, source: str) -> str:
+    """Compiler messages point into kernel.release.cpp; say `body line N` where they point into the body."""
+    lines = source.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.strip().startswith(static_check.BODY_START)), None)
+    end = next((i for i, line in enumerate(lines) if line.strip() == static_check.BODY_END), None)
+
+    def to_body(match: re.Match[str]) -> str:
+        line = int(match["line"])
+        if start is not None and end is not None and start + 1 < line <= end:
+            return f"body line {line - start - 1}:{match['col']}"
+        return f"template line {line}:{match['col']}"
+
+    text = re.sub(r"\S*kernel\.release\.cpp:(?P<line>\d+):(?P<col>\d+)", to_body, errors)
+    return re.sub(r"\S*kernel\.release\.cpp", "<candidate>", text)
+
+
+def _sanitizer_env(compiler: str) -> dict[str, str]:
+    def library(name: str) -> str:
+        return subprocess.run([compiler, f"-print-file-name={name}"], capture_output=True, text=True).stdout.strip()
+
+    return {
+        # The interpreter is not instrumented, so ASan's runtime must be loaded first; libstdc++ too, or
+        # ASan's __cxa_throw interceptor finds no real __cxa_throw when the module throws.
+        "LD_PRELOAD": f"{library('libasan.so')} {library('libstdc++.so.6')}",
+        "ASAN_OPTIONS": "detect_leaks=0:halt_on_error=1:abort_on_error=0:allocator_may_return_null=1",
+        "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
+    }
+
+
+def _sanitizer_excerpt(stderr: str, limit: int = 12) -> str:
+    lines = stderr.splitlines()
+    start = next(i for i, line in enumerate(lines) if SANITIZER_REPORT.search(line))
     return "\n".join(lines[start : start + limit])
+
+
+def _tail(stderr: str, limit: int = 8) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    return ("\n" + "\n".join(lines[-limit:])) if lines else ""

@@ -39,8 +39,9 @@ import numpy as np
 from generator.model import FLOATING, Family, OpSpec, Promotion
 
 LAYOUTS = ("contiguous", "offset", "transposed", "permuted", "strided", "negative", "padded", "expanded", "mixed")
-FLOAT_DISTS = ("normal", "uniform", "heavy", "lognormal", "specials", "large", "ties", "mixed")
-INT_DISTS = ("small", "full", "limits", "ties", "mixed")
+# Value distributions a template names; for integers and bool each maps to its own kind (see _dist_name).
+DISTRIBUTIONS = ("normal", "uniform", "bulk", "heavy", "lognormal", "specials", "large", "ties", "mixed", "ascending",
+                 "descending")  # fmt: skip
 FORMAT_VERSION = 1
 
 
@@ -123,9 +124,9 @@ class Case:
             raise ValueError(f"{spec.name} takes {len(names)} tensors, got {len(arrays)}")
         operands = []
         for name, array in zip(names, arrays):
-            array = np.asarray(array)
-            buffer = np.ascontiguousarray(array).reshape(-1).copy()
-            strides = tuple(s // array.dtype.itemsize for s in np.ascontiguousarray(array).strides)
+            array = np.array(array, order="C", copy=True)  # keeps 0-d (ascontiguousarray would not)
+            buffer = array.reshape(-1)
+            strides = tuple(s // array.dtype.itemsize for s in array.strides)
             operands.append(Operand(name, array.dtype.name, array.shape, strides, 0, buffer, buffer.copy(),
                                     "contiguous", "contiguous", "given"))  # fmt: skip
         kwargs = dict(kwargs or {})
@@ -217,10 +218,12 @@ class _Context:
 def _probe_float_result(spec: OpSpec, dtype: str) -> bool:
     fn = spec.reference.compile([a.name for a in spec.signature.arguments])
     args = [np.ones((2, 2), dtype=d) for d in operand_dtypes(spec, dtype)]
+    tensors = set(spec.signature.tensor_arguments)
+    defaults = {a.name: a.default_value for a in spec.signature.arguments if a not in tensors}
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            return np.asarray(fn(*args)).dtype.kind == "f"
+            return np.asarray(fn(*args, **defaults)).dtype.kind == "f"
     except Exception:  # noqa: BLE001 - a probe only
         return dtype in FLOATING
 
@@ -254,7 +257,7 @@ _POINTWISE_SHOWN: dict[int, list[_Template]] = {
         _t([(20,)], "negative", "uniform"),
         _t([(812,)], "contiguous", "heavy"),
         _t([(4099,)], "offset", "lognormal"),
-        _t([(1029, 917)], "contiguous", "uniform"),
+        _t([(1029, 917)], "contiguous", "bulk"),
         _t([(3, 5)], "transposed", "uniform"),
         _t([(5, 7)], "padded", "lognormal"),
         _t([(4, 6)], "expanded", "normal"),
@@ -276,7 +279,7 @@ _POINTWISE_SHOWN: dict[int, list[_Template]] = {
         _t([(), (20,)], ("offset", "negative"), "heavy"),
         _t([(812,), (812,)], "contiguous", "heavy"),
         _t([(4099,), (1,)], "offset", "lognormal"),
-        _t([(1029, 917), (1029, 917)], "contiguous", "uniform"),
+        _t([(1029, 917), (1029, 917)], "contiguous", "bulk"),
         _t([(3, 1), (1, 4)], "contiguous", "uniform"),
         _t([(3, 5), (3, 5)], "transposed", "normal"),
         _t([(5, 7), (5, 7)], ("padded", "expanded"), "lognormal"),
@@ -296,12 +299,12 @@ _POINTWISE_SHOWN: dict[int, list[_Template]] = {
         _t([(), (), ()], "contiguous", "normal"),
         _t([(), (), ()], "offset", "specials"),
         _t([(0,), (0,), (0,)], "contiguous", "normal"),
-        _t([(0, 2), (2,), (1, 2)], "strided", "normal"),
+        _t([(1, 0, 3), (3,), (2, 1, 1)], "strided", "normal"),
         _t([(7,), (7,), (7,)], ("strided", "negative", "offset"), "normal"),
         _t([(20,), (), (20,)], ("contiguous", "offset", "negative"), "uniform"),
         _t([(812,), (812,), (812,)], "contiguous", "heavy"),
         _t([(4099,), (4099,), (1,)], "offset", "lognormal"),
-        _t([(1029, 917), (1029, 917), (1029, 917)], "contiguous", "uniform"),
+        _t([(1029, 917), (1029, 917), (1029, 917)], "contiguous", "bulk"),
         _t([(3, 1), (1, 4), (3, 4)], "contiguous", "uniform"),
         _t([(3, 5), (3, 5), (3, 5)], "transposed", "normal"),
         _t([(5, 7), (5, 7), (5, 7)], ("padded", "expanded", "mixed"), "lognormal"),
@@ -325,7 +328,7 @@ _REDUCTION_SHOWN = [
     _t([(7,)], "negative", "uniform", axis=-1, keepdims=True),
     _t([(812,)], "contiguous", "heavy", axis=None, keepdims=False),
     _t([(4099,)], "offset", "lognormal", axis=0, keepdims=True),
-    _t([(1029, 917)], "contiguous", "uniform", axis=1, keepdims=False),
+    _t([(1029, 917)], "contiguous", "bulk", axis=1, keepdims=False),
     _t([(3, 4)], "transposed", "uniform", axis=None, keepdims=True),
     _t([(3, 4)], "contiguous", "normal", axis=0, keepdims=False),
     _t([(3, 4)], "padded", "normal", axis=1, keepdims=True),
@@ -344,6 +347,9 @@ _REDUCTION_SHOWN = [
     _t([(S, 5)], "strided", "specials", axis=None, keepdims=False),
     _t([(8, 9)], "transposed", "large", axis=0, keepdims=True),
     _t([(5, 7)], "contiguous", "ties", axis=1, keepdims=False),
+    _t([(4099,)], "contiguous", "ascending", axis=None, keepdims=False),
+    _t([(812,)], "negative", "descending", axis=0, keepdims=True),
+    _t([(9, 29)], "strided", "ascending", axis=1, keepdims=False),
 ]
 
 _INDEX_REDUCTION_SHOWN = [
@@ -355,7 +361,7 @@ _INDEX_REDUCTION_SHOWN = [
     _t([(7,)], "negative", "uniform", axis=-1, keepdims=True),
     _t([(812,)], "contiguous", "heavy", axis=None, keepdims=False),
     _t([(4099,)], "offset", "lognormal", axis=0, keepdims=True),
-    _t([(1029, 917)], "contiguous", "uniform", axis=1, keepdims=False),
+    _t([(1029, 917)], "contiguous", "bulk", axis=1, keepdims=False),
     _t([(3, 4)], "transposed", "uniform", axis=None, keepdims=True),
     _t([(3, 4)], "contiguous", "normal", axis=0, keepdims=False),
     _t([(3, 4)], "padded", "normal", axis=1, keepdims=True),
@@ -373,6 +379,9 @@ _INDEX_REDUCTION_SHOWN = [
     _t([(5, 7)], "contiguous", "ties", axis=1, keepdims=False),
     _t([(5, 7)], "negative", "ties", axis=None, keepdims=False),
     _t([(4, 9)], "strided", "ties", axis=0, keepdims=True),
+    _t([(4099,)], "contiguous", "ascending", axis=None, keepdims=False),
+    _t([(812,)], "negative", "descending", axis=0, keepdims=True),
+    _t([(9, 29)], "strided", "ascending", axis=1, keepdims=False),
 ]
 
 _NORMALIZATION_SHOWN = [
@@ -390,7 +399,7 @@ _NORMALIZATION_SHOWN = [
     _t([(3, 0)], "contiguous", "normal", axis=-1),
     _t([(3, 0)], "strided", "normal", axis=0),
     _t([(4, 1029)], "offset", "normal", axis=-1),
-    _t([(1029, 917)], "contiguous", "uniform", axis=0),
+    _t([(1029, 917)], "contiguous", "bulk", axis=0),
     _t([(5, 6)], "expanded", "normal", axis=1),
     _t([(5, 6)], "expanded", "uniform", axis=0),
     _t([(7, 9)], "padded", "lognormal", axis=-1),
@@ -447,7 +456,8 @@ def _shown_templates(ctx: _Context) -> list[_Template]:
 
 _HIDDEN_LAYOUTS = ("contiguous", "offset", "transposed", "permuted", "strided", "negative", "padded", "expanded",
                    "mixed", "mixed", "strided", "negative")  # fmt: skip
-_HIDDEN_DISTS = ("normal", "uniform", "heavy", "lognormal", "mixed", "mixed", "specials", "large", "ties")
+_HIDDEN_DISTS = ("normal", "uniform", "heavy", "lognormal", "mixed", "mixed", "specials", "large", "ties", "ascending",
+                 "descending")  # fmt: skip
 
 
 def _odd(rng: np.random.Generator, low: int, high: int) -> int:
@@ -506,7 +516,7 @@ def _hidden_pointwise(ctx: _Context, rng: np.random.Generator) -> list[_Template
     add(_random_shape(rng, max_rank=3, zero=1.0))
     add((), dist="mixed")
     add(_random_shape(rng, max_rank=3), dist="mixed")
-    add((_odd(rng, 101, 301), _odd(rng, 101, 301)), dist=_pick(rng, ("normal", "uniform", "mixed")))
+    add((_odd(rng, 101, 301), _odd(rng, 101, 301)), dist=_pick(rng, ("bulk", "uniform", "mixed")))
     return result
 
 
@@ -531,7 +541,7 @@ def _hidden_reduction(ctx: _Context, rng: np.random.Generator) -> list[_Template
         result.append(_t([shape], _pick(rng, _HIDDEN_LAYOUTS), dist, axis=_random_axes(rng, len(shape), single),
                          keepdims=bool(rng.random() < 0.5)))  # fmt: skip
     shape = (_odd(rng, 101, 301), _odd(rng, 101, 301))
-    result.append(_t([shape], _pick(rng, ("contiguous", "transposed", "offset")), _pick(rng, ("normal", "uniform")),
+    result.append(_t([shape], _pick(rng, ("contiguous", "transposed", "offset")), _pick(rng, ("bulk", "uniform")),
                      axis=_random_axes(rng, 2, single), keepdims=bool(rng.random() < 0.5)))  # fmt: skip
     return result
 
@@ -588,28 +598,30 @@ def _resolve_layout(kind: str, shape: tuple[int, ...], rng: np.random.Generator)
     ones = (1,) * rank
     lead = int(rng.integers(1, 17))
     trail = int(rng.integers(1, 9))
+    big = [d for d in range(rank) if shape[d] > 1]
     if kind == "contiguous":
         return kind, _Placement(ident, ones, 0, 0, 0, ())
-    if rank == 0 or kind == "offset" or (kind in ("transposed", "permuted") and rank < 2):
+    if rank == 0 or kind == "offset" or (kind in ("transposed", "permuted") and len(big) < 2):
         return "offset", _Placement(ident, ones, 0, lead, trail, ())
     if kind == "transposed":
         return kind, _Placement(ident[::-1], ones, 0, 0, 0, ())
-    if kind == "permuted":
+    if kind == "permuted":  # the dims of size > 1 must change order, or the view is still contiguous
         perm = tuple(int(p) for p in rng.permutation(rank))
-        while perm == ident:
+        while [d for d in perm if d in big] == big:
             perm = tuple(int(p) for p in rng.permutation(rank))
         return kind, _Placement(perm, ones, 0, 0, 0, ())
     if kind == "strided":
         steps = tuple(int(rng.integers(2, 4)) if rng.random() < 0.7 or d == rank - 1 else 1 for d in range(rank))
         return kind, _Placement(ident, steps, 0, int(rng.integers(0, 4)), int(rng.integers(0, 3)), ())
     if kind == "negative":
-        flip = [d for d in range(rank) if rng.random() < 0.6] or [rank - 1]
+        choices = big or list(range(rank))
+        flip = [d for d in choices if rng.random() < 0.6] or [choices[-1]]
         steps = tuple(-1 if d in flip else 1 for d in range(rank))
         return kind, _Placement(ident, steps, 0, 0, 0, ())
     if kind == "padded":
         return kind, _Placement(ident, ones, int(rng.integers(1, 6)), lead, trail, ())
     if kind == "expanded":
-        candidates = [d for d in range(rank) if shape[d] > 1]
+        candidates = big
         if not candidates:
             return "offset", _Placement(ident, ones, 0, lead, trail, ())
         chosen = tuple(d for d in candidates if rng.random() < 0.5) or (_pick(rng, candidates),)
@@ -689,6 +701,17 @@ def _int_specials(dtype: str) -> list[int]:
 def special_values(ctx_or_spec: OpSpec | _Context, dtype: str) -> np.ndarray:
     """The special-value set a case with dist "specials" cycles through (for the op's constraints)."""
     ctx = ctx_or_spec if isinstance(ctx_or_spec, _Context) else _Context.of(ctx_or_spec, dtype, b"-")
+    key = (dtype, ctx.order_sensitive, _exact_sum_limits(ctx, dtype))
+    if key not in _SPECIALS_CACHE:
+        _SPECIALS_CACHE[key] = _special_values(ctx, dtype)
+        _SPECIALS_CACHE[key].flags.writeable = False
+    return _SPECIALS_CACHE[key]
+
+
+_SPECIALS_CACHE: dict[tuple[str, bool, bool], np.ndarray] = {}
+
+
+def _special_values(ctx: _Context, dtype: str) -> np.ndarray:
     if dtype == "bool":
         return np.array([False, True])
     if dtype in FLOATING:
@@ -704,10 +727,10 @@ def _exact_sum_limits(ctx: _Context, dtype: str) -> bool:
     return ctx.order_sensitive and ctx.float_result and np.dtype(dtype).itemsize == 8
 
 
-def _int_range(ctx: _Context, dtype: str, bounds: tuple[float | None, float | None]) -> tuple[int, int]:
+def _int_range(ctx: _Context, dtype: str, bounds: tuple[float | None, float | None], exact: bool = True) -> tuple[int, int]:
     info = np.iinfo(dtype)
     low, high = int(info.min), int(info.max)
-    if _exact_sum_limits(ctx, dtype):
+    if exact and _exact_sum_limits(ctx, dtype):
         low, high = max(low, -(2**40)), min(high, 2**40)
     if bounds[0] is not None:
         low = max(low, math.ceil(bounds[0]))
@@ -726,12 +749,15 @@ def _cycle(rng: np.random.Generator, pool: np.ndarray, n: int) -> np.ndarray:
 def _values(ctx: _Context, name: str, dtype: str, shape: tuple[int, ...], dist: str, rng: np.random.Generator):
     n = math.prod(shape)
     bounds = ctx.bounds.get(name, (None, None))
+    if dist in ("ascending", "descending"):  # extremes at the ends: a kernel that drops a head or tail shows
+        data = np.sort(_values(ctx, name, dtype, (n,), "uniform", rng))
+        return (data if dist == "ascending" else data[::-1]).reshape(shape)
     if dtype == "bool":
         if dist == "specials":
             return _cycle(rng, np.array([False, True]), n).reshape(shape)
         return (rng.random(n) < rng.uniform(0.2, 0.8)).reshape(shape)
     if dtype in FLOATING:
-        return _fold(_float_values(ctx, dtype, n, dist, rng), bounds).astype(dtype).reshape(shape)
+        return _fold(_float_values(ctx, dtype, n, dist, rng), bounds).astype(dtype, copy=False).reshape(shape)
     return _int_values(ctx, dtype, n, dist, rng, bounds).reshape(shape)
 
 
@@ -740,9 +766,12 @@ def _float_values(ctx: _Context, dtype: str, n: int, dist: str, rng: np.random.G
         dist = "heavy"
     if dist == "normal":
         return rng.standard_normal(n) * float(rng.choice([1.0, 3.0, 10.0]))
-    if dist == "uniform":
+    if dist in ("uniform", "bulk"):
         width = float(rng.choice([1.0, 5.0, 100.0]))
-        return rng.uniform(-width, width, n)
+        data = rng.random(n)
+        data *= 2.0 * width
+        data -= width
+        return data
     if dist == "heavy":
         return rng.standard_t(2, n)
     if dist == "lognormal":
@@ -779,18 +808,22 @@ def _fold(data: np.ndarray, bounds: tuple[float | None, float | None]) -> np.nda
 
 def _int_values(ctx, dtype, n, dist, rng, bounds) -> np.ndarray:
     low, high = _int_range(ctx, dtype, bounds)
-    if dist in ("normal", "lognormal", "small"):
+    if dist in ("normal", "lognormal", "small", "bulk"):
         lo, hi = max(low, -20), min(high, 20)
         if lo > hi:
             lo, hi = low, min(high, low + 40)
         return rng.integers(lo, hi, n, dtype=dtype, endpoint=True)
     if dist in ("uniform", "heavy", "full", "large"):
+        info = np.iinfo(dtype)
+        if (low, high) == (info.min, info.max):  # every bit pattern equally likely: random bytes
+            return np.frombuffer(rng.bytes(n * info.bits // 8), dtype=dtype).copy()
         return rng.integers(low, high, n, dtype=dtype, endpoint=True)
     if dist == "ties":
         lo, hi = max(low, -3), min(high, 3)
         return rng.integers(lo, max(lo, hi), n, dtype=dtype, endpoint=True)
     pool = special_values(ctx, dtype)
-    pool = pool[(pool >= low) & (pool <= high)] if len(pool) else pool
+    pool_low, pool_high = _int_range(ctx, dtype, bounds, exact=False)  # special_values() knows about exact sums
+    pool = pool[(pool >= pool_low) & (pool <= pool_high)]
     if not len(pool):
         pool = np.array([low, high], dtype=dtype)
     if dist in ("specials", "limits"):
@@ -805,16 +838,18 @@ def _int_values(ctx, dtype, n, dist, rng, bounds) -> np.ndarray:
 
 def _dist_name(dtype: str, dist: str, ctx: _Context) -> str:
     """The distribution's name as it applies to the dtype, for descriptions."""
+    if dist in ("ascending", "descending"):
+        return f"{_dist_name(dtype, 'uniform', ctx)}, sorted {dist} in index order"
     if dtype == "bool":
         return "all-pairs booleans" if dist == "specials" else "random booleans"
     if dtype in FLOATING:
         if dist == "large" and not ctx.allow_large:
             return "heavy-tailed (t, df=2)"
-        return {"normal": "normal", "uniform": "uniform", "heavy": "heavy-tailed (t, df=2)",
+        return {"normal": "normal", "uniform": "uniform", "bulk": "uniform", "heavy": "heavy-tailed (t, df=2)",
                 "lognormal": "log-normal with random signs", "specials": "special values (+-0, +-inf, nan, tiny, ...)",
                 "large": "large magnitudes", "ties": "small integers (ties)",
                 "mixed": "normal with special values mixed in"}[dist]  # fmt: skip
-    return {"normal": "small integers", "lognormal": "small integers", "uniform": "integers over the full range",
+    return {"normal": "small integers", "lognormal": "small integers", "bulk": "small integers", "uniform": "integers over the full range",
             "heavy": "integers over the full range", "large": "integers over the full range",
             "specials": "integer limits and edge values", "ties": "small integers (ties)",
             "mixed": "small integers with limits mixed in"}[dist]  # fmt: skip
@@ -828,22 +863,26 @@ def _resolve_shape(shape: tuple[int, ...], ctx: _Context, dtype: str) -> tuple[i
 
 
 def _build_case(ctx: _Context, case_id: str, template: _Template, hidden: bool) -> Case:
-    layout_rng = ctx.rng(case_id, "layout")
-    rng_a, rng_b = ctx.rng(case_id, "a"), ctx.rng(case_id, "b")
-    operands = []
-    for name, dtype, shape, kind in zip(ctx.names, ctx.dtypes, template.shapes, template.layouts):
+    rng = ctx.rng(case_id)  # layouts first, then every operand's value set a, then b
+    placed = []
+    for shape, kind in zip(template.shapes, template.layouts):
         shape = _resolve_shape(shape, ctx, ctx.dtype)
-        kind, placement = _resolve_layout(kind, shape, layout_rng)
-        size, offset, strides, base = _place(shape, placement)
-        buffers = []
-        for rng in (rng_a, rng_b):
+        kind, placement = _resolve_layout(kind, shape, rng)
+        placed.append((shape, kind, placement, *_place(shape, placement)))
+    buffers: dict[tuple[int, str], np.ndarray] = {}
+    for which in ("a", "b"):
+        for i, (name, dtype) in enumerate(zip(ctx.names, ctx.dtypes)):
+            _shape, _kind, _placement, size, offset, strides, base = placed[i]
             buffer = np.full(size, poison(dtype), dtype=dtype)
             item = buffer.dtype.itemsize
             holder = np.ndarray(base, buffer.dtype, buffer=buffer, offset=offset * item,
                                 strides=tuple(s * item for s in strides))  # fmt: skip
             holder[...] = _values(ctx, name, dtype, base, template.dist, rng)
-            buffers.append(buffer)
-        operands.append(Operand(name, dtype, shape, strides, offset, buffers[0], buffers[1], kind,
+            buffers[i, which] = buffer
+    operands = []
+    for i, (name, dtype) in enumerate(zip(ctx.names, ctx.dtypes)):
+        shape, kind, placement, _size, offset, strides, _base = placed[i]
+        operands.append(Operand(name, dtype, shape, strides, offset, buffers[i, "a"], buffers[i, "b"], kind,
                                 _layout_text(kind, placement, strides, offset), _dist_name(dtype, template.dist, ctx)))  # fmt: skip
     kwargs = dict(template.kwargs)
     return Case(ctx.spec.name, ctx.dtype, case_id, _describe(operands, kwargs), tuple(operands), kwargs, hidden)

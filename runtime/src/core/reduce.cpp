@@ -68,6 +68,11 @@ Tensor index_reduce(const OpDef& op, const Tensor& x, std::optional<int64_t> axi
     const Tensor flat = index_reduce(op, x.reshape({-1}), 0, false);
     return keepdims ? flat.reshape(Shape(x.ndim(), 1)) : flat;
   }
+  if (x.ndim() == 0) {
+    // NumPy treats a 0-d tensor as one element along axis 0 (or -1); the result stays 0-d.
+    normalize_axis(*axis, 1);
+    return index_reduce(op, x.reshape({1}), 0, false);
+  }
   const auto kernel = reinterpret_cast<ReduceKernel>(op.kernel(x.device().type, kernel_dtype(op, {x.dtype()})));
   const int64_t ax = normalize_axis(*axis, x.ndim());
   TS_CHECK(x.shape()[ax] > 0, ValueError, "attempt to get " << op.name << " of an empty sequence");

@@ -1,0 +1,131 @@
+"""Builds a candidate kernel into a small Python module of its own (_gate).
+
+The module holds the hand-written runtime core and validators/csrc/gate_module.cpp
+(compiled once per variant and cached by content hash under build/gate/), the op
+table for the candidate's op alone, and the candidate's translation unit. The
+runner loads it in a sandbox. Two variants: `release` (-O2, what ships) and
+`sanitize` (ASan + UBSan, uninitialised locals filled with a pattern).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sysconfig
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pybind11
+
+FLAGS = {
+    "release": ["-O2"],
+    "sanitize": ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined",
+                 "-fno-sanitize-recover=undefined", "-ftrivial-auto-var-init=pattern"],
+}  # fmt: skip
+COMMON = ["-std=c++17", "-fPIC", "-fvisibility=hidden", "-w"]
+
+
+class BuildError(Exception):
+    """The candidate (or the runtime) did not compile; the message holds the compiler's first errors."""
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    compiler: str
+
+    @staticmethod
+    def find() -> Toolchain:
+        compiler = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
+        if not compiler:
+            raise BuildError("no C++ compiler found (set CXX or install g++)")
+        return Toolchain(compiler)
+
+    def version(self) -> str:
+        return subprocess.run([self.compiler, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+
+
+class CandidateBuilder:
+    def __init__(self, root: Path, cache_dir: Path, toolchain: Toolchain | None = None, jobs: int = 2) -> None:
+        self.root = root
+        self.cache_dir = cache_dir
+        self.toolchain = toolchain or Toolchain.find()
+        self.jobs = jobs
+        self._runtime_objects: dict[str, list[Path]] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def includes(self) -> list[str]:
+        return [f"-I{self.root / 'runtime' / 'include'}", f"-I{pybind11.get_include()}",
+                f"-I{sysconfig.get_paths()['include']}"]  # fmt: skip
+
+    def runtime_sources(self) -> list[Path]:
+        return sorted([*(self.root / "runtime" / "src").glob("core/*.cpp"), self.root / "validators" / "csrc" / "gate_module.cpp"])
+
+    def runtime_objects(self, variant: str) -> list[Path]:
+        """The runtime compiled for `variant`, once per content hash (shared by all candidates)."""
+        with self._lock:
+            if variant not in self._runtime_objects:
+                self._runtime_objects[variant] = self._build_runtime(variant)
+            return self._runtime_objects[variant]
+
+    def _build_runtime(self, variant: str) -> list[Path]:
+        sources = self.runtime_sources()
+        headers = sorted((self.root / "runtime" / "include").rglob("*.h"))
+        digest = hashlib.sha256(" ".join([self.toolchain.version(), *FLAGS[variant], *COMMON]).encode())
+        for path in [*sources, *headers]:
+            digest.update(path.relative_to(self.root).as_posix().encode() + b"\0" + path.read_bytes())
+        out_dir = self.cache_dir / f"runtime-{variant}-{digest.hexdigest()[:16]}"
+        objects = [out_dir / (s.relative_to(self.root).as_posix().replace("/", "__") + ".o") for s in sources]
+        if all(o.exists() for o in objects):
+            return objects
+        out_dir.mkdir(parents=True, exist_ok=True)
+        with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+            list(pool.map(lambda pair: self.compile(pair[0], pair[1], variant), zip(sources, objects)))
+        return objects
+
+    def compile(self, source: Path, obj: Path, variant: str) -> Path:
+        tmp = obj.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}.o")
+        self._run([self.toolchain.compiler, *COMMON, *FLAGS[variant], *self.includes, "-c", str(source), "-o", str(tmp)])
+        os.replace(tmp, obj)  # atomic: a killed build never leaves a truncated cached object
+        return obj
+
+    def link(self, objects: Sequence[Path], output: Path, variant: str) -> Path:
+        self._run([self.toolchain.compiler, "-shared", *FLAGS[variant], "-o", str(output), *map(str, objects)])
+        return output
+
+    def build(self, kernel_source: str, registration_source: str, scratch: Path, variant: str) -> Path:
+        """Compiles the candidate's translation unit and the op table for its op, links them with the
+        runtime, and returns the module's path (named so Python imports it as `_gate`)."""
+        runtime = self.runtime_objects(variant)
+        kernel_cpp = scratch / f"kernel.{variant}.cpp"
+        registration_cpp = scratch / f"registration.{variant}.cpp"
+        kernel_cpp.write_text(kernel_source, encoding="utf-8")
+        registration_cpp.write_text(registration_source, encoding="utf-8")
+        kernel_o = self.compile(kernel_cpp, scratch / f"kernel.{variant}.o", variant)
+        registration_o = self.compile(registration_cpp, scratch / f"registration.{variant}.o", variant)
+        module_dir = scratch / f"module-{variant}"
+        module_dir.mkdir(exist_ok=True)
+        return self.link([kernel_o, registration_o, *runtime], module_dir / f"_gate{sysconfig.get_config_var('EXT_SUFFIX')}", variant)
+
+    def kernel_object(self, kernel_source: str, scratch: Path) -> Path:
+        """The candidate alone, compiled as the release build would (for the symbol check)."""
+        source = scratch / "kernel.release.cpp"
+        source.write_text(kernel_source, encoding="utf-8")
+        return self.compile(source, scratch / "kernel.release.o", "release")
+
+    def _run(self, command: list[str]) -> None:
+        env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
+        result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+        if result.returncode != 0:
+            raise BuildError(_first_errors(result.stderr))
+
+
+def _first_errors(stderr: str, limit: int = 15) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    first = next((i for i, line in enumerate(lines) if "error" in line), 0)
+    return "\n".join(lines[first : first + limit])

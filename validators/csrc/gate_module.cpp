@@ -1,0 +1,108 @@
+// The gate's module (_gate): the runtime core, one candidate op, and just enough
+// Python to call it on numpy arrays. validators/runner.py loads it in a sandbox.
+// It is independent of tensorsmith's own bindings so the gate judges the kernel
+// through the engine contract only, and builds in seconds.
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "tensorsmith/engine.h"
+#include "tensorsmith/errors.h"
+#include "tensorsmith/testing.h"
+
+namespace py = pybind11;
+
+namespace ts::generated {
+void define_ops(ts::Registry& registry);
+void register_cpu_kernels(ts::Registry& registry);
+}  // namespace ts::generated
+
+namespace {
+
+ts::DType dtype_of(const py::dtype& dt) {
+  static const std::pair<const char*, ts::DType> table[] = {
+      {"bool", ts::DType::Bool},     {"int8", ts::DType::Int8},       {"int16", ts::DType::Int16},
+      {"int32", ts::DType::Int32},   {"int64", ts::DType::Int64},     {"uint8", ts::DType::UInt8},
+      {"uint16", ts::DType::UInt16}, {"uint32", ts::DType::UInt32},   {"uint64", ts::DType::UInt64},
+      {"float32", ts::DType::Float32}, {"float64", ts::DType::Float64},
+  };
+  const std::string name = py::str(dt.attr("name"));
+  for (const auto& [n, d] : table) {
+    if (name == n) return d;
+  }
+  throw ts::TypeError("the gate has no dtype " + name);
+}
+
+// A tensor viewing the array's memory (strides and offset kept), holding the array alive.
+ts::Tensor view_of(const py::array& array) {
+  const ts::DType dtype = dtype_of(array.dtype());
+  const auto itemsize = static_cast<py::ssize_t>(ts::itemsize(dtype));
+  ts::Shape shape(array.shape(), array.shape() + array.ndim());
+  ts::Strides strides;
+  for (py::ssize_t i = 0; i < array.ndim(); ++i) {
+    TS_CHECK(array.strides()[i] % itemsize == 0, ValueError, "unaligned strides");
+    strides.push_back(array.strides()[i] / itemsize);
+  }
+  // Storage starts at the lowest address the view touches, so negative strides work.
+  int64_t low = 0;
+  int64_t high = 0;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0) low = high = 0;
+    const int64_t extent = (shape[i] - 1) * strides[i];
+    (extent < 0 ? low : high) += extent;
+  }
+  char* origin = static_cast<char*>(const_cast<void*>(array.data()));
+  auto owner = std::make_shared<py::object>(array);  // released with the GIL held: tensors die inside invoke
+  auto storage = std::make_shared<ts::Storage>(origin + low * itemsize, static_cast<size_t>((high - low + 1) * itemsize),
+                                               ts::Device{}, std::static_pointer_cast<void>(owner));
+  return ts::Tensor(storage, dtype, shape, strides, -low);
+}
+
+py::array to_numpy(const ts::Tensor& t) {
+  const ts::Tensor c = t.contiguous();
+  static const char* names[] = {"bool", "int8", "int16", "int32", "int64", "uint8",
+                                "uint16", "uint32", "uint64", "float32", "float64"};
+  py::array out(py::dtype(names[static_cast<int>(c.dtype())]), std::vector<py::ssize_t>(c.shape().begin(), c.shape().end()));
+  std::memcpy(out.mutable_data(), c.data_ptr(), static_cast<size_t>(c.numel()) * c.itemsize());
+  return out;
+}
+
+py::array invoke(const std::string& name, const std::vector<py::array>& arrays, std::optional<std::vector<int64_t>> axis,
+                 bool axis_given, bool keepdims) {
+  const ts::OpDef& op = ts::Registry::global().get(name);
+  std::vector<ts::Tensor> operands;
+  for (const py::array& a : arrays) operands.push_back(view_of(a));
+  switch (op.family) {
+    case ts::Family::Pointwise:
+      return to_numpy(ts::pointwise(op, operands));
+    case ts::Family::Reduction:
+      return to_numpy(ts::reduce(op, operands.at(0), axis, keepdims));
+    case ts::Family::IndexReduction:
+      return to_numpy(ts::index_reduce(op, operands.at(0), axis ? std::optional<int64_t>(axis->at(0)) : std::nullopt, keepdims));
+    case ts::Family::Normalization:
+      return to_numpy(ts::normalize(op, operands.at(0), axis_given && axis ? axis->at(0) : -1));
+    case ts::Family::Contraction:
+      return to_numpy(ts::contract(op, operands.at(0), operands.at(1)));
+  }
+  throw ts::ValueError("unknown family");
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_gate, m) {
+  py::register_exception<ts::ValueError>(m, "ValueError", PyExc_ValueError);
+  py::register_exception<ts::TypeError>(m, "TypeError", PyExc_TypeError);
+  py::register_exception<ts::IndexError>(m, "IndexError", PyExc_IndexError);
+  py::register_exception<ts::AxisError>(m, "AxisError", PyExc_ValueError);
+  py::register_exception<ts::NotImplementedError>(m, "NotImplementedError", PyExc_NotImplementedError);
+  ts::Registry& registry = ts::Registry::global();
+  ts::generated::define_ops(registry);
+  ts::generated::register_cpu_kernels(registry);
+  m.def("invoke", &invoke, py::arg("name"), py::arg("arrays"), py::arg("axis"), py::arg("axis_given"), py::arg("keepdims"));
+  m.def("set_allocation_fill", &ts::testing::set_allocation_fill, py::arg("byte"));
+}
