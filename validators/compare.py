@@ -240,8 +240,8 @@ def compare(spec: OpSpec, case: Case, actual: Any, *, which: str = "a", expected
     assert expected.values is not None
     if _bitwise_equal(got, expected.values).all():
         return None
-    if got.dtype.kind != "f":
-        wrong = got != expected.values
+    if got.dtype.kind != "f":  # bitwise, so a bool stored as byte 2 (or a canary byte) is not "True"
+        wrong = ~_bitwise_equal(got, expected.values)
         return _report(case, which, meta, wrong, got, expected.values, None) if wrong.any() else None
     tol = tolerance(spec, case.dtype, expected.dtype)
     signed_zero = "signed_zero" in spec.tags
@@ -359,7 +359,7 @@ def compare_runs(spec: OpSpec, case: Case, first: Any, second: Any, *, which: st
 
 def _bitwise_equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Elementwise bit-for-bit equality (so -0.0 != 0.0 and NaN == the same NaN); same dtype and shape."""
-    if a.dtype == b.dtype and a.dtype.kind in "fiu" and a.dtype.itemsize in (1, 2, 4, 8):
+    if a.dtype == b.dtype and a.dtype.kind in "fiub" and a.dtype.itemsize in (1, 2, 4, 8):  # bool too: 0xA5 is not 1
         unsigned = np.dtype(f"u{a.dtype.itemsize}")
         # ascontiguousarray makes 0-d arrays 1-d: reshape back
         return np.ascontiguousarray(a).view(unsigned).reshape(a.shape) == np.ascontiguousarray(b).view(unsigned).reshape(b.shape)

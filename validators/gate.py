@@ -73,13 +73,15 @@ class Verdict:
 
 
 class Gate:
-    def __init__(self, root: Path, cache_dir: Path | None = None, stages: tuple[str, ...] = STAGES) -> None:
+    def __init__(self, root: Path, cache_dir: Path | None = None, stages: tuple[str, ...] = STAGES,
+                 wall_s: float = 240.0) -> None:  # fmt: skip
         self.root = root
         # Cached runtime objects, verdicts and the salt; TSGEN_GATE_CACHE shares them between checkouts
         # (every entry is keyed by content, so sharing is safe).
         self.cache_dir = cache_dir or Path(os.environ.get("TSGEN_GATE_CACHE", root / "build" / "gate"))
         self.builder = CandidateBuilder(root, self.cache_dir)
         self.stages = stages
+        self.wall_s = wall_s  # per sandboxed run; a hanging candidate costs this much
         self._salt: bytes | None = None
 
     @property
@@ -127,7 +129,7 @@ class Gate:
         runtime_files = sorted([*(self.root / "runtime" / "src" / "core").glob("*.cpp"), *(self.root / "runtime" / "include").rglob("*.h")])
         for path in gate_files + runtime_files:
             digest.update(path.name.encode() + b"\0" + path.read_bytes())
-        for part in (self.builder.toolchain.version(), self.salt.hex(), ",".join(self.stages), candidate.spec.text,
+        for part in (self.builder.toolchain.version(), self.salt.hex(), ",".join(self.stages), str(self.wall_s), candidate.spec.text,
                      candidate.device, candidate.source, candidate.registration):  # fmt: skip
             digest.update(part.encode() + b"\0")
         return digest.hexdigest()
@@ -182,13 +184,13 @@ class Gate:
     def _differential(self, candidate: Candidate, scratch: Path, state: dict, report: dict) -> str | None:
         cases = [c for dtype in candidate.spec.dtypes for hidden in (False, True)
                  for c in inputs.generate_cases(candidate.spec, dtype, salt=self.salt, hidden=hidden)]  # fmt: skip
-        return self._run_cases(candidate, scratch, "release", cases, report, Limits(wall_s=240, memory_bytes=4 * GiB,
+        return self._run_cases(candidate, scratch, "release", cases, report, Limits(wall_s=self.wall_s, memory_bytes=4 * GiB,
                                                                                     file_bytes=1024 * MiB))  # fmt: skip
 
     def _sanitizers(self, candidate: Candidate, scratch: Path, state: dict, report: dict) -> str | None:
         cases = [c for dtype in candidate.spec.dtypes for c in inputs.generate_cases(candidate.spec, dtype, salt=self.salt)
                  if c.size <= SANITIZER_CASE_LIMIT]  # fmt: skip
-        return self._run_cases(candidate, scratch, "sanitize", cases, report, Limits(wall_s=240, memory_bytes=None,
+        return self._run_cases(candidate, scratch, "sanitize", cases, report, Limits(wall_s=self.wall_s, memory_bytes=None,
                                                                                      file_bytes=1024 * MiB))  # fmt: skip
 
     # ---- running ---------------------------------------------------------------------------------------
@@ -214,7 +216,10 @@ class Gate:
             return f"the candidate's process {result.reason()}" + _tail(result.stderr)
         outputs = np.load(run_dir / "out.npz", allow_pickle=False)
         errors = json.loads((run_dir / "out.errors.json").read_text(encoding="utf-8"))
-        mismatches = [m for i, case in enumerate(cases) if (m := _check_case(candidate.spec, case, i, outputs, errors)) is not None]
+        try:
+            mismatches = [m for i, case in enumerate(cases) if (m := _check_case(candidate.spec, case, i, outputs, errors))]
+        except Exception as exc:  # noqa: BLE001 - a harness bug must reject, never crash the loop
+            return f"the gate could not check the results ({type(exc).__name__}: {exc}); treated as a rejection"
         report[variant]["mismatches"] = [json.loads(m.to_json()) for m in mismatches[:20]]
         report[variant]["failed_cases"] = len(mismatches)
         if mismatches:

@@ -1,0 +1,28 @@
+"""The C++ self-test of the runtime core (runtime/tests_cpp/selftest.cpp): the engines with hand-registered
+kernels, built without Python, under ASan and UBSan."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_core_selftest_passes_under_sanitizers(tmp_path: Path) -> None:
+    compiler = shutil.which("g++")
+    if compiler is None:
+        pytest.skip("g++ is not installed: the C++ self-test cannot be built")
+    binary = tmp_path / "selftest"
+    sources = [*sorted((ROOT / "runtime" / "src" / "core").glob("*.cpp")), ROOT / "runtime" / "tests_cpp" / "selftest.cpp"]
+    build = subprocess.run(
+        [compiler, "-std=c++17", "-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined",
+         f"-I{ROOT / 'runtime' / 'include'}", *map(str, sources), "-o", str(binary)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert build.returncode == 0, build.stderr[-4000:]
+    run = subprocess.run([str(binary)], capture_output=True, text=True, timeout=300, env={"ASAN_OPTIONS": "detect_leaks=1"})
+    assert run.returncode == 0, (run.stdout + run.stderr)[-4000:]

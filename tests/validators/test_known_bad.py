@@ -1,0 +1,97 @@
+"""The known-bad corpus: every body under tests/known_bad/ must be rejected by the gate, at the stage its
+header names (research note kernel_agents.md §2.1 exploits, §5 gate).
+
+Each tests/known_bad/<name>.cpp is a kernel body (what goes between the template's body markers) that
+starts with a comment header:
+
+    // op: add                    the op whose template the body is rendered into
+    // expect: differential       the stage that must reject it; `a|b` when either may (e.g. uninitialised
+    //                            stack memory that the release build may happen to read as 0)
+    // reason: wrong values       optional: a substring the verdict message must contain
+    // exploit: <one line>        what it does and which exploit class it stands for
+
+The header is part of the body the gate sees (comments are fine in a body). A correct body (the current
+generated add body) is judged too, so the corpus cannot pass against a gate that rejects everything.
+
+Judging builds the gate's runtime once (cached under build/gate/) and then takes a few seconds a body.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.loop import Regenerator
+from generator.model import load_catalog
+from generator.project import Project
+from validators.gate import STAGES, Gate
+from validators.static_check import extract_body
+
+CORPUS = Path(__file__).resolve().parent.parent / "known_bad"
+BODIES = sorted(CORPUS.glob("*.cpp"))
+HEADER_KEYS = ("op", "expect", "reason", "exploit")
+
+
+def header(path: Path) -> dict[str, str]:
+    """The `// key: value` lines at the top of a corpus file (up to the first line that is not one)."""
+    fields: dict[str, str] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.startswith("// "):
+            break
+        key, sep, value = line[3:].partition(":")
+        if not sep or key.strip() not in HEADER_KEYS:
+            break
+        fields[key.strip()] = value.strip()
+    return fields
+
+
+@pytest.fixture(scope="module")
+def judge():
+    project = Project.locate(Path(__file__))
+    gate = Gate(project.root, wall_s=30)  # the production gate's 240 s would make the hang body cost 4 minutes
+    regen = Regenerator(project, gate)
+    catalog = load_catalog(project.root)
+
+    def run(op: str, body: str):
+        return gate.judge(regen.candidate(catalog.op(op), "cpu", body, "external"))
+
+    run.project = project
+    return run
+
+
+def test_corpus_is_there() -> None:
+    assert len(BODIES) >= 18, f"expected at least 18 known-bad bodies under {CORPUS}"
+
+
+@pytest.mark.parametrize("path", BODIES, ids=[p.stem for p in BODIES])
+def test_header_is_well_formed(path: Path) -> None:
+    fields = header(path)
+    for key in ("op", "expect", "exploit"):
+        assert fields.get(key), f"{path.name}: header has no `// {key}:` line"
+    for stage in fields["expect"].split("|"):
+        assert stage in STAGES, f"{path.name}: expect {stage!r} is not a gate stage {STAGES}"
+
+
+@pytest.mark.parametrize("path", BODIES, ids=[p.stem for p in BODIES])
+def test_known_bad_body_is_rejected(judge, path: Path) -> None:
+    fields = header(path)
+    where = f"{path.name} ({fields['exploit']})"
+    try:
+        verdict = judge(fields["op"], path.read_text(encoding="utf-8"))
+    except Exception as exc:  # noqa: BLE001 - the gate must answer every body with a verdict
+        pytest.fail(f"GATE CRASH: judging {where} raised {type(exc).__name__}: {exc}")
+    assert not verdict.accepted, f"GATE HOLE: the gate accepted {where}"
+    expected = fields["expect"].split("|")
+    assert verdict.stage in expected, f"{where}: rejected at {verdict.stage}, expected {fields['expect']}:\n{verdict.message}"
+    if fields.get("reason"):
+        assert fields["reason"] in verdict.message, (
+            f"{where}: rejected at {verdict.stage}, but the message lacks {fields['reason']!r}:\n{verdict.message}"
+        )
+
+
+def test_correct_body_is_accepted(judge) -> None:
+    """The control: the current generated add body passes every stage, so rejections above are earned."""
+    body = extract_body((judge.project.root / "generated" / "cpu" / "add.cpp").read_text(encoding="utf-8"))
+    verdict = judge("add", body)
+    assert verdict.accepted, f"the gate rejected the generated add body at {verdict.stage}:\n{verdict.message}"
