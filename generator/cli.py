@@ -24,7 +24,7 @@ from .build import build
 from .errors import GeneratorError, SpecError
 from .loop import Regenerator, RegenReport
 from .manifest import Manifest
-from .model import OpSpec, load_catalog
+from .model import DTYPE_CLASSES, OpSpec, load_catalog
 from .project import Project
 from .proposers import FixedProposer, Task, TemplateProposer, extract_body
 from .render import Renderer
@@ -268,8 +268,6 @@ def _print_table(rows: list[dict]) -> None:
 
 
 def _dtype_summary(dtypes: list[str]) -> str:
-    from .model import DTYPE_CLASSES
-
     for name in ("all", "numeric", "floating", "integer"):
         if tuple(dtypes) == DTYPE_CLASSES[name]:
             return name

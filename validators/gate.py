@@ -27,6 +27,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -83,27 +84,23 @@ class Gate:
         self.stages = stages
         self.wall_s = wall_s  # per sandboxed run; a hanging candidate costs this much
         self._salt: bytes | None = None
+        self._lock = threading.Lock()
 
     @property
     def salt(self) -> bytes:
         """The secret behind hidden cases: random per machine, kept under build/, never in a prompt."""
-        if self._salt is None:
-            path = self.cache_dir / "salt"
-            if not path.exists():
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(f".{os.getpid()}")
-                tmp.write_text(secrets.token_hex(32), encoding="utf-8")
-                os.replace(tmp, path)
-            self._salt = bytes.fromhex(path.read_text(encoding="utf-8").strip())
-        return self._salt
+        with self._lock:  # judges run in threads: exactly one of them may create the salt
+            if self._salt is None:
+                path = self.cache_dir / "salt"
+                if not path.exists():
+                    _write_atomic(path, secrets.token_hex(32))
+                self._salt = bytes.fromhex(path.read_text(encoding="utf-8").strip())
+            return self._salt
 
     def save_report(self, candidate: Candidate, verdict: Verdict) -> Path:
         """The full JSON report of the last judgement of this op and device, under build/gate/reports/."""
         path = self.cache_dir / "reports" / f"{candidate.op}.{candidate.device}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(verdict.report, indent=2, default=str) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        _write_atomic(path, json.dumps(verdict.report, indent=2, default=str) + "\n")
         return path
 
     def judge(self, candidate: Candidate) -> Verdict:
@@ -114,11 +111,8 @@ class Gate:
             data = json.loads(cached.read_text(encoding="utf-8"))
             return Verdict(data["accepted"], data["stage"], data["message"], {**data["report"], "cached": True})
         verdict = self._judge(candidate)
-        cached.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"accepted": verdict.accepted, "stage": verdict.stage, "message": verdict.message,
-                                   "report": verdict.report}, default=str), encoding="utf-8")  # fmt: skip
-        os.replace(tmp, cached)
+        _write_atomic(cached, json.dumps({"accepted": verdict.accepted, "stage": verdict.stage, "message": verdict.message,
+                                          "report": verdict.report}, default=str))  # fmt: skip
         return verdict
 
     def _cache_key(self, candidate: Candidate) -> str:
@@ -227,6 +221,15 @@ class Gate:
             more = f"\n({len(mismatches) - 1} more failing cases)" if len(mismatches) > 1 else ""
             return first.summary() + more
         return None
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Readers (other threads, other checkouts sharing the cache) see the old file or the new one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
 
 
 def _result(outputs: Any, errors: dict, index: int, run: str) -> Any:
