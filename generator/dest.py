@@ -11,9 +11,6 @@ from . import api
 from .model import AliasSpec, Catalog, Family, OpSpec, Variant
 from .signature import Argument
 
-TEMPLATE_DIR_PREFIX = "templates/"
-
-
 def body_context(spec: OpSpec, device: str) -> dict[str, object]:
     """What the template proposer's body template for the op's family needs."""
     inputs = [

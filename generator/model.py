@@ -15,7 +15,7 @@ from typing import Any
 
 from .errors import Location, SpecError
 from .reference import Reference, ReferenceError_, parse_reference
-from .signature import BaseType, Signature, SignatureError, parse_signature
+from .signature import Signature, SignatureError, parse_signature
 from .yaml_lines import LoadedMapping, load_mapping
 
 DTYPES = (
@@ -467,7 +467,3 @@ def _check_catalog(parsed: list[OpSpec | AliasSpec]) -> Catalog:
         if str(alias.signature) != expected:
             raise SpecError(Location(alias.path, alias.line), "func", f"an alias must have its target's signature: {expected!r}")
     return Catalog(ops, aliases)
-
-
-def tensor_param_names(spec: OpSpec) -> list[str]:
-    return [a.name for a in spec.signature.arguments if a.type.base is BaseType.Tensor]
