@@ -141,6 +141,11 @@ def kernel_path(spec: OpSpec, device: str) -> str:
     return f"{device}/{spec.name}.cpp"
 
 
+def transcript_path(spec: OpSpec, device: str) -> str:
+    """Where the record of how a model wrote the op's kernel is kept, relative to generated/."""
+    return f"transcripts/{spec.name}.{device}.jsonl"
+
+
 def template_path(spec: OpSpec, device: str) -> str:
     """The translation-unit template an op's kernel is rendered into (relative to templates/)."""
     return f"{device}/{spec.family.value}.cpp.j2"

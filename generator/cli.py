@@ -20,14 +20,18 @@ from validators import static_check
 from validators.gate import Gate, Verdict
 
 from . import api, dest
+from .agent.replay import ReplayProposer
 from .build import build
 from .errors import GeneratorError, SpecError
 from .loop import Regenerator, RegenReport
 from .manifest import Manifest
 from .model import DTYPE_CLASSES, OpSpec, load_catalog
+from .progress import Board
 from .project import Project
-from .proposers import FixedProposer, Task, TemplateProposer, extract_body
+from .proposers import FixedProposer, Proposer, StoredProposer, extract_body
 from .render import Renderer
+
+PROPOSER_CHOICES = ("template", "claude", "replay")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -57,6 +61,15 @@ def _parser() -> argparse.ArgumentParser:
     regen.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="ops processed in parallel")
     regen.add_argument("--check", action="store_true", help="write nothing; exit 1 if generated/ is out of date")
     regen.add_argument("--no-build", action="store_true", help="skip the incremental build afterwards")
+    regen.add_argument("--proposer", choices=PROPOSER_CHOICES, default="template",
+                       help="who writes bodies: template (offline), claude (needs ANTHROPIC_API_KEY), replay (from transcripts)")
+    regen.add_argument("--device", choices=api.DEVICES, help="only kernels for this device")
+    agent = regen.add_argument_group("claude proposer (limits default to generator/agent/models.toml)")
+    agent.add_argument("--model", help="model id from the model table (default: its default_model)")
+    agent.add_argument("--max-attempts", type=int, metavar="N", help="proposals per op before it gives up")
+    agent.add_argument("--budget-usd", type=float, metavar="X", help="stop asking once the run has spent X dollars")
+    agent.add_argument("--budget-tokens", type=int, metavar="N", help="stop asking once the run has used N tokens")
+    agent.add_argument("--time-limit", type=float, metavar="S", help="wall-clock seconds per op")
     regen.set_defaults(handler=_regen)
 
     build_cmd = commands.add_parser("build", help="build the extension in place (incremental)")
@@ -94,18 +107,58 @@ def make_gate(project: Project) -> Gate:
 def _regen(project: Project, args: argparse.Namespace) -> int:
     if args.jobs < 1:
         raise GeneratorError("--jobs must be at least 1")
-    progress = (lambda line: None) if args.check else (lambda line: print(line, flush=True))
-    regenerator = Regenerator(project, make_gate(project), progress=progress)
-    report = regenerator.run(ops_glob=args.ops, force=args.force, jobs=args.jobs, check=args.check)
+    if args.check and args.proposer != "template":
+        raise GeneratorError("--check compares generated/ with what is stored; it takes no --proposer")
+    gate = make_gate(project)
+    board = Board() if args.proposer == "claude" else None
+    progress = (lambda line: None) if args.check or board else (lambda line: print(line, flush=True))
+    proposer = _proposer(project, args, gate, board)
+    regenerator = Regenerator(project, gate, proposer=proposer, progress=progress, board=board)
+    try:
+        report = regenerator.run(ops_glob=args.ops, force=args.force, jobs=args.jobs, check=args.check, device=args.device)
+    finally:
+        if board is not None:
+            board.close()
     if args.check:
         return _report_check(report)
     _report_regen(report)
+    if board is not None and board.cost_usd is not None:
+        print(f"API cost of this run: ${board.cost_usd:.4f}")
     if report.diff.changed or report.diff.stale:
         if not args.no_build:
             build(project)
     elif not args.no_build:
         print("generated/ unchanged; nothing to build")
     return 1 if report.rejected else 0
+
+
+def _proposer(project: Project, args: argparse.Namespace, gate: Gate, board: Board | None) -> Proposer | None:
+    """The proposer --proposer names; the claude one fails here, before anything runs, without a key."""
+    if args.proposer == "replay":
+        return ReplayProposer(project.generated_dir)
+    if args.proposer != "claude":
+        return None
+    assert board is not None
+    from .agent.client import AnthropicClient
+    from .agent.config import Budget, load_config
+    from .agent.session import ClaudeProposer, Settings
+
+    config = load_config()
+    settings = Settings(
+        model=args.model or config.default_model,
+        max_attempts=args.max_attempts or config.limits.max_attempts,
+        time_limit_s=args.time_limit or config.limits.time_limit_s,
+    )
+    config.price(settings.model)  # an unknown model fails now, not after the first answer
+    if settings.max_attempts < 1:
+        raise GeneratorError("--max-attempts must be at least 1")
+    renderer = Renderer(project.templates_dir)
+    return ClaudeProposer(
+        client=AnthropicClient(config.limits), config=config, settings=settings,
+        budget=Budget(usd=args.budget_usd, tokens=args.budget_tokens), renderer=renderer,
+        task_text=lambda task: task_text(project, task.spec.name, task.device), stored=StoredProposer(project.generated_dir),
+        work_dir=project.root / "build" / "agent", toolchain=gate.builder.toolchain.version(), board=board,
+    )  # fmt: skip
 
 
 def _report_check(report: RegenReport) -> int:
@@ -185,15 +238,24 @@ def task_text(project: Project, op: str, device: str) -> str:
     renderer = Renderer(project.templates_dir)
     regenerator = Regenerator(project, make_gate(project))
     translation_unit = regenerator.render_kernel(spec, device, dest.BODY_PLACEHOLDER, "you")
-    family = [s for s in catalog.ops if s.family is spec.family and s.name != spec.name] or [spec]
-    example = family[0]
-    example_body = TemplateProposer(renderer).propose(Task(example, device)).body
+    example = _accepted_example(project, catalog, spec, device)
     constraints = [rule.message for rule in static_check.RULES] + [
         "the object may call only the math library, mem* functions and the runtime's registry (checked with nm)",
         "no static or global variables: nothing may carry state from one call to the next",
     ]
-    context = dest.task_context(spec, device, translation_unit, (example.name, example_body), constraints)
+    context = dest.task_context(spec, device, translation_unit, example, constraints)
     return renderer.render("prompts/task.md.j2", **context)
+
+
+def _accepted_example(project: Project, catalog, spec: OpSpec, device: str) -> tuple[str, str] | None:
+    """(op, body) of an accepted kernel of the same family in generated/, another op's when there is one."""
+    family = sorted((s for s in catalog.ops if s.family is spec.family), key=lambda s: (s.name == spec.name, s.name))
+    for other in family:
+        path = project.generated_dir / api.kernel_path(other, device)
+        found = extract_body(path.read_text(encoding="utf-8")) if path.exists() else None
+        if found is not None:
+            return other.name, found[0]
+    return None
 
 
 def _submit(project: Project, args: argparse.Namespace) -> int:
@@ -243,6 +305,7 @@ def _ops(project: Project, args: argparse.Namespace) -> int:
             "dtypes": list(spec.dtypes),
             "devices": [p.device for p in mine if p.previous is not None],
             "proposer": sorted({p.previous.proposer for p in mine if p.previous and p.previous.proposer}),
+            "provenance": {p.device: _provenance(p.previous) for p in mine if p.previous is not None},
             "accepted": all(p.reason is None for p in mine),
             "status": "accepted" if all(p.reason is None for p in mine) else "; ".join(f"{p.device}: {p.reason}" for p in mine if p.reason),
         })  # fmt: skip
@@ -259,11 +322,27 @@ def _ops(project: Project, args: argparse.Namespace) -> int:
     return 0
 
 
+def _provenance(record) -> dict[str, object]:
+    """Who wrote an op's kernel body; for a model, also which, in how many attempts and at what cost."""
+    keys = ("model", "attempts", "cost_usd", "tokens", "wall_s", "transcript")
+    return {"proposer": record.proposer, **{k: record.details[k] for k in keys if k in record.details}}
+
+
+def _proposer_summary(row: dict) -> str:
+    parts = []
+    for device, p in sorted(row["provenance"].items()):
+        text = str(p["proposer"])
+        if "model" in p:
+            text += f" ({p['model']}, {p.get('attempts', '?')} attempts, ${float(p.get('cost_usd', 0)):.4f})"
+        parts.append(text if len(row["provenance"]) == 1 else f"{device}: {text}")
+    return "; ".join(parts) or "-"
+
+
 def _print_table(rows: list[dict]) -> None:
     _print_rows(
         ("op", "family", "dtypes", "devices", "proposer", "status"),
-        [(r["op"], r["family"], _dtype_summary(r["dtypes"]), ",".join(r["devices"]) or "-", ",".join(r["proposer"]) or "-",
-          r["status"]) for r in rows],
+        [(r["op"], r["family"], _dtype_summary(r["dtypes"]), ",".join(r["devices"]) or "-", _proposer_summary(r), r["status"])
+         for r in rows],
     )  # fmt: skip
 
 

@@ -199,10 +199,10 @@ FAMILY_CONTRACTS = {
 BODY_PLACEHOLDER = "/* YOUR BODY */"
 
 
-def task_context(spec: OpSpec, device: str, translation_unit: str, example: tuple[str, str],
+def task_context(spec: OpSpec, device: str, translation_unit: str, example: tuple[str, str] | None,
                  constraints: list[str]) -> dict[str, object]:  # fmt: skip
     """What `tsgen task` prints and the Claude proposer sends: the same text for every proposer."""
-    example_op, example_body = example
+    example_op, example_body = example or ("", "")
     return {
         "op": spec.name,
         "device": device,

@@ -23,8 +23,16 @@ from . import api, dest, writer
 from .hashing import combine, sha256_files, sha256_text
 from .manifest import MANIFEST_NAME, Manifest, OutputRecord
 from .model import Catalog, OpSpec, load_catalog
+from .progress import Board
 from .project import Project
-from .proposers import Proposal, Proposer, StoredProposer, Task, TemplateProposer
+from .proposers import (
+    GaveUp,
+    Proposal,
+    Proposer,
+    StoredProposer,
+    Task,
+    TemplateProposer,
+)
 from .render import Renderer
 
 SHARED_TEMPLATES = {
@@ -74,6 +82,7 @@ class KernelResult:
     message: str
     record: OutputRecord | None  # the record of the file that ends up in generated/, if any
     content: str | None
+    transcript: str | None = None  # how a model wrote the body (generated/transcripts/), if one did
 
 
 @dataclass(frozen=True)
@@ -88,18 +97,22 @@ class RegenReport:
 
 
 Progress = Callable[[str], None]
+# What the board shows while the gate runs a stage.
+STAGE_STATES = {"static": "compiling", "compile": "compiling", "symbols": "compiling", "differential": "testing",
+                "sanitizers": "testing under sanitizers"}  # fmt: skip
 
 
 class Regenerator:
     def __init__(self, project: Project, gate: Gate, proposer: Proposer | None = None,
-                 progress: Progress = lambda _line: None) -> None:  # fmt: skip
+                 progress: Progress = lambda _line: None, board: Board | None = None) -> None:  # fmt: skip
         self.project = project
         self.renderer = Renderer(project.templates_dir)
         self.template_proposer = TemplateProposer(self.renderer)
-        self.proposer = proposer or self.template_proposer
         self.stored_proposer = StoredProposer(project.generated_dir)
+        self.proposer = proposer or self.template_proposer
         self.gate = gate
         self.progress = progress
+        self.board = board  # per-op states (attempts, compiling, testing); else one progress line per op
 
     # ---- planning
 
@@ -116,15 +129,16 @@ class Regenerator:
         for spec in catalog.ops:
             for device in api.DEVICES:
                 template = api.template_path(spec, device)
-                body_template = self.template_proposer.body_template(spec, device)
                 inputs = {
                     spec.path: sha256_text(spec.text),
                     f"templates/{template}": sha256_text(self.renderer.source(template)),
-                    f"templates/{body_template}": sha256_text(self.renderer.source(body_template)),
                     "generator": generator_sha,
                     "runtime_headers": headers_sha,
                     "validators": validators_sha,  # a new gate re-judges every kernel
                 }
+                if self.template_proposer.has_template(spec, device):  # a family may have no body template
+                    body_template = self.template_proposer.body_template(spec, device)
+                    inputs[f"templates/{body_template}"] = sha256_text(self.renderer.source(body_template))
                 path = api.kernel_path(spec, device)
                 previous = records.get((spec.name, device))
                 on_disk = _read(self.project.generated_dir / path)
@@ -135,18 +149,17 @@ class Regenerator:
 
     # ---- the loop
 
-    def run(self, ops_glob: str | None = None, force: bool = False, jobs: int = 1, check: bool = False) -> RegenReport:
+    def run(self, ops_glob: str | None = None, force: bool = False, jobs: int = 1, check: bool = False,
+            device: str | None = None) -> RegenReport:  # fmt: skip
         catalog = load_catalog(self.project.root)
         manifest = Manifest.load(self.project.generated_dir)
         plans = self.plan(catalog, manifest, force)
-        selected = [p for p in plans if ops_glob is None or fnmatch.fnmatchcase(p.spec.name, ops_glob)]
-        todo = [p for p in selected if p.reason is not None]
+        routed = [self._routed(p) for p in plans if self._selected(p, ops_glob, device)]
+        todo = [p for p in routed if p.reason is not None]
         results = {p.label: self._keep(p, "up to date" if p.reason is None else "not selected") for p in plans}
         if check:  # what a regeneration would write, rendered but not compiled or judged
             for p in todo:
-                proposal = self._proposer_for(p).propose(Task(p.spec, p.device))
-                source = self.render_kernel(p.spec, p.device, proposal.body, proposal.proposer)
-                results[p.label] = KernelResult(p, "stale", p.reason or "", self._record(p, proposal, source), source)
+                results[p.label] = self._render_only(p)
         else:
             self.progress(f"{len(todo)} of {len(plans)} kernels to regenerate ({len(plans) - len(todo)} up to date)")
             for done, result in enumerate(self._work(todo, jobs), start=1):
@@ -158,12 +171,38 @@ class Regenerator:
             return RegenReport(ordered, writer.diff(self.project.generated_dir, outputs), checked_only=True)
         return RegenReport(ordered, writer.write(self.project.generated_dir, outputs), checked_only=False)
 
+    # ---- routing: which ops this run's proposer takes
+
+    def _selected(self, plan: KernelPlan, ops_glob: str | None, device: str | None) -> bool:
+        """--ops names ops explicitly; without it, Claude takes the ops whose spec asks for it (or whose
+        family has no body template) and replay takes the ops that have a transcript."""
+        if device is not None and plan.device != device:
+            return False
+        if ops_glob is not None:
+            return fnmatch.fnmatchcase(plan.spec.name, ops_glob)
+        if self.proposer.name == "claude":
+            return plan.spec.proposer == "claude" or not self.template_proposer.has_template(plan.spec, plan.device)
+        if self.proposer.name == "replay":
+            return (self.project.generated_dir / api.transcript_path(plan.spec, plan.device)).is_file()
+        return True
+
+    def _routed(self, plan: KernelPlan) -> KernelPlan:
+        """The plan with this run's reason: an up-to-date body by someone else still goes to Claude when
+        Claude is asked for it, and a replay always judges again."""
+        if self.proposer.name == "replay":
+            return replace(plan, reason="replayed from its transcript")
+        if self.proposer.name == "claude" and (plan.previous is None or plan.previous.proposer != "claude"):
+            return replace(plan, reason=plan.reason or f"{plan.previous.proposer if plan.previous else 'no'} body; Claude asked for one")
+        return plan
+
     def _keep(self, plan: KernelPlan, status: str) -> KernelResult:
         """The op keeps the file generated/ has now, as it is: a hand edit stays visible to
         --check instead of being silently dropped by a run that was not asked to fix it."""
         if plan.previous is None or plan.on_disk is None:
             return KernelResult(plan, status, "no accepted kernel yet", None, None)
-        return KernelResult(plan, status, "", plan.previous, plan.on_disk)
+        transcript = plan.previous.details.get("transcript")
+        text = _read(self.project.generated_dir / str(transcript)) if transcript else None
+        return KernelResult(plan, status, "", plan.previous, plan.on_disk, text)
 
     def _work(self, todo: list[KernelPlan], jobs: int):
         if jobs <= 1:
@@ -174,19 +213,47 @@ class Regenerator:
             for future in futures:  # in plan order, so output is deterministic
                 yield future.result()
 
+    def _task(self, plan: KernelPlan) -> Task:
+        return Task(plan.spec, plan.device, plan.inputs_sha256, plan.previous)
+
+    def _render_only(self, plan: KernelPlan) -> KernelResult:
+        try:
+            proposal = self._proposer_for(plan).start(self._task(plan)).propose(None)
+        except GaveUp as stop:
+            return KernelResult(plan, "stale", f"{plan.reason}; {stop}", None, None)
+        source = self.render_kernel(plan.spec, plan.device, proposal.body, proposal.proposer)
+        return KernelResult(plan, "stale", plan.reason or "", self._record(plan, proposal, source), source, proposal.transcript)
+
     def _regenerate(self, plan: KernelPlan) -> KernelResult:
+        """The evaluator-optimizer loop for one op: propose, judge, hand the rejection back, until the
+        gate accepts a body or the session gives up."""
         started = time.monotonic()
-        proposal = self._proposer_for(plan).propose(Task(plan.spec, plan.device))
-        candidate = self.candidate(plan.spec, plan.device, proposal.body, proposal.proposer)
-        verdict = self.gate.judge(candidate)
-        self.gate.save_report(candidate, verdict)
+        session = self._proposer_for(plan).start(self._task(plan))
+        rejection, attempt = None, 0
+        try:
+            while True:
+                proposal = session.propose(rejection)
+                attempt += 1
+                candidate = self.candidate(plan.spec, plan.device, proposal.body, proposal.proposer)
+                verdict = self.gate.judge(candidate, on_stage=lambda stage, n=attempt: self._show(plan, f"attempt {n}: {STAGE_STATES[stage]}"))
+                self.gate.save_report(candidate, verdict)
+                if verdict.accepted:
+                    proposal = session.accepted(proposal, verdict)
+                    break
+                self._show(plan, f"attempt {attempt}: rejected at {verdict.stage}")
+                rejection = verdict
+        except GaveUp as stop:
+            self._show(plan, f"gave up: {stop}")
+            return replace(self._keep(plan, "rejected"), message=str(stop))
         source = candidate.source
         elapsed = time.monotonic() - started
-        if not verdict.accepted:
-            kept = self._keep(plan, "rejected")
-            return replace(kept, message=f"({proposal.proposer}) {verdict.summary()}")
-        record = self._record(plan, proposal, source)
-        return KernelResult(plan, "accepted", f"({proposal.proposer}, {elapsed:.1f} s)", record, source)
+        self._show(plan, f"accepted ({proposal.proposer}, attempt {attempt}, {elapsed:.1f} s)")
+        message = f"({proposal.proposer}, {elapsed:.1f} s)"
+        return KernelResult(plan, "accepted", message, self._record(plan, proposal, source), source, proposal.transcript)
+
+    def _show(self, plan: KernelPlan, state: str) -> None:
+        if self.board is not None:
+            self.board.update(plan.label, state)
 
     def _proposer_for(self, plan: KernelPlan) -> Proposer:
         """The template proposer re-derives its own bodies; bodies anyone else wrote are re-judged as they are."""
@@ -196,6 +263,9 @@ class Regenerator:
         return self.proposer
 
     def _record(self, plan: KernelPlan, proposal: Proposal, source: str) -> OutputRecord:
+        details = dict(proposal.details)
+        if proposal.transcript is None:
+            details.pop("transcript", None)  # a record never points at a file generated/ will not hold
         return OutputRecord(
             sha256=sha256_text(source),
             inputs=plan.inputs,
@@ -206,7 +276,7 @@ class Regenerator:
             body_sha256=sha256_text(proposal.body),
             interface_sha256=sha256_text(api.interface(plan.spec)),
             verdict=f"accepted by {', '.join(self.gate.stages)}",
-            details=proposal.details,
+            details=details,
         )
 
     def candidate(self, spec: OpSpec, device: str, body: str, proposer: str) -> Candidate:
@@ -239,6 +309,9 @@ class Regenerator:
             if r.content is not None and r.record is not None and r.plan.spec.name in complete:
                 outputs[r.plan.path] = r.content
                 manifest.outputs[r.plan.path] = r.record
+                transcript = r.record.details.get("transcript")
+                if transcript and r.transcript is not None:
+                    outputs[str(transcript)] = r.transcript
         generator_sha = self._generator_sha()
         catalog_sha = combine({s.path: sha256_text(s.text) for s in (*runtime_catalog.ops, *runtime_catalog.aliases)})
         for name, template in SHARED_TEMPLATES.items():

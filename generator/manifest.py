@@ -6,6 +6,7 @@ produce the same bytes.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -25,7 +26,19 @@ class OutputRecord:
     body_sha256: str | None = None
     interface_sha256: str | None = None  # of api.interface(spec): what the shared files assume of the kernel
     verdict: str | None = None  # the gate's verdict when it was accepted
+    # What the proposer reports (Claude: model, attempts, tokens, cost_usd, wall_s, transcript); written
+    # as top-level keys of the record, beside the fields above.
     details: dict[str, object] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, object]:
+        fields = {k: v for k, v in asdict(self).items() if k != "details" and v is not None}
+        return {**self.details, **fields}
+
+    @staticmethod
+    def from_json(data: dict[str, object]) -> OutputRecord:
+        known = {f.name for f in dataclasses.fields(OutputRecord)} - {"details"}
+        return OutputRecord(**{k: v for k, v in data.items() if k in known},  # type: ignore[arg-type]
+                            details={k: v for k, v in data.items() if k not in known})  # fmt: skip
 
 
 @dataclass
@@ -39,15 +52,12 @@ class Manifest:
             return Manifest()
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            return Manifest({k: OutputRecord(**v) for k, v in data["outputs"].items()})
+            return Manifest({k: OutputRecord.from_json(v) for k, v in data["outputs"].items()})
         except (ValueError, KeyError, TypeError):
             return Manifest()  # unreadable: treated as empty, so everything is regenerated
 
     def dumps(self) -> str:
-        outputs = {}
-        for name in sorted(self.outputs):
-            record = {k: v for k, v in asdict(self.outputs[name]).items() if v not in (None, {})}
-            outputs[name] = record
+        outputs = {name: self.outputs[name].to_json() for name in sorted(self.outputs)}
         return json.dumps({"format": FORMAT, "outputs": outputs}, indent=2, sort_keys=True) + "\n"
 
     def kernel_records(self) -> dict[tuple[str, str], OutputRecord]:

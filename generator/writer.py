@@ -17,7 +17,7 @@ from pathlib import Path
 
 
 # Files under generated/ that regeneration owns; anything else there is reported as stale.
-OWNED_SUFFIXES = (".cpp", ".cu", ".cmake", ".pyi", ".json", ".h")
+OWNED_SUFFIXES = (".cpp", ".cu", ".cmake", ".pyi", ".json", ".jsonl", ".h")
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -103,14 +104,15 @@ class Gate:
         _write_atomic(path, json.dumps(verdict.report, indent=2, default=str) + "\n")
         return path
 
-    def judge(self, candidate: Candidate) -> Verdict:
-        """The verdict, from the cache when this exact candidate was judged by this exact gate before."""
+    def judge(self, candidate: Candidate, on_stage: Callable[[str], None] | None = None) -> Verdict:
+        """The verdict, from the cache when this exact candidate was judged by this exact gate before.
+        `on_stage(stage)` is told when each stage starts (for progress displays)."""
         key = self._cache_key(candidate)
         cached = self.cache_dir / "verdicts" / f"{key}.json"
         if cached.exists():
             data = json.loads(cached.read_text(encoding="utf-8"))
             return Verdict(data["accepted"], data["stage"], data["message"], {**data["report"], "cached": True})
-        verdict = self._judge(candidate)
+        verdict = self._judge(candidate, on_stage or (lambda _stage: None))
         _write_atomic(cached, json.dumps({"accepted": verdict.accepted, "stage": verdict.stage, "message": verdict.message,
                                           "report": verdict.report}, default=str))  # fmt: skip
         return verdict
@@ -128,7 +130,7 @@ class Gate:
             digest.update(part.encode() + b"\0")
         return digest.hexdigest()
 
-    def _judge(self, candidate: Candidate) -> Verdict:
+    def _judge(self, candidate: Candidate, on_stage: Callable[[str], None]) -> Verdict:
         if candidate.device != "cpu":
             return Verdict(False, "device", f"the gate cannot run {candidate.device} kernels on this machine")
         report: dict[str, Any] = {"op": candidate.op, "device": candidate.device, "proposer": candidate.proposer, "stages": {}}
@@ -138,6 +140,7 @@ class Gate:
         try:
             state: dict[str, Any] = {}
             for stage in self.stages:
+                on_stage(stage)
                 started = time.monotonic()
                 failure = getattr(self, f"_{stage}")(candidate, scratch, state, report)
                 report["stages"][stage] = {"seconds": round(time.monotonic() - started, 2), "passed": failure is None}

@@ -1,0 +1,122 @@
+"""The model table and limits (models.toml), token usage and its price, and the run's budget."""
+
+from __future__ import annotations
+
+import os
+import threading
+import tomllib
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+from ..errors import GeneratorError
+
+DEFAULT_CONFIG = Path(__file__).with_name("models.toml")
+CONFIG_ENV = "TSGEN_AGENT_CONFIG"  # another table, e.g. for tests or a private price list
+
+
+@dataclass(frozen=True)
+class Price:
+    """USD per million tokens."""
+
+    input: float
+    output: float
+    cache_write: float
+    cache_read: float
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_attempts: int
+    max_tokens: int
+    max_tokens_retry: int
+    time_limit_s: float
+    request_timeout_s: float
+    sdk_max_retries: int
+    outer_retries: int
+    outer_backoff_s: float
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    default_model: str
+    limits: Limits
+    prices: dict[str, Price]
+
+    def price(self, model: str) -> Price:
+        try:
+            return self.prices[model]
+        except KeyError:
+            known = ", ".join(sorted(self.prices))
+            raise GeneratorError(f"unknown model {model!r}: add its prices to the model table (known: {known})") from None
+
+
+def load_config(path: Path | None = None) -> AgentConfig:
+    path = path or Path(os.environ.get(CONFIG_ENV, DEFAULT_CONFIG))
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        # Field types are strings here (postponed annotations): "int" or "float".
+        limits = Limits(**{f.name: (int if f.type == "int" else float)(data["limits"][f.name]) for f in fields(Limits)})
+        prices = {model: Price(**{f.name: float(row[f.name]) for f in fields(Price)}) for model, row in data["models"].items()}
+        config = AgentConfig(str(data["default_model"]), limits, prices)
+    except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise GeneratorError(f"{path}: bad model table: {type(exc).__name__}: {exc}") from None
+    config.price(config.default_model)
+    return config
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens of one or more responses, as the API bills them."""
+
+    input: int = 0  # uncached input after the last cache breakpoint
+    cache_write: int = 0
+    cache_read: int = 0
+    output: int = 0  # thinking included
+
+    @staticmethod
+    def from_api(usage: dict) -> Usage:
+        return Usage(
+            input=int(usage.get("input_tokens") or 0),
+            cache_write=int(usage.get("cache_creation_input_tokens") or 0),
+            cache_read=int(usage.get("cache_read_input_tokens") or 0),
+            output=int(usage.get("output_tokens") or 0),
+        )
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(*(getattr(self, f.name) + getattr(other, f.name) for f in fields(Usage)))
+
+    @property
+    def total(self) -> int:
+        return self.input + self.cache_write + self.cache_read + self.output
+
+    def cost(self, price: Price) -> float:
+        return (self.input * price.input + self.cache_write * price.cache_write + self.cache_read * price.cache_read
+                + self.output * price.output) / 1e6  # fmt: skip
+
+    def as_dict(self) -> dict[str, int]:
+        return {f.name: getattr(self, f.name) for f in fields(Usage)}
+
+
+class Budget:
+    """What the whole run may spend, shared by the ops in flight. Checked before every request, so the
+    run stops within one response of the limit."""
+
+    def __init__(self, usd: float | None = None, tokens: int | None = None) -> None:
+        self.usd_limit, self.token_limit = usd, tokens
+        self.usd, self.tokens = 0.0, 0
+        self._lock = threading.Lock()
+
+    def charge(self, usage: Usage, price: Price) -> float:
+        cost = usage.cost(price)
+        with self._lock:
+            self.usd += cost
+            self.tokens += usage.total
+        return cost
+
+    def exhausted(self) -> str | None:
+        with self._lock:
+            if self.usd_limit is not None and self.usd >= self.usd_limit:
+                return f"the run's budget of ${self.usd_limit:g} is spent (${self.usd:.4f})"
+            if self.token_limit is not None and self.tokens >= self.token_limit:
+                return f"the run's budget of {self.token_limit} tokens is spent ({self.tokens})"
+        return None

@@ -1,0 +1,220 @@
+"""One op's attempts with Claude: ask, hand the body to the loop's gate, feed the verdict back.
+
+Stops on acceptance, the attempt limit, the wall-clock limit, the run's token or
+dollar budget, a refusal, an API error that outlived every retry, or the same
+failure twice in a row. A `max_tokens` stop is retried once with a larger
+output budget. Accepted bodies are cached under build/agent/accepted/ by the hash
+of everything that determines them, so a rerun (also after a killed run) never
+pays for an op twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .. import api
+from ..hashing import combine, sha256_files, sha256_text
+from ..progress import Board
+from ..proposers import (
+    GaveUp,
+    OneShotSession,
+    Proposal,
+    Session,
+    StoredProposer,
+    Task,
+    ThenSession,
+)
+from ..render import Renderer
+from .client import ApiError, MessagesClient, Reply
+from .config import AgentConfig, Budget, Usage
+from .conversation import Answer, Conversation, read_answer
+from .transcript import Transcript, without_signatures
+
+if TYPE_CHECKING:
+    from validators.gate import Verdict
+
+NAME = "claude"
+
+
+def prompt_version(templates_dir: Path) -> str:
+    """The prompt templates and the code that turns them into requests."""
+    here = Path(__file__).parent
+    return combine({"templates": sha256_files((templates_dir / "prompts").glob("*.j2"), templates_dir),
+                    "code": sha256_files([here / "conversation.py", here / "session.py"], here)})  # fmt: skip
+
+
+class AcceptedCache:
+    """Accepted proposals by key, one JSON file each, written atomically as soon as the gate accepts."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def load(self, key: str) -> Proposal | None:
+        try:
+            data = json.loads((self.directory / f"{key}.json").read_text(encoding="utf-8"))
+            return Proposal(data["body"], data["proposer"], data["details"], data["transcript"])
+        except (FileNotFoundError, ValueError, KeyError, TypeError):
+            return None
+
+    def store(self, key: str, proposal: Proposal) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        data = {"body": proposal.body, "proposer": proposal.proposer, "details": proposal.details, "transcript": proposal.transcript}
+        fd, tmp = tempfile.mkstemp(prefix=f".{key}.", dir=self.directory)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(data, f, sort_keys=True)
+        os.replace(tmp, self.directory / f"{key}.json")
+
+
+@dataclass(frozen=True)
+class Settings:
+    model: str
+    max_attempts: int
+    time_limit_s: float
+
+
+class ClaudeProposer:
+    name = NAME
+
+    def __init__(self, *, client: MessagesClient, config: AgentConfig, settings: Settings, budget: Budget,
+                 renderer: Renderer, task_text: Callable[[Task], str], stored: StoredProposer, work_dir: Path,
+                 toolchain: str, board: Board) -> None:  # fmt: skip
+        self.client, self.config, self.settings, self.budget = client, config, settings, budget
+        self.price = config.price(settings.model)
+        self.renderer, self.task_text, self.stored = renderer, task_text, stored
+        self.cache = AcceptedCache(work_dir / "accepted")
+        self.log_dir = work_dir / "transcripts"
+        self.board = board
+        self.version = combine({"prompts": prompt_version(renderer.template_dir), "model": settings.model, "toolchain": toolchain})
+
+    def key(self, task: Task) -> str:
+        """Everything that determines an accepted body: the kernel's inputs (spec, templates, generator,
+        runtime headers, validators), the prompt version, the model and the compiler."""
+        return combine({"inputs": task.inputs_sha256, "device": task.device, "agent": self.version})
+
+    def start(self, task: Task) -> Session:
+        cached = self.cache.load(self.key(task))
+        if cached is not None:  # accepted before (maybe by a run that was killed later): no request
+            self.board.update(f"{task.spec.name}.{task.device}", "cached body from an earlier run; re-judging it")
+            return OneShotSession(lambda: cached)
+        ask = lambda: ClaudeSession(self, task)  # noqa: E731
+        if task.previous is not None and task.previous.proposer == NAME:
+            return ThenSession(self.stored.start(task), ask)  # the body Claude wrote before may still pass
+        return ask()
+
+
+class ClaudeSession:
+    def __init__(self, owner: ClaudeProposer, task: Task) -> None:
+        self.owner, self.task = owner, task
+        self.limits = owner.config.limits
+        self.label = f"{task.spec.name}.{task.device}"
+        self.transcript_path = api.transcript_path(task.spec, task.device)
+        text = owner.task_text(task)
+        self.conversation = Conversation(owner.renderer, owner.settings.model, task.spec.name, task.device, text)
+        self.transcript = Transcript(owner.log_dir / f"{self.label}.jsonl")
+        self.transcript.log("start", op=task.spec.name, device=task.device, model=owner.settings.model, agent_version=owner.version,
+                            system=text, tools=self.conversation.tools, opening=self.conversation.opening)  # fmt: skip
+        self.started = time.monotonic()
+        self.attempt = 0
+        self.usage = Usage()
+        self.cost = 0.0
+        self.pending: tuple[list, Answer] | None = None
+        self.last_failure: tuple[str | None, str] | None = None
+
+    # ---- the Session protocol
+
+    def propose(self, rejection: Verdict | None) -> Proposal:
+        if rejection is not None:
+            assert self.pending is not None, "a rejection of a body this session did not propose"
+            content, answer = self.pending
+            self.transcript.log("verdict", attempt=self.attempt, accepted=False, stage=rejection.stage, message=rejection.message,
+                                body_sha256=sha256_text(answer.body or ""))  # fmt: skip
+            self._failed(content, answer, rejection.stage, rejection.message)
+        while True:
+            self._check_limits()
+            reply = self._ask()
+            self.attempt += 1
+            answer = read_answer(reply.content)
+            if answer.body is not None:
+                self.pending = (reply.content, answer)
+                return Proposal(answer.body, NAME)
+            self.transcript.log("no_body", attempt=self.attempt, problem=answer.problem)
+            self._failed(reply.content, answer, None, answer.problem or "")
+
+    def accepted(self, proposal: Proposal, verdict: Verdict) -> Proposal:
+        totals = self._totals()
+        body_sha = sha256_text(proposal.body)
+        self.transcript.log("verdict", attempt=self.attempt, accepted=True, stage=verdict.stage, message=verdict.message, body_sha256=body_sha)
+        self.transcript.log("end", status="accepted", body_sha256=body_sha, **totals)
+        self.transcript.close()
+        final = replace(proposal, details={**totals, "transcript": self.transcript_path}, transcript=self.transcript.text())
+        self.owner.cache.store(self.owner.key(self.task), final)
+        return final
+
+    # ---- steps
+
+    def _failed(self, content: list, answer: Answer, stage: str | None, message: str) -> None:
+        self.conversation.add(content, answer, self.attempt, stage, message)
+        failure = (stage, message.strip())
+        if failure == self.last_failure:
+            self._give_up(f"the same failure twice in a row ({stage or 'no body'})")
+        self.last_failure = failure
+
+    def _check_limits(self) -> None:
+        if self.attempt >= self.owner.settings.max_attempts:
+            self._give_up(f"no accepted body in {self.attempt} attempts")
+        elapsed = time.monotonic() - self.started
+        if elapsed >= self.owner.settings.time_limit_s:
+            self._give_up(f"the time limit of {self.owner.settings.time_limit_s:g} s is reached ({elapsed:.0f} s)")
+        spent = self.owner.budget.exhausted()
+        if spent is not None:
+            self._give_up(spent)
+
+    def _ask(self) -> Reply:
+        """One answer; a `max_tokens` stop is asked again, once, with the larger output budget."""
+        number = self.attempt + 1
+        for max_tokens in (self.limits.max_tokens, self.limits.max_tokens_retry):
+            request = self.conversation.request(max_tokens)
+            self.transcript.log("request", attempt=number, max_tokens=max_tokens, message=request["messages"][-1])
+            self.owner.board.update(self.label, f"attempt {number}: asking {self.owner.settings.model}")
+            try:
+                reply = self.owner.client.send(request, on_retry=lambda error: self._retrying(number, error))
+            except ApiError as exc:
+                self._give_up(f"API error: {exc}")
+            cost = self.owner.budget.charge(reply.usage, self.owner.price)
+            self.usage, self.cost = self.usage + reply.usage, self.cost + cost
+            self.owner.board.set_cost(self.owner.budget.usd)
+            self.transcript.log("reply", attempt=number, content=without_signatures(reply.content), stop_reason=reply.stop_reason,
+                                stop_details=reply.stop_details, usage=reply.usage.as_dict(), cost_usd=round(cost, 6))  # fmt: skip
+            if reply.stop_reason not in ("refusal", "model_context_window_exceeded", "max_tokens"):
+                return reply
+            if reply.stop_reason != "max_tokens":
+                self.attempt = number  # an answer came, even if it holds no body
+                self._give_up("the model refused" + _details(reply.stop_details) if reply.stop_reason == "refusal"
+                              else "the conversation outgrew the model's context window")  # fmt: skip
+            self.transcript.log("max_tokens", attempt=number, max_tokens=max_tokens)
+        self.attempt = number
+        self._give_up(f"the answer did not fit in {self.limits.max_tokens_retry} output tokens")
+
+    def _retrying(self, number: int, error: str) -> None:
+        self.transcript.log("retry", attempt=number, error=error)
+        self.owner.board.update(self.label, f"attempt {number}: {error}")
+
+    def _totals(self) -> dict[str, object]:
+        return {"model": self.owner.settings.model, "attempts": self.attempt, "tokens": self.usage.as_dict(),
+                "cost_usd": round(self.cost, 6), "wall_s": round(time.monotonic() - self.started, 1)}  # fmt: skip
+
+    def _give_up(self, reason: str) -> None:
+        self.transcript.log("end", status="gave up", reason=reason, **self._totals())
+        self.transcript.close()
+        raise GaveUp(f"(claude) gave up after {self.attempt} attempt(s), ${self.cost:.4f}: {reason}")
+
+
+def _details(stop_details: dict | None) -> str:
+    return f": {json.dumps(stop_details, sort_keys=True)}" if stop_details else ""

@@ -1,0 +1,223 @@
+"""A local Messages API on 127.0.0.1 for offline tests of the Claude proposer.
+
+The real `anthropic` SDK talks to it over real HTTP through ANTHROPIC_BASE_URL, so the
+tests cover the SDK's transport, retries and stream parsing as well as our loop. Each
+op has a script: a queue of steps (an answer streamed as server-sent events, an HTTP
+error with retry-after, an error in the middle of a stream, a stall). Every request is
+recorded with its JSON body and headers for assertions.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+OP = re.compile(r"kernel body of `(?P<op>\w+)`")
+
+
+@dataclass(frozen=True)
+class Usage:
+    input: int = 1200
+    cache_write: int = 0
+    cache_read: int = 0
+    output: int = 300
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A streamed answer: text (usually one ```cpp block) and/or a tool call."""
+
+    text: str | None = None
+    tool_input: Any = None  # a submit_kernel call with this input, when not None
+    tool_name: str = "submit_kernel"
+    stop_reason: str = "end_turn"
+    stop_details: dict | None = None
+    usage: Usage = field(default_factory=Usage)
+    thinking: str | None = None
+
+
+@dataclass(frozen=True)
+class HttpError:
+    status: int
+    type: str
+    retry_after_ms: int | None = 10
+
+
+@dataclass(frozen=True)
+class StreamError:
+    """The stream starts, then an `error` event arrives (the SDK raises; it does not retry)."""
+
+    type: str = "overloaded_error"
+
+
+@dataclass(frozen=True)
+class Stall:
+    """Answers only after `seconds` (longer than the client's timeout: a timeout)."""
+
+    seconds: float
+    then: Answer | None = None
+
+
+def cpp(body: str, prose: str = "Here is the body.") -> Answer:
+    return Answer(text=f"{prose}\n\n```cpp\n{body}```\n")
+
+
+@dataclass
+class Recorded:
+    op: str | None
+    body: dict[str, Any]
+    headers: dict[str, str]
+
+
+class _QuietServer(ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # a client that gave up (a timeout test) resets its connection; that is expected
+
+
+class FakeMessagesAPI:
+    def __init__(self) -> None:
+        self.scripts: dict[str, deque] = defaultdict(deque)
+        self.requests: list[Recorded] = []
+        self.lock = threading.Lock()
+        self.server = _QuietServer(("127.0.0.1", 0), self._handler())
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def script(self, op: str, *steps: object) -> None:
+        with self.lock:
+            self.scripts[op].extend(steps)
+
+    def requests_for(self, op: str) -> list[Recorded]:
+        with self.lock:
+            return [r for r in self.requests if r.op == op]
+
+    def __enter__(self) -> FakeMessagesAPI:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    # ---- serving
+
+    def _next(self, body: dict[str, Any]) -> tuple[str | None, object]:
+        opening = body["messages"][0]["content"][0]["text"]
+        match = OP.search(opening)
+        op = match["op"] if match else None
+        with self.lock:
+            queue = self.scripts.get(op or "")
+            step = queue.popleft() if queue else HttpError(500, "api_error", None)
+            return op, step
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:  # quiet
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("content-length", 0))
+                body = json.loads(self.rfile.read(length))
+                op, step = api._next(body)
+                with api.lock:
+                    api.requests.append(Recorded(op, body, {k.lower(): v for k, v in self.headers.items()}))
+                if self.path.rstrip("/") != "/v1/messages":
+                    return self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+                if isinstance(step, Stall):
+                    time.sleep(step.seconds)
+                    step = step.then or HttpError(500, "api_error", None)
+                if isinstance(step, HttpError):
+                    headers = {"retry-after-ms": str(step.retry_after_ms)} if step.retry_after_ms is not None else {}
+                    return self._json(step.status, {"type": "error", "error": {"type": step.type, "message": f"scripted {step.type}"}}, headers)
+                if isinstance(step, StreamError):
+                    return self._stream(_events_until_error(body["model"], step.type))
+                assert isinstance(step, Answer), step
+                return self._stream(_events(body["model"], step))
+
+            def _json(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.send_header("x-should-retry", "true" if status in (429, 529, 500) else "false")
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _stream(self, events: list[tuple[str, dict]]) -> None:
+                data = "".join(f"event: {name}\ndata: {json.dumps(payload)}\n\n" for name, payload in events).encode()
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        return Handler
+
+
+def _start(model: str, usage: Usage) -> tuple[str, dict]:
+    return ("message_start", {"type": "message_start", "message": {
+        "id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": [],
+        "stop_reason": None, "stop_sequence": None,
+        "usage": {"input_tokens": usage.input, "output_tokens": 1, "cache_creation_input_tokens": usage.cache_write,
+                  "cache_read_input_tokens": usage.cache_read}}})  # fmt: skip
+
+
+def _events(model: str, answer: Answer) -> list[tuple[str, dict]]:
+    events = [_start(model, answer.usage)]
+    index = 0
+    if answer.thinking is not None:
+        events += [
+            ("content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}),
+            ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": answer.thinking}}),
+            ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "signature_delta", "signature": "sig-fake"}}),
+            ("content_block_stop", {"type": "content_block_stop", "index": index}),
+        ]  # fmt: skip
+        index += 1
+    if answer.text is not None:
+        events += [
+            ("content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}),
+            ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": answer.text}}),
+            ("content_block_stop", {"type": "content_block_stop", "index": index}),
+        ]  # fmt: skip
+        index += 1
+    if answer.tool_input is not None:
+        events += [
+            ("content_block_start", {"type": "content_block_start", "index": index,
+                                     "content_block": {"type": "tool_use", "id": f"toolu_fake{index}", "name": answer.tool_name, "input": {}}}),
+            ("content_block_delta", {"type": "content_block_delta", "index": index,
+                                     "delta": {"type": "input_json_delta", "partial_json": json.dumps(answer.tool_input)}}),
+            ("content_block_stop", {"type": "content_block_stop", "index": index}),
+        ]  # fmt: skip
+    events += [
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": answer.stop_reason, "stop_sequence": None,
+                                                               "stop_details": answer.stop_details},
+                           "usage": {"output_tokens": answer.usage.output}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]  # fmt: skip
+    return events
+
+
+def _events_until_error(model: str, error_type: str) -> list[tuple[str, dict]]:
+    return [
+        _start(model, Usage()),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Here is"}}),
+        ("error", {"type": "error", "error": {"type": error_type, "message": "scripted overload in the stream"}}),
+    ]  # fmt: skip

@@ -1,0 +1,62 @@
+"""Helpers for tests that work on throwaway copies of the checkout through the CLI.
+
+The CLI always runs as ``python -m generator`` in a subprocess with its working
+directory and TSGEN_ROOT set to the copy, so it works on the copy's specs/,
+templates/ and generated/. Nothing here builds the extension (every regen passes
+--no-build) and nothing writes to the real checkout.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# What the generator reads and writes; the rest of the checkout (runtime sources, CMake,
+# the built extension) plays no part in regeneration.
+CHECKOUT_PARTS = ("specs", "templates", "generator", "validators", "runtime/include", "runtime/src", "generated")
+
+
+def copy_checkout(source: Path, destination: Path) -> Path:
+    for part in CHECKOUT_PARTS:
+        shutil.copytree(source / part, destination / part, ignore=shutil.ignore_patterns("__pycache__", ".*"))
+    return destination
+
+
+def tsgen_env(root: Path, **extra: str) -> dict[str, str]:
+    """The CLI's environment for the copy at `root`, without any Anthropic credentials of the caller."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    # The copies share the real checkout's gate cache: verdicts are keyed by content, so an unchanged
+    # kernel is judged once per machine, not once per copy.
+    env |= {"TSGEN_ROOT": str(root), "PYTHONDONTWRITEBYTECODE": "1",
+            "TSGEN_GATE_CACHE": os.environ.get("TSGEN_GATE_CACHE", str(ROOT / "build" / "gate"))}  # fmt: skip
+    return env | extra
+
+
+def run_tsgen(root: Path, *args: str, cxx: str | None = None, timeout: float = 600,
+              env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:  # fmt: skip
+    env = env or tsgen_env(root)
+    if cxx is not None:
+        env["CXX"] = cxx
+    return subprocess.run(
+        [sys.executable, "-m", "generator", *args],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def tree_hashes(directory: Path) -> dict[str, str]:
+    """sha256 of every file under `directory` (bytecode caches aside), by relative path."""
+    return {
+        p.relative_to(directory).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
