@@ -20,11 +20,13 @@ from pathlib import Path
 from validators.gate import Candidate, Gate
 
 from . import api, dest, writer
+from .errors import GeneratorError
+from .formatting import Formatter
 from .hashing import combine, sha256_files, sha256_text
 from .manifest import MANIFEST_NAME, Manifest, OutputRecord
 from .model import Catalog, OpSpec, load_catalog
 from .project import Project
-from .proposers import Proposal, Proposer, StoredProposer, Task, TemplateProposer
+from .proposers import Proposal, Proposer, StoredProposer, Task, TemplateProposer, extract_body
 from .render import Renderer
 
 SHARED_TEMPLATES = {
@@ -40,7 +42,8 @@ SHARED_CONTEXTS = {
     "python/_C.pyi": dest.stub_context,
 }
 # Generator modules whose code determines generated text (the CLI, build and I/O helpers do not).
-OUTPUT_MODULES = ("api.py", "dest.py", "loop.py", "manifest.py", "model.py", "proposers.py", "render.py", "signature.py")
+OUTPUT_MODULES = ("api.py", "dest.py", "formatting.py", "loop.py", "manifest.py", "model.py", "proposers.py", "render.py",
+                  "signature.py")
 def validator_files(root: Path) -> list[Path]:
     """The gate's version: its code and the C++ of its harness module."""
     return sorted([*(root / "validators").glob("*.py"), *(root / "validators" / "csrc").glob("*")])
@@ -100,6 +103,7 @@ class Regenerator:
         self.stored_proposer = StoredProposer(project.generated_dir)
         self.gate = gate
         self.progress = progress
+        self.formatter = Formatter(project.root)
 
     # ---- planning
 
@@ -111,6 +115,7 @@ class Regenerator:
         generator_sha = self._generator_sha()
         headers_sha = sha256_files((self.project.include_dir / "tensorsmith" / h for h in KERNEL_HEADERS), self.project.root)
         validators_sha = sha256_files(validator_files(self.project.root), self.project.root)
+        formatting_sha = self.formatter.fingerprint()
         records = manifest.kernel_records()
         plans = []
         for spec in catalog.ops:
@@ -124,6 +129,7 @@ class Regenerator:
                     "generator": generator_sha,
                     "runtime_headers": headers_sha,
                     "validators": validators_sha,  # a new gate re-judges every kernel
+                    "formatting": formatting_sha,
                 }
                 path = api.kernel_path(spec, device)
                 previous = records.get((spec.name, device))
@@ -143,10 +149,15 @@ class Regenerator:
         todo = [p for p in selected if p.reason is not None]
         results = {p.label: self._keep(p, "up to date" if p.reason is None else "not selected") for p in plans}
         if check:  # what a regeneration would write, rendered but not compiled or judged
-            for p in todo:
+            for p in selected:
+                if p.reason is None and p.on_disk is None:
+                    continue
                 proposal = self._proposer_for(p).propose(Task(p.spec, p.device))
                 source = self.render_kernel(p.spec, p.device, proposal.body, proposal.proposer)
-                results[p.label] = KernelResult(p, "stale", p.reason or "", self._record(p, proposal, source), source)
+                # An up-to-date file must also be what its inputs produce: the manifest alone can be edited to match.
+                reason = p.reason or (None if source == p.on_disk else "edited by hand")
+                if reason is not None:
+                    results[p.label] = KernelResult(p, "stale", reason, self._record(p, proposal, source), source)
         else:
             self.progress(f"{len(todo)} of {len(plans)} kernels to regenerate ({len(plans) - len(todo)} up to date)")
             for done, result in enumerate(self._work(todo, jobs), start=1):
@@ -176,7 +187,12 @@ class Regenerator:
 
     def _regenerate(self, plan: KernelPlan) -> KernelResult:
         started = time.monotonic()
-        proposal = self._proposer_for(plan).propose(Task(plan.spec, plan.device))
+        proposer = self._proposer_for(plan)
+        if proposer is self.stored_proposer and plan.reason == "edited by hand" and _body_edited(plan):
+            # The stored body is the only copy of a body no template can re-derive: never launder a hand edit into it.
+            return replace(self._keep(plan, "rejected"), message=f"edited by hand: generated/{plan.path}: its kernel body no longer "
+                           "matches MANIFEST.json; restore it (git checkout) or submit the body with `tsgen submit`")
+        proposal = proposer.propose(Task(plan.spec, plan.device))
         candidate = self.candidate(plan.spec, plan.device, proposal.body, proposal.proposer)
         verdict = self.gate.judge(candidate)
         self.gate.save_report(candidate, verdict)
@@ -203,7 +219,7 @@ class Regenerator:
             op=plan.spec.name,
             device=plan.device,
             proposer=proposal.proposer,
-            body_sha256=sha256_text(proposal.body),
+            body_sha256=sha256_text(stored_body(source)),
             interface_sha256=sha256_text(api.interface(plan.spec)),
             verdict=f"accepted by {', '.join(self.gate.stages)}",
             details=proposal.details,
@@ -218,7 +234,8 @@ class Regenerator:
     def render_kernel(self, spec: OpSpec, device: str, body: str, proposer: str) -> str:
         template = api.template_path(spec, device)
         header = self.renderer.header([spec.path, f"templates/{template}"])
-        return self.renderer.render(template, **dest.kernel_context(spec, device, body, proposer, header))
+        text = self.renderer.render(template, **dest.kernel_context(spec, device, body, proposer, header))
+        return self.formatter.format(api.kernel_path(spec, device), text)
 
     # ---- outputs
 
@@ -243,12 +260,27 @@ class Regenerator:
         catalog_sha = combine({s.path: sha256_text(s.text) for s in (*runtime_catalog.ops, *runtime_catalog.aliases)})
         for name, template in SHARED_TEMPLATES.items():
             header = self.renderer.header(["specs/*.yaml", f"templates/{template}"], COMMENT[Path(name).suffix])
-            text = self.renderer.render(template, **SHARED_CONTEXTS[name](runtime_catalog, header))
-            inputs = {"specs": catalog_sha, f"templates/{template}": sha256_text(self.renderer.source(template)), "generator": generator_sha}
+            text = self.formatter.format(name, self.renderer.render(template, **SHARED_CONTEXTS[name](runtime_catalog, header)))
+            inputs = {"specs": catalog_sha, f"templates/{template}": sha256_text(self.renderer.source(template)), "generator": generator_sha,
+                      "formatting": self.formatter.fingerprint()}
             outputs[name] = text
             manifest.outputs[name] = OutputRecord(sha256_text(text), inputs, combine(inputs))
         outputs[MANIFEST_NAME] = manifest.dumps()
         return outputs
+
+
+def stored_body(source: str) -> str:
+    """The kernel body as generated/ holds it (formatted, dedented): what MANIFEST.json's body_sha256 covers, so a
+    stored body read back from generated/ hashes the same as when it was accepted."""
+    found = extract_body(source)
+    if found is None:
+        raise GeneratorError("a rendered kernel lost its kernel body markers (formatting must keep them on their own lines)")
+    return found[0]
+
+
+def _body_edited(plan: KernelPlan) -> bool:
+    found = extract_body(plan.on_disk) if plan.on_disk is not None else None
+    return found is None or plan.previous is None or sha256_text(found[0]) != plan.previous.body_sha256
 
 
 def _usable(result: KernelResult) -> bool:
