@@ -23,7 +23,10 @@ from .staleness import HAND_EDITED
 
 # Keys of a manifest entry that are bookkeeping, not provenance.
 BOOKKEEPING = {"sha256", "inputs", "inputs_sha256", "op", "device", "body_sha256", "interface_sha256", "verdict", "proposer"}
-MAX_DIFF_LINES = 400  # per file in the Markdown report; longer diffs are summarised, with the command that shows them
+# Per file in the Markdown report (a job summary holds at most 1 MiB); longer diffs are cut with a note that says so
+# and names the command that shows the rest. JSON always has whole diffs.
+MAX_DIFF_LINES = 400
+MAX_DIFF_CHARS = 40_000
 
 
 @dataclass
@@ -188,11 +191,14 @@ def collect(project: Project, base: str | None, check: dict[str, str]) -> Review
     review = Review(label, commit, up_to_date=not check, stale=dict(sorted(check.items())))
 
     kernels: dict[str, dict[str, str]] = {}  # op -> device -> path
+    transcripts: dict[str, set[str]] = {}  # op -> what its proposer's conversations left under generated/
     for entries in (old_entries, new_entries):
         for path, entry in entries.items():
             if entry.get("op") and entry.get("device"):
                 kernels.setdefault(entry["op"], {})[entry["device"]] = path
-    owned = {path for paths in kernels.values() for path in paths.values()}
+                if isinstance(entry.get("transcript"), str):
+                    transcripts.setdefault(entry["op"], set()).add(entry["transcript"])
+    owned = {path for paths in kernels.values() for path in paths.values()} | {p for paths in transcripts.values() for p in paths}
     for op in sorted(kernels):
         files, causes, provenance, verdict = [], [], {}, {}
         old_any = new_any = False
@@ -216,6 +222,10 @@ def collect(project: Project, base: str | None, check: dict[str, str]) -> Review
                 verdict[device] += f"; stale: {check[path]} (run `tsgen regen`)"
         if not files:
             continue
+        for path in sorted(transcripts.get(op, ())):
+            change = _file_change(path, old_files.get(path), new_files.get(path), hand_edited=False)
+            if change.status != "unchanged":
+                files.append(change)
         spec_path = next((c.split(": ", 1)[1] for c in causes if c.startswith(("spec changed", "new spec", "spec removed"))), None)
         spec_diff = ""
         if spec_path is not None:
@@ -296,12 +306,16 @@ def _file_block(f: FileChange, base_commit: str) -> str:
     if not f.diff:
         return f"{title}: no textual change.\n"
     lines = f.diff.splitlines(keepends=True)
-    if len(lines) <= MAX_DIFF_LINES:
+    if len(lines) <= MAX_DIFF_LINES and len(f.diff) <= MAX_DIFF_CHARS:
         return f"{title}\n\n{_fenced(f.diff)}"
-    shown = "".join(lines[:MAX_DIFF_LINES])
-    note = (f"Large diff: {len(lines)} lines; the first {MAX_DIFF_LINES} are shown. The whole diff: "
-            f"`git diff {base_commit[:12]} -- generated/{f.path}`, or `tsgen review --json`.")  # fmt: skip
-    return f"{title}\n\n{note}\n\n{_fenced(shown)}\n{note}\n"
+    kept: list[str] = []
+    for line in lines[:MAX_DIFF_LINES]:
+        if sum(map(len, kept)) + len(line) > MAX_DIFF_CHARS:
+            break
+        kept.append(line)
+    note = (f"Large diff: {len(lines)} lines, {len(f.diff)} characters; the first {len(kept)} lines are shown. The whole "
+            f"diff: `git diff {base_commit[:12]} -- generated/{f.path}`, or `tsgen review --json`.")  # fmt: skip
+    return f"{title}\n\n{note}\n\n{_fenced(''.join(kept))}\n{note}\n"
 
 
 def _fenced(text: str) -> str:

@@ -170,9 +170,16 @@ def test_a_large_diff_is_summarised_not_silently_cut() -> None:
     assert (change.added, change.removed) == (1000, 1000)
     block = review_module._file_block(change, "c" * 40)
     total = len(change.diff.splitlines())
-    assert f"Large diff: {total} lines; the first {review_module.MAX_DIFF_LINES} are shown" in block
+    assert f"Large diff: {total} lines, {len(change.diff)} characters; the first {review_module.MAX_DIFF_LINES} lines are shown" in block
     assert f"git diff {'c' * 12} -- generated/cpu/big.cpp" in block
     assert "line 999 changed" not in block and "line 999 changed" in change.diff  # the JSON keeps all of it
+
+
+def test_a_diff_of_few_long_lines_is_summarised_too() -> None:
+    change = review_module._file_change("transcripts/add.cpu.jsonl", None, "x" * 30_000 + "\n" + "y" * 30_000 + "\n", hand_edited=False)
+    block = review_module._file_block(change, "e" * 40)
+    assert "Large diff: 5 lines" in block and "x" * 30_000 in block and "y" * 100 not in block
+    assert len(block) < review_module.MAX_DIFF_CHARS + 1000
 
 
 def test_a_diff_containing_a_fence_stays_fenced() -> None:
