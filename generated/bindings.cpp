@@ -22,28 +22,51 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("add");
-    auto add = [op](pybind11::object x1, pybind11::object x2) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"})); };
+    auto add = [op](pybind11::object x1, pybind11::object x2) {
+      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    };
     m.def("add", add, py::arg("x1"), py::arg("x2"), py::pos_only(), "Sum of each pair of elements, x1 + x2.");
     tensor_class.def("add", add, py::arg("x2"), "Sum of each pair of elements, x1 + x2.");
-    tensor_class.def("__add__", [add](pybind11::object self, pybind11::object other) { return add(self, other); }, py::is_operator());
-    tensor_class.def("__radd__", [add](pybind11::object self, pybind11::object other) { return add(other, self); }, py::is_operator());
+    tensor_class.def(
+        "__add__", [add](pybind11::object self, pybind11::object other) { return add(self, other); },
+        py::is_operator());
+    tensor_class.def(
+        "__radd__", [add](pybind11::object self, pybind11::object other) { return add(other, self); },
+        py::is_operator());
   }
   {
     const ts::OpDef* op = &registry.get("argmax");
-    auto argmax = [op](pybind11::object x, pybind11::object axis, bool keepdims) { return ts::index_reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axis_arg(axis), keepdims); };
-    m.def("argmax", argmax, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(), py::arg("keepdims") = false, "Index of the first maximum along axis (of the flattened tensor when axis is None); the first NaN counts as the maximum.");
-    tensor_class.def("argmax", argmax, py::arg("axis") = pybind11::none(), py::arg("keepdims") = false, "Index of the first maximum along axis (of the flattened tensor when axis is None); the first NaN counts as the maximum.");
+    auto argmax = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
+      return ts::index_reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axis_arg(axis),
+                              keepdims);
+    };
+    m.def("argmax", argmax, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
+          py::arg("keepdims") = false,
+          "Index of the first maximum along axis (of the flattened tensor when axis is None); the first NaN counts as "
+          "the maximum.");
+    tensor_class.def("argmax", argmax, py::arg("axis") = pybind11::none(), py::arg("keepdims") = false,
+                     "Index of the first maximum along axis (of the flattened tensor when axis is None); the first NaN "
+                     "counts as the maximum.");
   }
   {
     const ts::OpDef* op = &registry.get("argmin");
-    auto argmin = [op](pybind11::object x, pybind11::object axis, bool keepdims) { return ts::index_reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axis_arg(axis), keepdims); };
-    m.def("argmin", argmin, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(), py::arg("keepdims") = false, "Index of the first minimum along axis (of the flattened tensor when axis is None); the first NaN counts as the minimum.");
-    tensor_class.def("argmin", argmin, py::arg("axis") = pybind11::none(), py::arg("keepdims") = false, "Index of the first minimum along axis (of the flattened tensor when axis is None); the first NaN counts as the minimum.");
+    auto argmin = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
+      return ts::index_reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axis_arg(axis),
+                              keepdims);
+    };
+    m.def("argmin", argmin, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
+          py::arg("keepdims") = false,
+          "Index of the first minimum along axis (of the flattened tensor when axis is None); the first NaN counts as "
+          "the minimum.");
+    tensor_class.def("argmin", argmin, py::arg("axis") = pybind11::none(), py::arg("keepdims") = false,
+                     "Index of the first minimum along axis (of the flattened tensor when axis is None); the first NaN "
+                     "counts as the minimum.");
   }
   {
     const ts::OpDef* op = &registry.get("ceil");
     auto ceil = [op](pybind11::object x) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x}, {"x"})); };
-    m.def("ceil", ceil, py::arg("x"), py::pos_only(), "Smallest integer not less than each element; integer inputs keep their dtype.");
+    m.def("ceil", ceil, py::arg("x"), py::pos_only(),
+          "Smallest integer not less than each element; integer inputs keep their dtype.");
   }
   {
     const ts::OpDef* op = &registry.get("cos");
@@ -52,16 +75,27 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("divide");
-    auto divide = [op](pybind11::object x1, pybind11::object x2) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"})); };
-    m.def("divide", divide, py::arg("x1"), py::arg("x2"), py::pos_only(), "True division x1 / x2; integer inputs give float64.");
-    tensor_class.def("__truediv__", [divide](pybind11::object self, pybind11::object other) { return divide(self, other); }, py::is_operator());
-    tensor_class.def("__rtruediv__", [divide](pybind11::object self, pybind11::object other) { return divide(other, self); }, py::is_operator());
+    auto divide = [op](pybind11::object x1, pybind11::object x2) {
+      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    };
+    m.def("divide", divide, py::arg("x1"), py::arg("x2"), py::pos_only(),
+          "True division x1 / x2; integer inputs give float64.");
+    tensor_class.def(
+        "__truediv__", [divide](pybind11::object self, pybind11::object other) { return divide(self, other); },
+        py::is_operator());
+    tensor_class.def(
+        "__rtruediv__", [divide](pybind11::object self, pybind11::object other) { return divide(other, self); },
+        py::is_operator());
   }
   {
     const ts::OpDef* op = &registry.get("equal");
-    auto equal = [op](pybind11::object x1, pybind11::object x2) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"})); };
+    auto equal = [op](pybind11::object x1, pybind11::object x2) {
+      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    };
     m.def("equal", equal, py::arg("x1"), py::arg("x2"), py::pos_only(), "x1 == x2 for each pair, as bool.");
-    tensor_class.def("__eq__", [equal](pybind11::object self, pybind11::object other) { return equal(self, other); }, py::is_operator());
+    tensor_class.def(
+        "__eq__", [equal](pybind11::object self, pybind11::object other) { return equal(self, other); },
+        py::is_operator());
   }
   {
     const ts::OpDef* op = &registry.get("exp");
@@ -76,31 +110,49 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   {
     const ts::OpDef* op = &registry.get("floor");
     auto floor = [op](pybind11::object x) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x}, {"x"})); };
-    m.def("floor", floor, py::arg("x"), py::pos_only(), "Largest integer not greater than each element; integer inputs keep their dtype.");
+    m.def("floor", floor, py::arg("x"), py::pos_only(),
+          "Largest integer not greater than each element; integer inputs keep their dtype.");
   }
   {
     const ts::OpDef* op = &registry.get("greater");
-    auto greater = [op](pybind11::object x1, pybind11::object x2) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"})); };
+    auto greater = [op](pybind11::object x1, pybind11::object x2) {
+      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    };
     m.def("greater", greater, py::arg("x1"), py::arg("x2"), py::pos_only(), "x1 > x2 for each pair, as bool.");
-    tensor_class.def("__gt__", [greater](pybind11::object self, pybind11::object other) { return greater(self, other); }, py::is_operator());
+    tensor_class.def(
+        "__gt__", [greater](pybind11::object self, pybind11::object other) { return greater(self, other); },
+        py::is_operator());
   }
   {
     const ts::OpDef* op = &registry.get("greater_equal");
-    auto greater_equal = [op](pybind11::object x1, pybind11::object x2) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"})); };
-    m.def("greater_equal", greater_equal, py::arg("x1"), py::arg("x2"), py::pos_only(), "x1 >= x2 for each pair, as bool.");
-    tensor_class.def("__ge__", [greater_equal](pybind11::object self, pybind11::object other) { return greater_equal(self, other); }, py::is_operator());
+    auto greater_equal = [op](pybind11::object x1, pybind11::object x2) {
+      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    };
+    m.def("greater_equal", greater_equal, py::arg("x1"), py::arg("x2"), py::pos_only(),
+          "x1 >= x2 for each pair, as bool.");
+    tensor_class.def(
+        "__ge__", [greater_equal](pybind11::object self, pybind11::object other) { return greater_equal(self, other); },
+        py::is_operator());
   }
   {
     const ts::OpDef* op = &registry.get("less");
-    auto less = [op](pybind11::object x1, pybind11::object x2) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"})); };
+    auto less = [op](pybind11::object x1, pybind11::object x2) {
+      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    };
     m.def("less", less, py::arg("x1"), py::arg("x2"), py::pos_only(), "x1 < x2 for each pair, as bool.");
-    tensor_class.def("__lt__", [less](pybind11::object self, pybind11::object other) { return less(self, other); }, py::is_operator());
+    tensor_class.def(
+        "__lt__", [less](pybind11::object self, pybind11::object other) { return less(self, other); },
+        py::is_operator());
   }
   {
     const ts::OpDef* op = &registry.get("less_equal");
-    auto less_equal = [op](pybind11::object x1, pybind11::object x2) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"})); };
+    auto less_equal = [op](pybind11::object x1, pybind11::object x2) {
+      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    };
     m.def("less_equal", less_equal, py::arg("x1"), py::arg("x2"), py::pos_only(), "x1 <= x2 for each pair, as bool.");
-    tensor_class.def("__le__", [less_equal](pybind11::object self, pybind11::object other) { return less_equal(self, other); }, py::is_operator());
+    tensor_class.def(
+        "__le__", [less_equal](pybind11::object self, pybind11::object other) { return less_equal(self, other); },
+        py::is_operator());
   }
   {
     const ts::OpDef* op = &registry.get("log");
@@ -114,93 +166,186 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("log_softmax");
-    auto log_softmax = [op](pybind11::object x, int64_t axis) { return ts::normalize(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], axis); };
-    m.def("log_softmax", log_softmax, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = -1, "log(softmax(x)) along axis, computed stably as x - max - log(sum(exp(x - max))).");
+    auto log_softmax = [op](pybind11::object x, int64_t axis) {
+      return ts::normalize(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], axis);
+    };
+    m.def("log_softmax", log_softmax, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = -1,
+          "log(softmax(x)) along axis, computed stably as x - max - log(sum(exp(x - max))).");
   }
   {
     const ts::OpDef* op = &registry.get("logical_and");
-    auto logical_and = [op](pybind11::object x1, pybind11::object x2) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"})); };
-    m.def("logical_and", logical_and, py::arg("x1"), py::arg("x2"), py::pos_only(), "Logical AND of each pair, as bool.");
+    auto logical_and = [op](pybind11::object x1, pybind11::object x2) {
+      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    };
+    m.def("logical_and", logical_and, py::arg("x1"), py::arg("x2"), py::pos_only(),
+          "Logical AND of each pair, as bool.");
   }
   {
     const ts::OpDef* op = &registry.get("logical_not");
-    auto logical_not = [op](pybind11::object x) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x}, {"x"})); };
+    auto logical_not = [op](pybind11::object x) {
+      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x}, {"x"}));
+    };
     m.def("logical_not", logical_not, py::arg("x"), py::pos_only(), "Logical NOT of each element, as bool.");
   }
   {
     const ts::OpDef* op = &registry.get("logical_or");
-    auto logical_or = [op](pybind11::object x1, pybind11::object x2) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"})); };
+    auto logical_or = [op](pybind11::object x1, pybind11::object x2) {
+      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    };
     m.def("logical_or", logical_or, py::arg("x1"), py::arg("x2"), py::pos_only(), "Logical OR of each pair, as bool.");
   }
   {
     const ts::OpDef* op = &registry.get("matmul");
-    auto matmul = [op](pybind11::object x1, pybind11::object x2) { return [&] { const auto t = ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}); return ts::contract(*op, t[0], t[1]); }(); };
-    m.def("matmul", matmul, py::arg("x1"), py::arg("x2"), py::pos_only(), "Matrix product with numpy semantics; 1-D operands are promoted to matrices and leading batch dimensions broadcast.");
-    tensor_class.def("__matmul__", [matmul](pybind11::object self, pybind11::object other) { return matmul(self, other); }, py::is_operator());
-    tensor_class.def("__rmatmul__", [matmul](pybind11::object self, pybind11::object other) { return matmul(other, self); }, py::is_operator());
+    auto matmul = [op](pybind11::object x1, pybind11::object x2) {
+      return [&] {
+        const auto t = ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"});
+        return ts::contract(*op, t[0], t[1]);
+      }();
+    };
+    m.def("matmul", matmul, py::arg("x1"), py::arg("x2"), py::pos_only(),
+          "Matrix product with numpy semantics; 1-D operands are promoted to matrices and leading batch dimensions "
+          "broadcast.");
+    tensor_class.def(
+        "__matmul__", [matmul](pybind11::object self, pybind11::object other) { return matmul(self, other); },
+        py::is_operator());
+    tensor_class.def(
+        "__rmatmul__", [matmul](pybind11::object self, pybind11::object other) { return matmul(other, self); },
+        py::is_operator());
   }
   {
     const ts::OpDef* op = &registry.get("max");
-    auto max = [op](pybind11::object x, pybind11::object axis, bool keepdims) { return ts::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis), keepdims); };
-    m.def("max", max, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(), py::arg("keepdims") = false, "Maximum over the given axes; NaN if any element is NaN; an empty reduction raises.");
-    tensor_class.def("max", [max](pybind11::object x, pybind11::object axis, bool keepdims, pybind11::object dtype, pybind11::object out) { ts::python::require_default_numpy_keywords(dtype, out); return max(x, axis, keepdims); }, py::arg("axis") = pybind11::none(), py::arg("keepdims") = false, py::arg("dtype") = pybind11::none(), py::arg("out") = pybind11::none(), "Maximum over the given axes; NaN if any element is NaN; an empty reduction raises.");
+    auto max = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
+      return ts::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis), keepdims);
+    };
+    m.def("max", max, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
+          py::arg("keepdims") = false,
+          "Maximum over the given axes; NaN if any element is NaN; an empty reduction raises.");
+    tensor_class.def(
+        "max",
+        [max](pybind11::object x, pybind11::object axis, bool keepdims, pybind11::object dtype, pybind11::object out) {
+          ts::python::require_default_numpy_keywords(dtype, out);
+          return max(x, axis, keepdims);
+        },
+        py::arg("axis") = pybind11::none(), py::arg("keepdims") = false, py::arg("dtype") = pybind11::none(),
+        py::arg("out") = pybind11::none(),
+        "Maximum over the given axes; NaN if any element is NaN; an empty reduction raises.");
   }
   {
     const ts::OpDef* op = &registry.get("maximum");
-    auto maximum = [op](pybind11::object x1, pybind11::object x2) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"})); };
-    m.def("maximum", maximum, py::arg("x1"), py::arg("x2"), py::pos_only(), "Element-wise maximum; NaN if either is NaN.");
+    auto maximum = [op](pybind11::object x1, pybind11::object x2) {
+      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    };
+    m.def("maximum", maximum, py::arg("x1"), py::arg("x2"), py::pos_only(),
+          "Element-wise maximum; NaN if either is NaN.");
   }
   {
     const ts::OpDef* op = &registry.get("mean");
-    auto mean = [op](pybind11::object x, pybind11::object axis, bool keepdims) { return ts::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis), keepdims); };
-    m.def("mean", mean, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(), py::arg("keepdims") = false, "Arithmetic mean over the given axes; integer inputs give float64.");
-    tensor_class.def("mean", [mean](pybind11::object x, pybind11::object axis, bool keepdims, pybind11::object dtype, pybind11::object out) { ts::python::require_default_numpy_keywords(dtype, out); return mean(x, axis, keepdims); }, py::arg("axis") = pybind11::none(), py::arg("keepdims") = false, py::arg("dtype") = pybind11::none(), py::arg("out") = pybind11::none(), "Arithmetic mean over the given axes; integer inputs give float64.");
+    auto mean = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
+      return ts::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis), keepdims);
+    };
+    m.def("mean", mean, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
+          py::arg("keepdims") = false, "Arithmetic mean over the given axes; integer inputs give float64.");
+    tensor_class.def(
+        "mean",
+        [mean](pybind11::object x, pybind11::object axis, bool keepdims, pybind11::object dtype, pybind11::object out) {
+          ts::python::require_default_numpy_keywords(dtype, out);
+          return mean(x, axis, keepdims);
+        },
+        py::arg("axis") = pybind11::none(), py::arg("keepdims") = false, py::arg("dtype") = pybind11::none(),
+        py::arg("out") = pybind11::none(), "Arithmetic mean over the given axes; integer inputs give float64.");
   }
   {
     const ts::OpDef* op = &registry.get("min");
-    auto min = [op](pybind11::object x, pybind11::object axis, bool keepdims) { return ts::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis), keepdims); };
-    m.def("min", min, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(), py::arg("keepdims") = false, "Minimum over the given axes; NaN if any element is NaN; an empty reduction raises.");
-    tensor_class.def("min", [min](pybind11::object x, pybind11::object axis, bool keepdims, pybind11::object dtype, pybind11::object out) { ts::python::require_default_numpy_keywords(dtype, out); return min(x, axis, keepdims); }, py::arg("axis") = pybind11::none(), py::arg("keepdims") = false, py::arg("dtype") = pybind11::none(), py::arg("out") = pybind11::none(), "Minimum over the given axes; NaN if any element is NaN; an empty reduction raises.");
+    auto min = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
+      return ts::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis), keepdims);
+    };
+    m.def("min", min, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
+          py::arg("keepdims") = false,
+          "Minimum over the given axes; NaN if any element is NaN; an empty reduction raises.");
+    tensor_class.def(
+        "min",
+        [min](pybind11::object x, pybind11::object axis, bool keepdims, pybind11::object dtype, pybind11::object out) {
+          ts::python::require_default_numpy_keywords(dtype, out);
+          return min(x, axis, keepdims);
+        },
+        py::arg("axis") = pybind11::none(), py::arg("keepdims") = false, py::arg("dtype") = pybind11::none(),
+        py::arg("out") = pybind11::none(),
+        "Minimum over the given axes; NaN if any element is NaN; an empty reduction raises.");
   }
   {
     const ts::OpDef* op = &registry.get("minimum");
-    auto minimum = [op](pybind11::object x1, pybind11::object x2) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"})); };
-    m.def("minimum", minimum, py::arg("x1"), py::arg("x2"), py::pos_only(), "Element-wise minimum; NaN if either is NaN.");
+    auto minimum = [op](pybind11::object x1, pybind11::object x2) {
+      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    };
+    m.def("minimum", minimum, py::arg("x1"), py::arg("x2"), py::pos_only(),
+          "Element-wise minimum; NaN if either is NaN.");
   }
   {
     const ts::OpDef* op = &registry.get("multiply");
-    auto multiply = [op](pybind11::object x1, pybind11::object x2) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"})); };
-    m.def("multiply", multiply, py::arg("x1"), py::arg("x2"), py::pos_only(), "Product of each pair of elements, x1 * x2.");
+    auto multiply = [op](pybind11::object x1, pybind11::object x2) {
+      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    };
+    m.def("multiply", multiply, py::arg("x1"), py::arg("x2"), py::pos_only(),
+          "Product of each pair of elements, x1 * x2.");
     tensor_class.def("multiply", multiply, py::arg("x2"), "Product of each pair of elements, x1 * x2.");
-    tensor_class.def("__mul__", [multiply](pybind11::object self, pybind11::object other) { return multiply(self, other); }, py::is_operator());
-    tensor_class.def("__rmul__", [multiply](pybind11::object self, pybind11::object other) { return multiply(other, self); }, py::is_operator());
+    tensor_class.def(
+        "__mul__", [multiply](pybind11::object self, pybind11::object other) { return multiply(self, other); },
+        py::is_operator());
+    tensor_class.def(
+        "__rmul__", [multiply](pybind11::object self, pybind11::object other) { return multiply(other, self); },
+        py::is_operator());
   }
   {
     const ts::OpDef* op = &registry.get("negative");
-    auto negative = [op](pybind11::object x) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x}, {"x"})); };
+    auto negative = [op](pybind11::object x) {
+      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x}, {"x"}));
+    };
     m.def("negative", negative, py::arg("x"), py::pos_only(), "Numerical negative of each element, -x.");
     tensor_class.def("negative", negative, "Numerical negative of each element, -x.");
     tensor_class.def("__neg__", [negative](pybind11::object self) { return negative(self); }, py::is_operator());
   }
   {
     const ts::OpDef* op = &registry.get("not_equal");
-    auto not_equal = [op](pybind11::object x1, pybind11::object x2) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"})); };
+    auto not_equal = [op](pybind11::object x1, pybind11::object x2) {
+      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    };
     m.def("not_equal", not_equal, py::arg("x1"), py::arg("x2"), py::pos_only(), "x1 != x2 for each pair, as bool.");
-    tensor_class.def("__ne__", [not_equal](pybind11::object self, pybind11::object other) { return not_equal(self, other); }, py::is_operator());
+    tensor_class.def(
+        "__ne__", [not_equal](pybind11::object self, pybind11::object other) { return not_equal(self, other); },
+        py::is_operator());
   }
   {
     const ts::OpDef* op = &registry.get("pow");
-    auto pow = [op](pybind11::object x1, pybind11::object x2) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"})); };
-    m.def("pow", pow, py::arg("x1"), py::arg("x2"), py::pos_only(), "x1 raised to the power x2; integer exponents must be non-negative.");
+    auto pow = [op](pybind11::object x1, pybind11::object x2) {
+      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    };
+    m.def("pow", pow, py::arg("x1"), py::arg("x2"), py::pos_only(),
+          "x1 raised to the power x2; integer exponents must be non-negative.");
     m.def("power", pow, py::arg("x1"), py::arg("x2"), py::pos_only(), "Alias of pow (the numpy name).");
-    tensor_class.def("__pow__", [pow](pybind11::object self, pybind11::object other) { return pow(self, other); }, py::is_operator());
-    tensor_class.def("__rpow__", [pow](pybind11::object self, pybind11::object other) { return pow(other, self); }, py::is_operator());
+    tensor_class.def(
+        "__pow__", [pow](pybind11::object self, pybind11::object other) { return pow(self, other); },
+        py::is_operator());
+    tensor_class.def(
+        "__rpow__", [pow](pybind11::object self, pybind11::object other) { return pow(other, self); },
+        py::is_operator());
   }
   {
     const ts::OpDef* op = &registry.get("prod");
-    auto prod = [op](pybind11::object x, pybind11::object axis, bool keepdims) { return ts::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis), keepdims); };
-    m.def("prod", prod, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(), py::arg("keepdims") = false, "Product over the given axes (all when axis is None); ints accumulate in int64/uint64.");
-    tensor_class.def("prod", [prod](pybind11::object x, pybind11::object axis, bool keepdims, pybind11::object dtype, pybind11::object out) { ts::python::require_default_numpy_keywords(dtype, out); return prod(x, axis, keepdims); }, py::arg("axis") = pybind11::none(), py::arg("keepdims") = false, py::arg("dtype") = pybind11::none(), py::arg("out") = pybind11::none(), "Product over the given axes (all when axis is None); ints accumulate in int64/uint64.");
+    auto prod = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
+      return ts::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis), keepdims);
+    };
+    m.def("prod", prod, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
+          py::arg("keepdims") = false,
+          "Product over the given axes (all when axis is None); ints accumulate in int64/uint64.");
+    tensor_class.def(
+        "prod",
+        [prod](pybind11::object x, pybind11::object axis, bool keepdims, pybind11::object dtype, pybind11::object out) {
+          ts::python::require_default_numpy_keywords(dtype, out);
+          return prod(x, axis, keepdims);
+        },
+        py::arg("axis") = pybind11::none(), py::arg("keepdims") = false, py::arg("dtype") = pybind11::none(),
+        py::arg("out") = pybind11::none(),
+        "Product over the given axes (all when axis is None); ints accumulate in int64/uint64.");
   }
   {
     const ts::OpDef* op = &registry.get("relu");
@@ -209,7 +354,9 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("sigmoid");
-    auto sigmoid = [op](pybind11::object x) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x}, {"x"})); };
+    auto sigmoid = [op](pybind11::object x) {
+      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x}, {"x"}));
+    };
     m.def("sigmoid", sigmoid, py::arg("x"), py::pos_only(), "Logistic sigmoid 1 / (1 + exp(-x)).");
   }
   {
@@ -224,26 +371,49 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("softmax");
-    auto softmax = [op](pybind11::object x, int64_t axis) { return ts::normalize(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], axis); };
-    m.def("softmax", softmax, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = -1, "exp(x) / sum(exp(x)) along axis, computed stably by subtracting the maximum first.");
+    auto softmax = [op](pybind11::object x, int64_t axis) {
+      return ts::normalize(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], axis);
+    };
+    m.def("softmax", softmax, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = -1,
+          "exp(x) / sum(exp(x)) along axis, computed stably by subtracting the maximum first.");
   }
   {
     const ts::OpDef* op = &registry.get("sqrt");
     auto sqrt = [op](pybind11::object x) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x}, {"x"})); };
-    m.def("sqrt", sqrt, py::arg("x"), py::pos_only(), "Non-negative square root of each element; NaN for negative inputs.");
+    m.def("sqrt", sqrt, py::arg("x"), py::pos_only(),
+          "Non-negative square root of each element; NaN for negative inputs.");
   }
   {
     const ts::OpDef* op = &registry.get("subtract");
-    auto subtract = [op](pybind11::object x1, pybind11::object x2) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"})); };
-    m.def("subtract", subtract, py::arg("x1"), py::arg("x2"), py::pos_only(), "Difference of each pair of elements, x1 - x2.");
-    tensor_class.def("__sub__", [subtract](pybind11::object self, pybind11::object other) { return subtract(self, other); }, py::is_operator());
-    tensor_class.def("__rsub__", [subtract](pybind11::object self, pybind11::object other) { return subtract(other, self); }, py::is_operator());
+    auto subtract = [op](pybind11::object x1, pybind11::object x2) {
+      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    };
+    m.def("subtract", subtract, py::arg("x1"), py::arg("x2"), py::pos_only(),
+          "Difference of each pair of elements, x1 - x2.");
+    tensor_class.def(
+        "__sub__", [subtract](pybind11::object self, pybind11::object other) { return subtract(self, other); },
+        py::is_operator());
+    tensor_class.def(
+        "__rsub__", [subtract](pybind11::object self, pybind11::object other) { return subtract(other, self); },
+        py::is_operator());
   }
   {
     const ts::OpDef* op = &registry.get("sum");
-    auto sum = [op](pybind11::object x, pybind11::object axis, bool keepdims) { return ts::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis), keepdims); };
-    m.def("sum", sum, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(), py::arg("keepdims") = false, "Sum over the given axes (all when axis is None); ints accumulate in int64/uint64.");
-    tensor_class.def("sum", [sum](pybind11::object x, pybind11::object axis, bool keepdims, pybind11::object dtype, pybind11::object out) { ts::python::require_default_numpy_keywords(dtype, out); return sum(x, axis, keepdims); }, py::arg("axis") = pybind11::none(), py::arg("keepdims") = false, py::arg("dtype") = pybind11::none(), py::arg("out") = pybind11::none(), "Sum over the given axes (all when axis is None); ints accumulate in int64/uint64.");
+    auto sum = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
+      return ts::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis), keepdims);
+    };
+    m.def("sum", sum, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
+          py::arg("keepdims") = false,
+          "Sum over the given axes (all when axis is None); ints accumulate in int64/uint64.");
+    tensor_class.def(
+        "sum",
+        [sum](pybind11::object x, pybind11::object axis, bool keepdims, pybind11::object dtype, pybind11::object out) {
+          ts::python::require_default_numpy_keywords(dtype, out);
+          return sum(x, axis, keepdims);
+        },
+        py::arg("axis") = pybind11::none(), py::arg("keepdims") = false, py::arg("dtype") = pybind11::none(),
+        py::arg("out") = pybind11::none(),
+        "Sum over the given axes (all when axis is None); ints accumulate in int64/uint64.");
   }
   {
     const ts::OpDef* op = &registry.get("tanh");
@@ -252,8 +422,11 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("where");
-    auto where = [op](pybind11::object condition, pybind11::object x1, pybind11::object x2) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {condition, x1, x2}, {"condition", "x1", "x2"})); };
-    m.def("where", where, py::arg("condition"), py::arg("x1"), py::arg("x2"), py::pos_only(), "Elements of x1 where condition is true, else of x2; all three broadcast together.");
+    auto where = [op](pybind11::object condition, pybind11::object x1, pybind11::object x2) {
+      return ts::pointwise(*op, ts::python::tensor_operands(*op, {condition, x1, x2}, {"condition", "x1", "x2"}));
+    };
+    m.def("where", where, py::arg("condition"), py::arg("x1"), py::arg("x2"), py::pos_only(),
+          "Elements of x1 where condition is true, else of x2; all three broadcast together.");
   }
 }
 

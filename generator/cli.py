@@ -19,7 +19,7 @@ from pathlib import Path
 from validators import static_check
 from validators.gate import Gate, Verdict
 
-from . import api, dest
+from . import api, dest, review
 from .agent.replay import ReplayProposer
 from .build import build
 from .errors import GeneratorError, SpecError
@@ -30,6 +30,7 @@ from .progress import Board
 from .project import Project
 from .proposers import FixedProposer, Proposer, StoredProposer, extract_body
 from .render import Renderer
+from .staleness import stale_files
 
 PROPOSER_CHOICES = ("template", "claude", "replay")
 
@@ -97,6 +98,11 @@ def _parser() -> argparse.ArgumentParser:
     ops = commands.add_parser("ops", help="list the catalog")
     ops.add_argument("--json", action="store_true", help="machine-readable output")
     ops.set_defaults(handler=_ops)
+
+    review = commands.add_parser("review", help="Markdown report of how generated/ changed against a revision, and why")
+    review.add_argument("--base", metavar="REV", help="compare with REV (default: the merge base with main)")
+    review.add_argument("--json", action="store_true", help="the same data as JSON")
+    review.set_defaults(handler=_review)
     return parser
 
 
@@ -120,7 +126,7 @@ def _regen(project: Project, args: argparse.Namespace) -> int:
         if board is not None:
             board.close()
     if args.check:
-        return _report_check(report)
+        return _report_check(stale_files(report, project.generated_dir))
     _report_regen(report)
     if board is not None and board.cost_usd is not None:
         print(f"API cost of this run: ${board.cost_usd:.4f}")
@@ -161,18 +167,21 @@ def _proposer(project: Project, args: argparse.Namespace, gate: Gate, board: Boa
     )  # fmt: skip
 
 
-def _report_check(report: RegenReport) -> int:
-    reasons = {r.plan.path: r.message for r in report.results if r.status == "stale"}
-    changed = sorted(set(report.diff.changed) | set(reasons))  # a re-judged body can render to the same bytes
-    if not changed and not report.diff.stale:
+def _report_check(stale: dict[str, str]) -> int:
+    if not stale:
         print("generated/ is up to date")
         return 0
     print("generated/ is out of date; run `tsgen regen`:")
-    for path in changed:
-        print(f"  generated/{path}" + (f"  ({reasons[path]})" if path in reasons else ""))
-    for path in report.diff.stale:
-        print(f"  generated/{path}  (no longer produced)")
+    for path, why in stale.items():
+        print(f"  generated/{path}" + (f"  ({why})" if why else ""))
     return 1
+
+
+def _review(project: Project, args: argparse.Namespace) -> int:
+    report = Regenerator(project, make_gate(project)).run(check=True)
+    result = review.collect(project, args.base, stale_files(report, project.generated_dir))
+    print(result.to_json() if args.json else review.markdown(result), end="")
+    return 0
 
 
 def _report_regen(report: RegenReport) -> None:

@@ -20,19 +20,14 @@ from pathlib import Path
 from validators.gate import Candidate, Gate
 
 from . import api, dest, writer
+from .errors import GeneratorError
+from .formatting import Formatter
 from .hashing import combine, sha256_files, sha256_text
 from .manifest import MANIFEST_NAME, Manifest, OutputRecord
 from .model import Catalog, OpSpec, load_catalog
 from .progress import Board
 from .project import Project
-from .proposers import (
-    GaveUp,
-    Proposal,
-    Proposer,
-    StoredProposer,
-    Task,
-    TemplateProposer,
-)
+from .proposers import GaveUp, Proposal, Proposer, StoredProposer, Task, TemplateProposer, extract_body
 from .render import Renderer
 
 SHARED_TEMPLATES = {
@@ -48,7 +43,8 @@ SHARED_CONTEXTS = {
     "python/_C.pyi": dest.stub_context,
 }
 # Generator modules whose code determines generated text (the CLI, build and I/O helpers do not).
-OUTPUT_MODULES = ("api.py", "dest.py", "loop.py", "manifest.py", "model.py", "proposers.py", "render.py", "signature.py")
+OUTPUT_MODULES = ("api.py", "dest.py", "formatting.py", "loop.py", "manifest.py", "model.py", "proposers.py", "render.py",
+                  "signature.py")
 def validator_files(root: Path) -> list[Path]:
     """The gate's version: its code and the C++ of its harness module."""
     return sorted([*(root / "validators").glob("*.py"), *(root / "validators" / "csrc").glob("*")])
@@ -113,6 +109,7 @@ class Regenerator:
         self.gate = gate
         self.progress = progress
         self.board = board  # per-op states (attempts, compiling, testing); else one progress line per op
+        self.formatter = Formatter(project.root)
 
     # ---- planning
 
@@ -124,6 +121,7 @@ class Regenerator:
         generator_sha = self._generator_sha()
         headers_sha = sha256_files((self.project.include_dir / "tensorsmith" / h for h in KERNEL_HEADERS), self.project.root)
         validators_sha = sha256_files(validator_files(self.project.root), self.project.root)
+        formatting_sha = self.formatter.fingerprint()
         records = manifest.kernel_records()
         plans = []
         for spec in catalog.ops:
@@ -135,6 +133,7 @@ class Regenerator:
                     "generator": generator_sha,
                     "runtime_headers": headers_sha,
                     "validators": validators_sha,  # a new gate re-judges every kernel
+                    "formatting": formatting_sha,
                 }
                 if self.template_proposer.has_template(spec, device):  # a family may have no body template
                     body_template = self.template_proposer.body_template(spec, device)
@@ -158,8 +157,10 @@ class Regenerator:
         todo = [p for p in routed if p.reason is not None]
         results = {p.label: self._keep(p, "up to date" if p.reason is None else "not selected") for p in plans}
         if check:  # what a regeneration would write, rendered but not compiled or judged
-            for p in todo:
-                results[p.label] = self._render_only(p)
+            for p in routed:
+                result = self._render_only(p)
+                if result is not None:
+                    results[p.label] = result
         else:
             self.progress(f"{len(todo)} of {len(plans)} kernels to regenerate ({len(plans) - len(todo)} up to date)")
             for done, result in enumerate(self._work(todo, jobs), start=1):
@@ -216,19 +217,32 @@ class Regenerator:
     def _task(self, plan: KernelPlan) -> Task:
         return Task(plan.spec, plan.device, plan.inputs_sha256, plan.previous)
 
-    def _render_only(self, plan: KernelPlan) -> KernelResult:
+    def _render_only(self, plan: KernelPlan) -> KernelResult | None:
+        """What a regeneration would write for the op, rendered but not judged; None when generated/ holds
+        exactly that. An up-to-date file must also be what its inputs produce: the manifest alone can be
+        edited to match."""
+        if plan.reason is None and plan.on_disk is None:
+            return None
         try:
             proposal = self._proposer_for(plan).start(self._task(plan)).propose(None)
         except GaveUp as stop:
-            return KernelResult(plan, "stale", f"{plan.reason}; {stop}", None, None)
+            return KernelResult(plan, "stale", f"{plan.reason or 'cannot be rendered again'}; {stop}", None, None)
         source = self.render_kernel(plan.spec, plan.device, proposal.body, proposal.proposer)
-        return KernelResult(plan, "stale", plan.reason or "", self._record(plan, proposal, source), source, proposal.transcript)
+        reason = plan.reason or (None if source == plan.on_disk else "edited by hand")
+        if reason is None:
+            return None
+        return KernelResult(plan, "stale", reason, self._record(plan, proposal, source), source, proposal.transcript)
 
     def _regenerate(self, plan: KernelPlan) -> KernelResult:
         """The evaluator-optimizer loop for one op: propose, judge, hand the rejection back, until the
         gate accepts a body or the session gives up."""
         started = time.monotonic()
-        session = self._proposer_for(plan).start(self._task(plan))
+        proposer = self._proposer_for(plan)
+        if plan.reason == "edited by hand" and _body_edited(plan) and (proposer is self.stored_proposer or proposer.name == "claude"):
+            # The stored body is the only copy of a body no template can re-derive: never launder a hand edit into it.
+            return replace(self._keep(plan, "rejected"), message=f"edited by hand: generated/{plan.path}: its kernel body no longer "
+                           "matches MANIFEST.json; restore it (git checkout) or submit the body with `tsgen submit`")
+        session = proposer.start(self._task(plan))
         rejection, attempt = None, 0
         try:
             while True:
@@ -273,7 +287,7 @@ class Regenerator:
             op=plan.spec.name,
             device=plan.device,
             proposer=proposal.proposer,
-            body_sha256=sha256_text(proposal.body),
+            body_sha256=sha256_text(stored_body(source)),
             interface_sha256=sha256_text(api.interface(plan.spec)),
             verdict=f"accepted by {', '.join(self.gate.stages)}",
             details=details,
@@ -288,7 +302,8 @@ class Regenerator:
     def render_kernel(self, spec: OpSpec, device: str, body: str, proposer: str) -> str:
         template = api.template_path(spec, device)
         header = self.renderer.header([spec.path, f"templates/{template}"])
-        return self.renderer.render(template, **dest.kernel_context(spec, device, body, proposer, header))
+        text = self.renderer.render(template, **dest.kernel_context(spec, device, body, proposer, header))
+        return self.formatter.format(api.kernel_path(spec, device), text)
 
     # ---- outputs
 
@@ -316,12 +331,27 @@ class Regenerator:
         catalog_sha = combine({s.path: sha256_text(s.text) for s in (*runtime_catalog.ops, *runtime_catalog.aliases)})
         for name, template in SHARED_TEMPLATES.items():
             header = self.renderer.header(["specs/*.yaml", f"templates/{template}"], COMMENT[Path(name).suffix])
-            text = self.renderer.render(template, **SHARED_CONTEXTS[name](runtime_catalog, header))
-            inputs = {"specs": catalog_sha, f"templates/{template}": sha256_text(self.renderer.source(template)), "generator": generator_sha}
+            text = self.formatter.format(name, self.renderer.render(template, **SHARED_CONTEXTS[name](runtime_catalog, header)))
+            inputs = {"specs": catalog_sha, f"templates/{template}": sha256_text(self.renderer.source(template)), "generator": generator_sha,
+                      "formatting": self.formatter.fingerprint()}
             outputs[name] = text
             manifest.outputs[name] = OutputRecord(sha256_text(text), inputs, combine(inputs))
         outputs[MANIFEST_NAME] = manifest.dumps()
         return outputs
+
+
+def stored_body(source: str) -> str:
+    """The kernel body as generated/ holds it (formatted, dedented): what MANIFEST.json's body_sha256 covers, so a
+    stored body read back from generated/ hashes the same as when it was accepted."""
+    found = extract_body(source)
+    if found is None:
+        raise GeneratorError("a rendered kernel lost its kernel body markers (formatting must keep them on their own lines)")
+    return found[0]
+
+
+def _body_edited(plan: KernelPlan) -> bool:
+    found = extract_body(plan.on_disk) if plan.on_disk is not None else None
+    return found is None or plan.previous is None or sha256_text(found[0]) != plan.previous.body_sha256
 
 
 def _usable(result: KernelResult) -> bool:

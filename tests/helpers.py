@@ -19,11 +19,15 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # What the generator reads and writes; the rest of the checkout (runtime sources, CMake,
 # the built extension) plays no part in regeneration.
-CHECKOUT_PARTS = ("specs", "templates", "generator", "validators", "runtime/include", "runtime/src", "generated")
+CHECKOUT_PARTS = ("specs", "templates", "generator", "validators", "runtime/include", "runtime/src", "generated", ".clang-format")
 
 
 def copy_checkout(source: Path, destination: Path) -> Path:
     for part in CHECKOUT_PARTS:
+        if (source / part).is_file():  # the formatting style generation reads
+            (destination / part).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source / part, destination / part)
+            continue
         shutil.copytree(source / part, destination / part, ignore=shutil.ignore_patterns("__pycache__", ".*"))
     return destination
 

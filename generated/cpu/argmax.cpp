@@ -31,17 +31,28 @@ struct argmax_cpu_kernel {
 }  // namespace
 
 void register_argmax_cpu(ts::Registry& registry) {
-  registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::Bool, reinterpret_cast<void*>(&argmax_cpu_kernel<bool>::loop));
-  registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::Int8, reinterpret_cast<void*>(&argmax_cpu_kernel<int8_t>::loop));
-  registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::Int16, reinterpret_cast<void*>(&argmax_cpu_kernel<int16_t>::loop));
-  registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::Int32, reinterpret_cast<void*>(&argmax_cpu_kernel<int32_t>::loop));
-  registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::Int64, reinterpret_cast<void*>(&argmax_cpu_kernel<int64_t>::loop));
-  registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::UInt8, reinterpret_cast<void*>(&argmax_cpu_kernel<uint8_t>::loop));
-  registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::UInt16, reinterpret_cast<void*>(&argmax_cpu_kernel<uint16_t>::loop));
-  registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::UInt32, reinterpret_cast<void*>(&argmax_cpu_kernel<uint32_t>::loop));
-  registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::UInt64, reinterpret_cast<void*>(&argmax_cpu_kernel<uint64_t>::loop));
-  registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::Float32, reinterpret_cast<void*>(&argmax_cpu_kernel<float>::loop));
-  registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::Float64, reinterpret_cast<void*>(&argmax_cpu_kernel<double>::loop));
+  registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::Bool,
+                      reinterpret_cast<void*>(&argmax_cpu_kernel<bool>::loop));
+  registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::Int8,
+                      reinterpret_cast<void*>(&argmax_cpu_kernel<int8_t>::loop));
+  registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::Int16,
+                      reinterpret_cast<void*>(&argmax_cpu_kernel<int16_t>::loop));
+  registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::Int32,
+                      reinterpret_cast<void*>(&argmax_cpu_kernel<int32_t>::loop));
+  registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::Int64,
+                      reinterpret_cast<void*>(&argmax_cpu_kernel<int64_t>::loop));
+  registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::UInt8,
+                      reinterpret_cast<void*>(&argmax_cpu_kernel<uint8_t>::loop));
+  registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::UInt16,
+                      reinterpret_cast<void*>(&argmax_cpu_kernel<uint16_t>::loop));
+  registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::UInt32,
+                      reinterpret_cast<void*>(&argmax_cpu_kernel<uint32_t>::loop));
+  registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::UInt64,
+                      reinterpret_cast<void*>(&argmax_cpu_kernel<uint64_t>::loop));
+  registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::Float32,
+                      reinterpret_cast<void*>(&argmax_cpu_kernel<float>::loop));
+  registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::Float64,
+                      reinterpret_cast<void*>(&argmax_cpu_kernel<double>::loop));
 }
 
 }  // namespace ts::generated

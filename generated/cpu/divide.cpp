@@ -40,8 +40,10 @@ struct divide_cpu_kernel {
 }  // namespace
 
 void register_divide_cpu(ts::Registry& registry) {
-  registry.set_kernel("divide", ts::DeviceType::CPU, ts::DType::Float32, reinterpret_cast<void*>(&divide_cpu_kernel<float>::loop));
-  registry.set_kernel("divide", ts::DeviceType::CPU, ts::DType::Float64, reinterpret_cast<void*>(&divide_cpu_kernel<double>::loop));
+  registry.set_kernel("divide", ts::DeviceType::CPU, ts::DType::Float32,
+                      reinterpret_cast<void*>(&divide_cpu_kernel<float>::loop));
+  registry.set_kernel("divide", ts::DeviceType::CPU, ts::DType::Float64,
+                      reinterpret_cast<void*>(&divide_cpu_kernel<double>::loop));
 }
 
 }  // namespace ts::generated

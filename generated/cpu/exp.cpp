@@ -36,8 +36,10 @@ struct exp_cpu_kernel {
 }  // namespace
 
 void register_exp_cpu(ts::Registry& registry) {
-  registry.set_kernel("exp", ts::DeviceType::CPU, ts::DType::Float32, reinterpret_cast<void*>(&exp_cpu_kernel<float>::loop));
-  registry.set_kernel("exp", ts::DeviceType::CPU, ts::DType::Float64, reinterpret_cast<void*>(&exp_cpu_kernel<double>::loop));
+  registry.set_kernel("exp", ts::DeviceType::CPU, ts::DType::Float32,
+                      reinterpret_cast<void*>(&exp_cpu_kernel<float>::loop));
+  registry.set_kernel("exp", ts::DeviceType::CPU, ts::DType::Float64,
+                      reinterpret_cast<void*>(&exp_cpu_kernel<double>::loop));
 }
 
 }  // namespace ts::generated

@@ -36,8 +36,10 @@ struct expm1_cpu_kernel {
 }  // namespace
 
 void register_expm1_cpu(ts::Registry& registry) {
-  registry.set_kernel("expm1", ts::DeviceType::CPU, ts::DType::Float32, reinterpret_cast<void*>(&expm1_cpu_kernel<float>::loop));
-  registry.set_kernel("expm1", ts::DeviceType::CPU, ts::DType::Float64, reinterpret_cast<void*>(&expm1_cpu_kernel<double>::loop));
+  registry.set_kernel("expm1", ts::DeviceType::CPU, ts::DType::Float32,
+                      reinterpret_cast<void*>(&expm1_cpu_kernel<float>::loop));
+  registry.set_kernel("expm1", ts::DeviceType::CPU, ts::DType::Float64,
+                      reinterpret_cast<void*>(&expm1_cpu_kernel<double>::loop));
 }
 
 }  // namespace ts::generated

@@ -36,8 +36,10 @@ struct log1p_cpu_kernel {
 }  // namespace
 
 void register_log1p_cpu(ts::Registry& registry) {
-  registry.set_kernel("log1p", ts::DeviceType::CPU, ts::DType::Float32, reinterpret_cast<void*>(&log1p_cpu_kernel<float>::loop));
-  registry.set_kernel("log1p", ts::DeviceType::CPU, ts::DType::Float64, reinterpret_cast<void*>(&log1p_cpu_kernel<double>::loop));
+  registry.set_kernel("log1p", ts::DeviceType::CPU, ts::DType::Float32,
+                      reinterpret_cast<void*>(&log1p_cpu_kernel<float>::loop));
+  registry.set_kernel("log1p", ts::DeviceType::CPU, ts::DType::Float64,
+                      reinterpret_cast<void*>(&log1p_cpu_kernel<double>::loop));
 }
 
 }  // namespace ts::generated

@@ -30,8 +30,10 @@ struct log_softmax_cpu_kernel {
 }  // namespace
 
 void register_log_softmax_cpu(ts::Registry& registry) {
-  registry.set_kernel("log_softmax", ts::DeviceType::CPU, ts::DType::Float32, reinterpret_cast<void*>(&log_softmax_cpu_kernel<float, double>::loop));
-  registry.set_kernel("log_softmax", ts::DeviceType::CPU, ts::DType::Float64, reinterpret_cast<void*>(&log_softmax_cpu_kernel<double, double>::loop));
+  registry.set_kernel("log_softmax", ts::DeviceType::CPU, ts::DType::Float32,
+                      reinterpret_cast<void*>(&log_softmax_cpu_kernel<float, double>::loop));
+  registry.set_kernel("log_softmax", ts::DeviceType::CPU, ts::DType::Float64,
+                      reinterpret_cast<void*>(&log_softmax_cpu_kernel<double, double>::loop));
 }
 
 }  // namespace ts::generated

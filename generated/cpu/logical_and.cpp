@@ -40,7 +40,8 @@ struct logical_and_cpu_kernel {
 }  // namespace
 
 void register_logical_and_cpu(ts::Registry& registry) {
-  registry.set_kernel("logical_and", ts::DeviceType::CPU, ts::DType::Bool, reinterpret_cast<void*>(&logical_and_cpu_kernel<bool>::loop));
+  registry.set_kernel("logical_and", ts::DeviceType::CPU, ts::DType::Bool,
+                      reinterpret_cast<void*>(&logical_and_cpu_kernel<bool>::loop));
 }
 
 }  // namespace ts::generated

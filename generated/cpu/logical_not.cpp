@@ -36,7 +36,8 @@ struct logical_not_cpu_kernel {
 }  // namespace
 
 void register_logical_not_cpu(ts::Registry& registry) {
-  registry.set_kernel("logical_not", ts::DeviceType::CPU, ts::DType::Bool, reinterpret_cast<void*>(&logical_not_cpu_kernel<bool>::loop));
+  registry.set_kernel("logical_not", ts::DeviceType::CPU, ts::DType::Bool,
+                      reinterpret_cast<void*>(&logical_not_cpu_kernel<bool>::loop));
 }
 
 }  // namespace ts::generated

@@ -40,7 +40,8 @@ struct logical_or_cpu_kernel {
 }  // namespace
 
 void register_logical_or_cpu(ts::Registry& registry) {
-  registry.set_kernel("logical_or", ts::DeviceType::CPU, ts::DType::Bool, reinterpret_cast<void*>(&logical_or_cpu_kernel<bool>::loop));
+  registry.set_kernel("logical_or", ts::DeviceType::CPU, ts::DType::Bool,
+                      reinterpret_cast<void*>(&logical_or_cpu_kernel<bool>::loop));
 }
 
 }  // namespace ts::generated

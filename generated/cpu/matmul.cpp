@@ -38,17 +38,28 @@ struct matmul_cpu_kernel {
 }  // namespace
 
 void register_matmul_cpu(ts::Registry& registry) {
-  registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Bool, reinterpret_cast<void*>(&matmul_cpu_kernel<bool, bool>::loop));
-  registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Int8, reinterpret_cast<void*>(&matmul_cpu_kernel<int8_t, int8_t>::loop));
-  registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Int16, reinterpret_cast<void*>(&matmul_cpu_kernel<int16_t, int16_t>::loop));
-  registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Int32, reinterpret_cast<void*>(&matmul_cpu_kernel<int32_t, int32_t>::loop));
-  registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Int64, reinterpret_cast<void*>(&matmul_cpu_kernel<int64_t, int64_t>::loop));
-  registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::UInt8, reinterpret_cast<void*>(&matmul_cpu_kernel<uint8_t, uint8_t>::loop));
-  registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::UInt16, reinterpret_cast<void*>(&matmul_cpu_kernel<uint16_t, uint16_t>::loop));
-  registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::UInt32, reinterpret_cast<void*>(&matmul_cpu_kernel<uint32_t, uint32_t>::loop));
-  registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::UInt64, reinterpret_cast<void*>(&matmul_cpu_kernel<uint64_t, uint64_t>::loop));
-  registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Float32, reinterpret_cast<void*>(&matmul_cpu_kernel<float, double>::loop));
-  registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Float64, reinterpret_cast<void*>(&matmul_cpu_kernel<double, double>::loop));
+  registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Bool,
+                      reinterpret_cast<void*>(&matmul_cpu_kernel<bool, bool>::loop));
+  registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Int8,
+                      reinterpret_cast<void*>(&matmul_cpu_kernel<int8_t, int8_t>::loop));
+  registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Int16,
+                      reinterpret_cast<void*>(&matmul_cpu_kernel<int16_t, int16_t>::loop));
+  registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Int32,
+                      reinterpret_cast<void*>(&matmul_cpu_kernel<int32_t, int32_t>::loop));
+  registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Int64,
+                      reinterpret_cast<void*>(&matmul_cpu_kernel<int64_t, int64_t>::loop));
+  registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::UInt8,
+                      reinterpret_cast<void*>(&matmul_cpu_kernel<uint8_t, uint8_t>::loop));
+  registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::UInt16,
+                      reinterpret_cast<void*>(&matmul_cpu_kernel<uint16_t, uint16_t>::loop));
+  registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::UInt32,
+                      reinterpret_cast<void*>(&matmul_cpu_kernel<uint32_t, uint32_t>::loop));
+  registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::UInt64,
+                      reinterpret_cast<void*>(&matmul_cpu_kernel<uint64_t, uint64_t>::loop));
+  registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Float32,
+                      reinterpret_cast<void*>(&matmul_cpu_kernel<float, double>::loop));
+  registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Float64,
+                      reinterpret_cast<void*>(&matmul_cpu_kernel<double, double>::loop));
 }
 
 }  // namespace ts::generated

@@ -30,17 +30,28 @@ struct min_cpu_kernel {
 }  // namespace
 
 void register_min_cpu(ts::Registry& registry) {
-  registry.set_kernel("min", ts::DeviceType::CPU, ts::DType::Bool, reinterpret_cast<void*>(&min_cpu_kernel<bool, bool, bool>::loop));
-  registry.set_kernel("min", ts::DeviceType::CPU, ts::DType::Int8, reinterpret_cast<void*>(&min_cpu_kernel<int8_t, int8_t, int8_t>::loop));
-  registry.set_kernel("min", ts::DeviceType::CPU, ts::DType::Int16, reinterpret_cast<void*>(&min_cpu_kernel<int16_t, int16_t, int16_t>::loop));
-  registry.set_kernel("min", ts::DeviceType::CPU, ts::DType::Int32, reinterpret_cast<void*>(&min_cpu_kernel<int32_t, int32_t, int32_t>::loop));
-  registry.set_kernel("min", ts::DeviceType::CPU, ts::DType::Int64, reinterpret_cast<void*>(&min_cpu_kernel<int64_t, int64_t, int64_t>::loop));
-  registry.set_kernel("min", ts::DeviceType::CPU, ts::DType::UInt8, reinterpret_cast<void*>(&min_cpu_kernel<uint8_t, uint8_t, uint8_t>::loop));
-  registry.set_kernel("min", ts::DeviceType::CPU, ts::DType::UInt16, reinterpret_cast<void*>(&min_cpu_kernel<uint16_t, uint16_t, uint16_t>::loop));
-  registry.set_kernel("min", ts::DeviceType::CPU, ts::DType::UInt32, reinterpret_cast<void*>(&min_cpu_kernel<uint32_t, uint32_t, uint32_t>::loop));
-  registry.set_kernel("min", ts::DeviceType::CPU, ts::DType::UInt64, reinterpret_cast<void*>(&min_cpu_kernel<uint64_t, uint64_t, uint64_t>::loop));
-  registry.set_kernel("min", ts::DeviceType::CPU, ts::DType::Float32, reinterpret_cast<void*>(&min_cpu_kernel<float, float, float>::loop));
-  registry.set_kernel("min", ts::DeviceType::CPU, ts::DType::Float64, reinterpret_cast<void*>(&min_cpu_kernel<double, double, double>::loop));
+  registry.set_kernel("min", ts::DeviceType::CPU, ts::DType::Bool,
+                      reinterpret_cast<void*>(&min_cpu_kernel<bool, bool, bool>::loop));
+  registry.set_kernel("min", ts::DeviceType::CPU, ts::DType::Int8,
+                      reinterpret_cast<void*>(&min_cpu_kernel<int8_t, int8_t, int8_t>::loop));
+  registry.set_kernel("min", ts::DeviceType::CPU, ts::DType::Int16,
+                      reinterpret_cast<void*>(&min_cpu_kernel<int16_t, int16_t, int16_t>::loop));
+  registry.set_kernel("min", ts::DeviceType::CPU, ts::DType::Int32,
+                      reinterpret_cast<void*>(&min_cpu_kernel<int32_t, int32_t, int32_t>::loop));
+  registry.set_kernel("min", ts::DeviceType::CPU, ts::DType::Int64,
+                      reinterpret_cast<void*>(&min_cpu_kernel<int64_t, int64_t, int64_t>::loop));
+  registry.set_kernel("min", ts::DeviceType::CPU, ts::DType::UInt8,
+                      reinterpret_cast<void*>(&min_cpu_kernel<uint8_t, uint8_t, uint8_t>::loop));
+  registry.set_kernel("min", ts::DeviceType::CPU, ts::DType::UInt16,
+                      reinterpret_cast<void*>(&min_cpu_kernel<uint16_t, uint16_t, uint16_t>::loop));
+  registry.set_kernel("min", ts::DeviceType::CPU, ts::DType::UInt32,
+                      reinterpret_cast<void*>(&min_cpu_kernel<uint32_t, uint32_t, uint32_t>::loop));
+  registry.set_kernel("min", ts::DeviceType::CPU, ts::DType::UInt64,
+                      reinterpret_cast<void*>(&min_cpu_kernel<uint64_t, uint64_t, uint64_t>::loop));
+  registry.set_kernel("min", ts::DeviceType::CPU, ts::DType::Float32,
+                      reinterpret_cast<void*>(&min_cpu_kernel<float, float, float>::loop));
+  registry.set_kernel("min", ts::DeviceType::CPU, ts::DType::Float64,
+                      reinterpret_cast<void*>(&min_cpu_kernel<double, double, double>::loop));
 }
 
 }  // namespace ts::generated

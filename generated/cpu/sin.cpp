@@ -36,8 +36,10 @@ struct sin_cpu_kernel {
 }  // namespace
 
 void register_sin_cpu(ts::Registry& registry) {
-  registry.set_kernel("sin", ts::DeviceType::CPU, ts::DType::Float32, reinterpret_cast<void*>(&sin_cpu_kernel<float>::loop));
-  registry.set_kernel("sin", ts::DeviceType::CPU, ts::DType::Float64, reinterpret_cast<void*>(&sin_cpu_kernel<double>::loop));
+  registry.set_kernel("sin", ts::DeviceType::CPU, ts::DType::Float32,
+                      reinterpret_cast<void*>(&sin_cpu_kernel<float>::loop));
+  registry.set_kernel("sin", ts::DeviceType::CPU, ts::DType::Float64,
+                      reinterpret_cast<void*>(&sin_cpu_kernel<double>::loop));
 }
 
 }  // namespace ts::generated

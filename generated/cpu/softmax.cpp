@@ -30,8 +30,10 @@ struct softmax_cpu_kernel {
 }  // namespace
 
 void register_softmax_cpu(ts::Registry& registry) {
-  registry.set_kernel("softmax", ts::DeviceType::CPU, ts::DType::Float32, reinterpret_cast<void*>(&softmax_cpu_kernel<float, double>::loop));
-  registry.set_kernel("softmax", ts::DeviceType::CPU, ts::DType::Float64, reinterpret_cast<void*>(&softmax_cpu_kernel<double, double>::loop));
+  registry.set_kernel("softmax", ts::DeviceType::CPU, ts::DType::Float32,
+                      reinterpret_cast<void*>(&softmax_cpu_kernel<float, double>::loop));
+  registry.set_kernel("softmax", ts::DeviceType::CPU, ts::DType::Float64,
+                      reinterpret_cast<void*>(&softmax_cpu_kernel<double, double>::loop));
 }
 
 }  // namespace ts::generated

@@ -29,17 +29,28 @@ struct sum_cpu_kernel {
 }  // namespace
 
 void register_sum_cpu(ts::Registry& registry) {
-  registry.set_kernel("sum", ts::DeviceType::CPU, ts::DType::Bool, reinterpret_cast<void*>(&sum_cpu_kernel<bool, int64_t, int64_t>::loop));
-  registry.set_kernel("sum", ts::DeviceType::CPU, ts::DType::Int8, reinterpret_cast<void*>(&sum_cpu_kernel<int8_t, int64_t, int64_t>::loop));
-  registry.set_kernel("sum", ts::DeviceType::CPU, ts::DType::Int16, reinterpret_cast<void*>(&sum_cpu_kernel<int16_t, int64_t, int64_t>::loop));
-  registry.set_kernel("sum", ts::DeviceType::CPU, ts::DType::Int32, reinterpret_cast<void*>(&sum_cpu_kernel<int32_t, int64_t, int64_t>::loop));
-  registry.set_kernel("sum", ts::DeviceType::CPU, ts::DType::Int64, reinterpret_cast<void*>(&sum_cpu_kernel<int64_t, int64_t, int64_t>::loop));
-  registry.set_kernel("sum", ts::DeviceType::CPU, ts::DType::UInt8, reinterpret_cast<void*>(&sum_cpu_kernel<uint8_t, uint64_t, uint64_t>::loop));
-  registry.set_kernel("sum", ts::DeviceType::CPU, ts::DType::UInt16, reinterpret_cast<void*>(&sum_cpu_kernel<uint16_t, uint64_t, uint64_t>::loop));
-  registry.set_kernel("sum", ts::DeviceType::CPU, ts::DType::UInt32, reinterpret_cast<void*>(&sum_cpu_kernel<uint32_t, uint64_t, uint64_t>::loop));
-  registry.set_kernel("sum", ts::DeviceType::CPU, ts::DType::UInt64, reinterpret_cast<void*>(&sum_cpu_kernel<uint64_t, uint64_t, uint64_t>::loop));
-  registry.set_kernel("sum", ts::DeviceType::CPU, ts::DType::Float32, reinterpret_cast<void*>(&sum_cpu_kernel<float, double, float>::loop));
-  registry.set_kernel("sum", ts::DeviceType::CPU, ts::DType::Float64, reinterpret_cast<void*>(&sum_cpu_kernel<double, double, double>::loop));
+  registry.set_kernel("sum", ts::DeviceType::CPU, ts::DType::Bool,
+                      reinterpret_cast<void*>(&sum_cpu_kernel<bool, int64_t, int64_t>::loop));
+  registry.set_kernel("sum", ts::DeviceType::CPU, ts::DType::Int8,
+                      reinterpret_cast<void*>(&sum_cpu_kernel<int8_t, int64_t, int64_t>::loop));
+  registry.set_kernel("sum", ts::DeviceType::CPU, ts::DType::Int16,
+                      reinterpret_cast<void*>(&sum_cpu_kernel<int16_t, int64_t, int64_t>::loop));
+  registry.set_kernel("sum", ts::DeviceType::CPU, ts::DType::Int32,
+                      reinterpret_cast<void*>(&sum_cpu_kernel<int32_t, int64_t, int64_t>::loop));
+  registry.set_kernel("sum", ts::DeviceType::CPU, ts::DType::Int64,
+                      reinterpret_cast<void*>(&sum_cpu_kernel<int64_t, int64_t, int64_t>::loop));
+  registry.set_kernel("sum", ts::DeviceType::CPU, ts::DType::UInt8,
+                      reinterpret_cast<void*>(&sum_cpu_kernel<uint8_t, uint64_t, uint64_t>::loop));
+  registry.set_kernel("sum", ts::DeviceType::CPU, ts::DType::UInt16,
+                      reinterpret_cast<void*>(&sum_cpu_kernel<uint16_t, uint64_t, uint64_t>::loop));
+  registry.set_kernel("sum", ts::DeviceType::CPU, ts::DType::UInt32,
+                      reinterpret_cast<void*>(&sum_cpu_kernel<uint32_t, uint64_t, uint64_t>::loop));
+  registry.set_kernel("sum", ts::DeviceType::CPU, ts::DType::UInt64,
+                      reinterpret_cast<void*>(&sum_cpu_kernel<uint64_t, uint64_t, uint64_t>::loop));
+  registry.set_kernel("sum", ts::DeviceType::CPU, ts::DType::Float32,
+                      reinterpret_cast<void*>(&sum_cpu_kernel<float, double, float>::loop));
+  registry.set_kernel("sum", ts::DeviceType::CPU, ts::DType::Float64,
+                      reinterpret_cast<void*>(&sum_cpu_kernel<double, double, double>::loop));
 }
 
 }  // namespace ts::generated

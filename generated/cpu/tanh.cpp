@@ -36,8 +36,10 @@ struct tanh_cpu_kernel {
 }  // namespace
 
 void register_tanh_cpu(ts::Registry& registry) {
-  registry.set_kernel("tanh", ts::DeviceType::CPU, ts::DType::Float32, reinterpret_cast<void*>(&tanh_cpu_kernel<float>::loop));
-  registry.set_kernel("tanh", ts::DeviceType::CPU, ts::DType::Float64, reinterpret_cast<void*>(&tanh_cpu_kernel<double>::loop));
+  registry.set_kernel("tanh", ts::DeviceType::CPU, ts::DType::Float32,
+                      reinterpret_cast<void*>(&tanh_cpu_kernel<float>::loop));
+  registry.set_kernel("tanh", ts::DeviceType::CPU, ts::DType::Float64,
+                      reinterpret_cast<void*>(&tanh_cpu_kernel<double>::loop));
 }
 
 }  // namespace ts::generated

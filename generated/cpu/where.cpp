@@ -16,7 +16,8 @@ struct where_cpu_kernel {
     const char* in_condition = data[1];
     const char* in_x1 = data[2];
     const char* in_x2 = data[3];
-    const bool contiguous = strides[0] == sizeof(out_t) && strides[1] == sizeof(bool) && strides[2] == sizeof(T) && strides[3] == sizeof(T);
+    const bool contiguous =
+        strides[0] == sizeof(out_t) && strides[1] == sizeof(bool) && strides[2] == sizeof(T) && strides[3] == sizeof(T);
     if (contiguous) {
       // Unit strides: plain indexed loops the compiler vectorises.
       out_t* o = reinterpret_cast<out_t*>(out);
@@ -44,17 +45,28 @@ struct where_cpu_kernel {
 }  // namespace
 
 void register_where_cpu(ts::Registry& registry) {
-  registry.set_kernel("where", ts::DeviceType::CPU, ts::DType::Bool, reinterpret_cast<void*>(&where_cpu_kernel<bool>::loop));
-  registry.set_kernel("where", ts::DeviceType::CPU, ts::DType::Int8, reinterpret_cast<void*>(&where_cpu_kernel<int8_t>::loop));
-  registry.set_kernel("where", ts::DeviceType::CPU, ts::DType::Int16, reinterpret_cast<void*>(&where_cpu_kernel<int16_t>::loop));
-  registry.set_kernel("where", ts::DeviceType::CPU, ts::DType::Int32, reinterpret_cast<void*>(&where_cpu_kernel<int32_t>::loop));
-  registry.set_kernel("where", ts::DeviceType::CPU, ts::DType::Int64, reinterpret_cast<void*>(&where_cpu_kernel<int64_t>::loop));
-  registry.set_kernel("where", ts::DeviceType::CPU, ts::DType::UInt8, reinterpret_cast<void*>(&where_cpu_kernel<uint8_t>::loop));
-  registry.set_kernel("where", ts::DeviceType::CPU, ts::DType::UInt16, reinterpret_cast<void*>(&where_cpu_kernel<uint16_t>::loop));
-  registry.set_kernel("where", ts::DeviceType::CPU, ts::DType::UInt32, reinterpret_cast<void*>(&where_cpu_kernel<uint32_t>::loop));
-  registry.set_kernel("where", ts::DeviceType::CPU, ts::DType::UInt64, reinterpret_cast<void*>(&where_cpu_kernel<uint64_t>::loop));
-  registry.set_kernel("where", ts::DeviceType::CPU, ts::DType::Float32, reinterpret_cast<void*>(&where_cpu_kernel<float>::loop));
-  registry.set_kernel("where", ts::DeviceType::CPU, ts::DType::Float64, reinterpret_cast<void*>(&where_cpu_kernel<double>::loop));
+  registry.set_kernel("where", ts::DeviceType::CPU, ts::DType::Bool,
+                      reinterpret_cast<void*>(&where_cpu_kernel<bool>::loop));
+  registry.set_kernel("where", ts::DeviceType::CPU, ts::DType::Int8,
+                      reinterpret_cast<void*>(&where_cpu_kernel<int8_t>::loop));
+  registry.set_kernel("where", ts::DeviceType::CPU, ts::DType::Int16,
+                      reinterpret_cast<void*>(&where_cpu_kernel<int16_t>::loop));
+  registry.set_kernel("where", ts::DeviceType::CPU, ts::DType::Int32,
+                      reinterpret_cast<void*>(&where_cpu_kernel<int32_t>::loop));
+  registry.set_kernel("where", ts::DeviceType::CPU, ts::DType::Int64,
+                      reinterpret_cast<void*>(&where_cpu_kernel<int64_t>::loop));
+  registry.set_kernel("where", ts::DeviceType::CPU, ts::DType::UInt8,
+                      reinterpret_cast<void*>(&where_cpu_kernel<uint8_t>::loop));
+  registry.set_kernel("where", ts::DeviceType::CPU, ts::DType::UInt16,
+                      reinterpret_cast<void*>(&where_cpu_kernel<uint16_t>::loop));
+  registry.set_kernel("where", ts::DeviceType::CPU, ts::DType::UInt32,
+                      reinterpret_cast<void*>(&where_cpu_kernel<uint32_t>::loop));
+  registry.set_kernel("where", ts::DeviceType::CPU, ts::DType::UInt64,
+                      reinterpret_cast<void*>(&where_cpu_kernel<uint64_t>::loop));
+  registry.set_kernel("where", ts::DeviceType::CPU, ts::DType::Float32,
+                      reinterpret_cast<void*>(&where_cpu_kernel<float>::loop));
+  registry.set_kernel("where", ts::DeviceType::CPU, ts::DType::Float64,
+                      reinterpret_cast<void*>(&where_cpu_kernel<double>::loop));
 }
 
 }  // namespace ts::generated

@@ -64,8 +64,14 @@ class Tensor:
     def item(self) -> int | float | builtins.bool: ...
     def tolist(self) -> Any: ...
     def __array__(self, dtype: Any = None, copy: builtins.bool | None = None) -> np.ndarray: ...
-    def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
-                   dl_device: Any = None, copy: builtins.bool | None = None) -> Any: ...
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: Any = None,
+        copy: builtins.bool | None = None,
+    ) -> Any: ...
     def __dlpack_device__(self) -> tuple[int, int]: ...
     def __len__(self) -> int: ...
     def __iter__(self) -> Iterator[Tensor]: ...
@@ -80,13 +86,43 @@ class Tensor:
     def add(self, x2: Tensor | ArrayLike) -> Tensor: ...
     def argmax(self, axis: int | None = None, keepdims: builtins.bool = False) -> Tensor: ...
     def argmin(self, axis: int | None = None, keepdims: builtins.bool = False) -> Tensor: ...
-    def max(self, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False, dtype: None = None, out: None = None) -> Tensor: ...
-    def mean(self, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False, dtype: None = None, out: None = None) -> Tensor: ...
-    def min(self, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False, dtype: None = None, out: None = None) -> Tensor: ...
+    def max(
+        self,
+        axis: int | tuple[int, ...] | None = None,
+        keepdims: builtins.bool = False,
+        dtype: None = None,
+        out: None = None,
+    ) -> Tensor: ...
+    def mean(
+        self,
+        axis: int | tuple[int, ...] | None = None,
+        keepdims: builtins.bool = False,
+        dtype: None = None,
+        out: None = None,
+    ) -> Tensor: ...
+    def min(
+        self,
+        axis: int | tuple[int, ...] | None = None,
+        keepdims: builtins.bool = False,
+        dtype: None = None,
+        out: None = None,
+    ) -> Tensor: ...
     def multiply(self, x2: Tensor | ArrayLike) -> Tensor: ...
     def negative(self) -> Tensor: ...
-    def prod(self, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False, dtype: None = None, out: None = None) -> Tensor: ...
-    def sum(self, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False, dtype: None = None, out: None = None) -> Tensor: ...
+    def prod(
+        self,
+        axis: int | tuple[int, ...] | None = None,
+        keepdims: builtins.bool = False,
+        dtype: None = None,
+        out: None = None,
+    ) -> Tensor: ...
+    def sum(
+        self,
+        axis: int | tuple[int, ...] | None = None,
+        keepdims: builtins.bool = False,
+        dtype: None = None,
+        out: None = None,
+    ) -> Tensor: ...
     def __abs__(self) -> Tensor: ...  # type: ignore[override]
     def __add__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __eq__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
@@ -109,8 +145,14 @@ class Tensor:
     def __truediv__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
 
 def dtype(x: DType | Any) -> DType: ...
-def asarray(obj: Any, /, *, dtype: DType | Any | None = None, device: Device | str | None = None,
-            copy: builtins.bool | None = None) -> Tensor: ...
+def asarray(
+    obj: Any,
+    /,
+    *,
+    dtype: DType | Any | None = None,
+    device: Device | str | None = None,
+    copy: builtins.bool | None = None,
+) -> Tensor: ...
 def from_dlpack(x: Any, /) -> Tensor: ...
 def broadcast_to(x: Tensor, /, shape: Sequence[SupportsIndex]) -> Tensor: ...
 def reshape(x: Tensor, /, shape: Sequence[SupportsIndex]) -> Tensor: ...
@@ -190,16 +232,22 @@ def logical_or(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
 def matmul(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
     """Matrix product with numpy semantics; 1-D operands are promoted to matrices and leading batch dimensions broadcast."""
 
-def max(x: Tensor | ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False) -> Tensor:
+def max(
+    x: Tensor | ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False
+) -> Tensor:
     """Maximum over the given axes; NaN if any element is NaN; an empty reduction raises."""
 
 def maximum(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
     """Element-wise maximum; NaN if either is NaN."""
 
-def mean(x: Tensor | ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False) -> Tensor:
+def mean(
+    x: Tensor | ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False
+) -> Tensor:
     """Arithmetic mean over the given axes; integer inputs give float64."""
 
-def min(x: Tensor | ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False) -> Tensor:
+def min(
+    x: Tensor | ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False
+) -> Tensor:
     """Minimum over the given axes; NaN if any element is NaN; an empty reduction raises."""
 
 def minimum(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
@@ -220,7 +268,9 @@ def pow(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
 def power(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
     """Alias of pow (the numpy name)."""
 
-def prod(x: Tensor | ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False) -> Tensor:
+def prod(
+    x: Tensor | ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False
+) -> Tensor:
     """Product over the given axes (all when axis is None); ints accumulate in int64/uint64."""
 
 def relu(x: Tensor | ArrayLike, /) -> Tensor:
@@ -244,7 +294,9 @@ def sqrt(x: Tensor | ArrayLike, /) -> Tensor:
 def subtract(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
     """Difference of each pair of elements, x1 - x2."""
 
-def sum(x: Tensor | ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False) -> Tensor:
+def sum(
+    x: Tensor | ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False
+) -> Tensor:
     """Sum over the given axes (all when axis is None); ints accumulate in int64/uint64."""
 
 def tanh(x: Tensor | ArrayLike, /) -> Tensor:
