@@ -27,7 +27,8 @@ FLAGS = {
     "sanitize": ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined",
                  "-fno-sanitize-recover=undefined", "-ftrivial-auto-var-init=pattern"],
 }  # fmt: skip
-COMMON = ["-std=c++17", "-fPIC", "-fvisibility=hidden", "-w"]
+# -ffp-contract=off as in CMakeLists.txt: the ISA variants of a kernel must round alike.
+COMMON = ["-std=c++17", "-fPIC", "-fvisibility=hidden", "-w", "-ffp-contract=off"]
 
 
 class BuildError(Exception):
@@ -95,7 +96,7 @@ class CandidateBuilder:
         return obj
 
     def link(self, objects: Sequence[Path], output: Path, variant: str) -> Path:
-        self._run([self.toolchain.compiler, "-shared", *FLAGS[variant], "-o", str(output), *map(str, objects)])
+        self._run([self.toolchain.compiler, "-shared", "-pthread", *FLAGS[variant], "-o", str(output), *map(str, objects)])
         return output
 
     def build(self, kernel_source: str, registration_source: str, scratch: Path, variant: str) -> Path:

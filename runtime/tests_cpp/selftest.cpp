@@ -1,22 +1,29 @@
 // Self-test of the core engines with hand-registered kernels. From the repo root:
 //   g++ -std=c++17 -O1 -Wall -Wextra -Iruntime/include runtime/src/core/*.cpp
 //       runtime/tests_cpp/selftest.cpp -o /tmp/selftest && /tmp/selftest
+#include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "tensorsmith/allocator.h"
 #include "tensorsmith/engine.h"
 #include "tensorsmith/errors.h"
+#include "tensorsmith/isa.h"
+#include "tensorsmith/parallel.h"
+#include "tensorsmith/testing.h"
 
 using namespace ts;
 
 namespace {
 
 int g_failures = 0;
-int g_pointwise_calls = 0;
+std::atomic<int> g_pointwise_calls{0};  // kernels may run on several threads
 
 #define EXPECT(cond)                                                       \
   do {                                                                     \
@@ -141,6 +148,7 @@ void register_test_ops(Registry& r) {
   r.define("sum", Family::Reduction, 1, Promotion::ReduceSum, true);
   r.set_kernel("sum", cpu, DType::Float64, erase(&sum_kernel<double, double>));
   r.set_kernel("sum", cpu, DType::Int32, erase(&sum_kernel<int32_t, int64_t>));
+  r.set_kernel("sum", cpu, DType::Int64, erase(&sum_kernel<int64_t, int64_t>));
   r.define("max", Family::Reduction, 1, Promotion::ReduceSame, false);
   r.set_kernel("max", cpu, DType::Float64, erase(&max_kernel<double>));
   r.define("argmax", Family::IndexReduction, 1, Promotion::ReduceIndex, false);
@@ -403,6 +411,110 @@ void test_contract() {
   EXPECT_THROW(contract(matmul, arange({2, 2, 3}), arange({3, 3, 4})), ValueError, "");
 }
 
+// Bitwise equality of two tensors' bytes (same dtype and shape, contiguous).
+bool same_bytes(const Tensor& a, const Tensor& b) {
+  const Tensor ca = a.contiguous(), cb = b.contiguous();
+  return ca.dtype() == cb.dtype() && ca.shape() == cb.shape() &&
+         std::memcmp(ca.data_ptr(), cb.data_ptr(), ca.numel() * ca.itemsize()) == 0;
+}
+
+void test_allocator() {
+  namespace alloc = ts::allocator;
+  EXPECT(reinterpret_cast<uintptr_t>(Tensor::empty({3}, DType::Int8).data_ptr()) % alloc::kAlignment == 0);
+  EXPECT(reinterpret_cast<uintptr_t>(Tensor::empty({0}, DType::Int8).data_ptr()) % alloc::kAlignment == 0);
+  alloc::empty_cache();
+  void* first = nullptr;
+  {
+    const Tensor big = Tensor::empty({3 << 20}, DType::UInt8);  // 3 MiB: rounded to 4 MiB
+    first = big.data_ptr();
+    EXPECT(reinterpret_cast<uintptr_t>(first) % alloc::kHugePage == 0);
+    EXPECT(alloc::stats().cached_blocks == 0);
+  }
+  EXPECT(alloc::stats().cached_blocks == 1 && alloc::stats().cached_bytes == (size_t{4} << 20));
+  {
+    // Same rounded size: the cached block comes back, filled like new memory.
+    testing::set_allocation_fill(0xAB);
+    const Tensor again = Tensor::empty({(7 << 19) / 8}, DType::Float64);  // 3.5 MiB
+    testing::set_allocation_fill(std::nullopt);
+    EXPECT(again.data_ptr() == first);
+    EXPECT(alloc::stats().cached_blocks == 0);
+    const auto* bytes = reinterpret_cast<const uint8_t*>(again.data_ptr());
+    EXPECT(bytes[0] == 0xAB && bytes[again.numel() * 8 - 1] == 0xAB);
+  }
+  {
+    // A different size class is a fresh block; freed blocks beyond the limit go back to the OS.
+    std::vector<Tensor> many;
+    const size_t block = size_t{64} << 20;
+    for (size_t total = 0; total <= alloc::stats().cache_limit; total += block) {
+      many.push_back(Tensor::empty({static_cast<int64_t>(block)}, DType::UInt8));
+    }
+  }
+  EXPECT(alloc::stats().cached_bytes <= alloc::stats().cache_limit);
+  alloc::empty_cache();
+  EXPECT(alloc::stats().cached_blocks == 0 && alloc::stats().cached_bytes == 0);
+}
+
+void test_parallel() {
+  const int saved = num_threads();
+  EXPECT(saved >= 1);
+  EXPECT_THROW(set_num_threads(0), ValueError, "the number of threads must be at least 1, got 0");
+  set_num_threads(4);
+  EXPECT(num_threads() == 4);
+  // Every index exactly once, in at most one range per thread.
+  std::vector<std::atomic<int>> hits(1000);
+  std::atomic<int> ranges{0};
+  parallel_for(1000, 10, [&](int64_t b, int64_t e) {
+    ++ranges;
+    for (int64_t i = b; i < e; ++i) ++hits[i];
+  });
+  bool once = true;
+  for (const auto& h : hits) once = once && h == 1;
+  EXPECT(once && ranges >= 2 && ranges <= 4);
+  // Below two grains, and inside a worker: one serial call.
+  ranges = 0;
+  parallel_for(15, 10, [&](int64_t b, int64_t e) { ranges += (b == 0 && e == 15) ? 1 : 100; });
+  EXPECT(ranges == 1);
+  std::atomic<int> nested{0};
+  parallel_for(100, 1, [&](int64_t, int64_t) { parallel_for(100, 1, [&](int64_t b, int64_t e) { nested += (b == 0 && e == 100); }); });
+  EXPECT(nested >= 2);
+  EXPECT_THROW(parallel_for(100, 1, [](int64_t b, int64_t) { TS_CHECK(b == 0, ValueError, "range " << b); }), ValueError, "");
+
+  // Engines: the same bytes for 1 and 4 threads, floats included (splits are fixed by the shape).
+  const auto both = [](const std::function<Tensor()>& f) {
+    set_num_threads(1);
+    const Tensor one = f();
+    set_num_threads(4);
+    return same_bytes(one, f());
+  };
+  const Tensor big = arange({600000}, DType::Int64);
+  EXPECT(both([&] { return pointwise(op("add"), {big, big}); }));
+  EXPECT(both([&] { return pointwise(op("add"), {arange({1000, 300}), arange({1000, 1}).expand({1000, 300})}); }));
+  EXPECT(both([&] { return pointwise(op("add"), {arange({700, 500}).T(), arange({500, 700})}); }));
+  const Tensor total = reduce(op("sum"), big, std::nullopt, false);  // split into chunks
+  EXPECT(total.dtype() == DType::Int64 && values(total)[0] == 599999.0 * 600000.0 / 2);
+  EXPECT(both([&] { return reduce(op("sum"), arange({600000}).slice(0, std::nullopt, std::nullopt, -1), std::nullopt, false); }));
+  EXPECT(both([&] { return reduce(op("sum"), arange({400, 900}), std::vector<int64_t>{0}, false); }));
+  EXPECT(both([&] { return reduce(op("max"), arange({3, 300000}), std::vector<int64_t>{1}, false); }));
+  EXPECT(near(values(reduce(op("max"), arange({2, 300000}), std::vector<int64_t>{1}, false)), {299999, 599999}));
+  EXPECT(both([&] { return index_reduce(op("argmax"), arange({900, 400}), 0, false); }));
+  EXPECT(both([&] { return normalize(op("softmax"), arange({3000, 40}), -1); }));
+  set_num_threads(saved);
+}
+
+void test_isa() {
+#if TS_ISA_VARIANTS
+  __builtin_cpu_init();
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2");
+  const isa::Level want = avx512 ? isa::Level::AVX512 : avx2 ? isa::Level::AVX2 : isa::Level::Baseline;
+  EXPECT(isa::detect() == want);
+  std::cout << "kernel ISA level: " << isa::name(isa::detect()) << "\n";
+#else
+  EXPECT(isa::detect() == isa::Level::Baseline);
+#endif
+}
+
 void test_registry() {
   Registry& r = Registry::global();
   EXPECT(&r.define("add", Family::Pointwise, 2, Promotion::Binary, false) == &r.get("add"));
@@ -425,6 +537,9 @@ int main() {
   test_normalize();
   test_contract();
   test_registry();
+  test_allocator();
+  test_parallel();
+  test_isa();
   if (g_failures) {
     std::cerr << g_failures << " failure(s)\n";
     return 1;

@@ -10,4 +10,5 @@
 
 #include "tensorsmith/dispatch.h"
 #include "tensorsmith/dtype.h"
+#include "tensorsmith/isa.h"
 #include "tensorsmith/scalar_ops.h"

@@ -1,14 +1,19 @@
 // The pointwise engine: promotion, broadcasting and a TensorIterator-style
 // loop that hands 1-D runs to the kernels.
+#include <algorithm>
 #include <cstdlib>
 #include <utility>
 
 #include "tensorsmith/engine.h"
 #include "tensorsmith/errors.h"
+#include "tensorsmith/parallel.h"
 
 namespace ts {
 
 namespace {
+
+// Elements per thread below which splitting costs more than it saves.
+constexpr int64_t kPointwiseGrain = 32768;
 
 // One axis of the iteration space with every operand's byte stride along it.
 struct Axis {
@@ -101,32 +106,59 @@ void for_each_run(const std::vector<Tensor>& operands, PointwiseKernel kernel) {
     return coalesce(a);
   }();
 
-  std::vector<char*> ptrs;
-  for (const Tensor& t : operands) ptrs.push_back(t.data_ptr());
+  std::vector<char*> base;
+  for (const Tensor& t : operands) base.push_back(t.data_ptr());
   if (axes.empty()) {  // 0-d, or only size-1 axes: a single element
     const std::vector<int64_t> zero(operands.size(), 0);
-    kernel(ptrs.data(), zero.data(), 1);
+    kernel(base.data(), zero.data(), 1);
     return;
   }
 
-  // Odometer over the outer axes; the innermost axis is the kernel's run.
+  // Elements [begin, end) in iteration order: an odometer over the outer axes,
+  // the innermost axis being the kernel's run (cut at the range's ends).
   const Axis& inner = axes.back();
-  std::vector<int64_t> index(axes.size() - 1, 0);
-  auto advance = [&] {
-    for (size_t d = index.size(); d-- > 0;) {
-      const Axis& axis = axes[d];
-      if (++index[d] < axis.size) {
-        for (size_t k = 0; k < ptrs.size(); ++k) ptrs[k] += axis.strides[k];
-        return true;
-      }
-      index[d] = 0;
-      for (size_t k = 0; k < ptrs.size(); ++k) ptrs[k] -= axis.strides[k] * (axis.size - 1);
+  const size_t n_outer_axes = axes.size() - 1;
+  const auto run_range = [&](int64_t begin, int64_t end) {
+    std::vector<char*> ptrs = base;
+    std::vector<int64_t> index(n_outer_axes, 0);
+    int64_t row = begin / inner.size;
+    int64_t col = begin % inner.size;
+    for (size_t d = n_outer_axes; d-- > 0;) {
+      index[d] = row % axes[d].size;
+      row /= axes[d].size;
+      for (size_t k = 0; k < ptrs.size(); ++k) ptrs[k] += index[d] * axes[d].strides[k];
     }
-    return false;  // every outer axis wrapped around
+    for (size_t k = 0; k < ptrs.size(); ++k) ptrs[k] += col * inner.strides[k];
+    for (int64_t pos = begin; pos < end;) {
+      const int64_t len = std::min(inner.size - col, end - pos);
+      kernel(ptrs.data(), inner.strides.data(), len);
+      pos += len;
+      if (pos == end) break;
+      for (size_t k = 0; k < ptrs.size(); ++k) ptrs[k] -= col * inner.strides[k];
+      col = 0;
+      for (size_t d = n_outer_axes; d-- > 0;) {  // next row; some row remains, so no axis overflows
+        const Axis& axis = axes[d];
+        if (++index[d] < axis.size) {
+          for (size_t k = 0; k < ptrs.size(); ++k) ptrs[k] += axis.strides[k];
+          break;
+        }
+        index[d] = 0;
+        for (size_t k = 0; k < ptrs.size(); ++k) ptrs[k] -= axis.strides[k] * (axis.size - 1);
+      }
+    }
   };
-  do {
-    kernel(ptrs.data(), inner.strides.data(), inner.size);
-  } while (advance());
+  int64_t total = 1;
+  bool distinct_outputs = true;  // no stride-0 output axis (a broadcast destination)
+  for (const Axis& axis : axes) {
+    total *= axis.size;
+    distinct_outputs = distinct_outputs && axis.strides[0] != 0;
+  }
+  if (!distinct_outputs) {
+    run_range(0, total);
+    return;
+  }
+  // Each output element is written by exactly one range, so any split gives the same result.
+  parallel_for(total, kPointwiseGrain, run_range);
 }
 
 DType kernel_dtype(const OpDef& op, const std::vector<DType>& inputs) {

@@ -1,11 +1,67 @@
 // Reduction engines: the input is viewed as a 2-D (kept, reduced) tensor and
 // the kernel folds each row.
+#include <algorithm>
+#include <utility>
+
 #include "tensorsmith/engine.h"
 #include "tensorsmith/errors.h"
+#include "tensorsmith/parallel.h"
 
 namespace ts {
 
 namespace {
+
+// Elements per thread below which splitting costs more than it saves.
+constexpr int64_t kReduceGrain = 32768;
+// Reduced extent of one partial in a split reduction. Fixed, so the result
+// does not depend on the number of threads.
+constexpr int64_t kSplitChunk = int64_t{1} << 16;
+// Up to this many rows a long reduction is split; more rows keep the threads
+// busy on their own. A constant, like the chunk, for thread-count independence.
+constexpr int64_t kSplitMaxRows = 16;
+
+// A view of one matrix of a reduction: rows (outputs) x reduced elements.
+struct Matrix {
+  char* out;
+  const char* in;
+  int64_t rows, cols;
+  int64_t out_stride, in_row_stride, in_col_stride;  // bytes
+};
+
+// Calls the kernel on blocks of rows in parallel: each output is still folded
+// by one call, so results are exactly those of a single call.
+void reduce_rows(ReduceKernel kernel, const Matrix& m) {
+  const int64_t grain = std::max<int64_t>(1, kReduceGrain / std::max<int64_t>(m.cols, 1));
+  parallel_for(m.rows, grain, [&](int64_t begin, int64_t end) {
+    kernel(ReduceArgs{m.out + begin * m.out_stride, m.in + begin * m.in_row_stride, end - begin, m.cols,
+                      m.out_stride, m.in_row_stride, m.in_col_stride});
+  });
+}
+
+// Few long rows: fold fixed-size chunks of every row into partials (in the
+// result dtype), in parallel over chunks, then fold the partials. Only for ops
+// whose finalize is the identity and whose fold may be regrouped (the
+// ReduceSum and ReduceSame promotions: sum, prod, max, min), where the result
+// dtype has a kernel. For floats the regrouping rounds each partial to the
+// result dtype once; integers are exact.
+bool can_split(const OpDef& op, DeviceType device, DType result) {
+  return (op.promotion == Promotion::ReduceSum || op.promotion == Promotion::ReduceSame) &&
+         op.has_kernel(device, result);
+}
+
+void reduce_split(ReduceKernel kernel, ReduceKernel partial_kernel, const Matrix& m, DType result, Device device) {
+  const int64_t chunks = (m.cols + kSplitChunk - 1) / kSplitChunk;
+  const Tensor partials = Tensor::empty({m.rows, chunks}, result, device);
+  const auto item = static_cast<int64_t>(partials.itemsize());
+  parallel_for(chunks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      const int64_t first = c * kSplitChunk;
+      kernel(ReduceArgs{partials.data_ptr() + c * item, m.in + first * m.in_col_stride, m.rows,
+                        std::min(kSplitChunk, m.cols - first), chunks * item, m.in_row_stride, m.in_col_stride});
+    }
+  });
+  partial_kernel(ReduceArgs{m.out, partials.data_ptr(), m.rows, chunks, m.out_stride, chunks * item, item});
+}
 
 std::vector<bool> reduced_axes(const std::optional<std::vector<int64_t>>& axes, int64_t ndim) {
   if (!axes) return std::vector<bool>(ndim, true);
@@ -18,10 +74,10 @@ std::vector<bool> reduced_axes(const std::optional<std::vector<int64_t>>& axes, 
   return reduced;
 }
 
-// Runs `kernel` on x with the reduced axes moved last, as an (n_outer, n_reduce)
-// matrix: a view when the kept and the reduced axes each merge into one axis,
-// else a contiguous copy. Writes n_outer results to the contiguous `out`.
-void run_reduce(ReduceKernel kernel, const Tensor& x, const std::vector<bool>& reduced, const Tensor& out) {
+// The (n_outer, n_reduce) matrix of x with the reduced axes moved last: a view
+// when the kept and the reduced axes each merge into one axis, else a
+// contiguous copy (kept alive by the returned tensor). Writes go to `out`.
+std::pair<Tensor, Matrix> reduce_matrix(const Tensor& x, const std::vector<bool>& reduced, const Tensor& out) {
   std::vector<int64_t> perm;
   int64_t n_outer = 1, n_reduce = 1;
   for (int64_t i = 0; i < x.ndim(); ++i) {
@@ -36,11 +92,12 @@ void run_reduce(ReduceKernel kernel, const Tensor& x, const std::vector<bool>& r
       n_reduce *= x.shape()[i];
     }
   }
-  if (n_outer == 0) return;
-  const Tensor m = x.permute(perm).reshape({n_outer, n_reduce});
+  if (n_outer == 0) return {Tensor(), Matrix{out.data_ptr(), nullptr, 0, n_reduce, 0, 0, 0}};
+  Tensor m = x.permute(perm).reshape({n_outer, n_reduce});
   const auto item = static_cast<int64_t>(m.itemsize());
-  kernel(ReduceArgs{out.data_ptr(), m.data_ptr(), n_outer, n_reduce, static_cast<int64_t>(out.itemsize()),
-                    m.strides()[0] * item, m.strides()[1] * item});
+  const Matrix matrix{out.data_ptr(), m.data_ptr(), n_outer, n_reduce, static_cast<int64_t>(out.itemsize()),
+                      m.strides()[0] * item, m.strides()[1] * item};
+  return {std::move(m), matrix};
 }
 
 }  // namespace
@@ -57,8 +114,15 @@ Tensor reduce(const OpDef& op, const Tensor& x, const std::optional<std::vector<
   // NumPy raises even when the result is empty too.
   TS_CHECK(!empty_reduction || op.has_identity, ValueError,
            "zero-size array to reduction operation " << op.name << " which has no identity");
-  Tensor out = Tensor::empty(out_shape, result_dtype(op, {x.dtype()}), x.device());
-  run_reduce(kernel, x, reduced, out);
+  const DType result = result_dtype(op, {x.dtype()});
+  Tensor out = Tensor::empty(out_shape, result, x.device());
+  const auto [keep, m] = reduce_matrix(x, reduced, out);
+  if (m.rows == 0) return out;
+  if (m.cols >= 2 * kSplitChunk && m.rows <= kSplitMaxRows && can_split(op, x.device().type, result)) {
+    reduce_split(kernel, reinterpret_cast<ReduceKernel>(op.kernel(x.device().type, result)), m, result, x.device());
+  } else {
+    reduce_rows(kernel, m);
+  }
   return out;
 }
 
@@ -85,7 +149,8 @@ Tensor index_reduce(const OpDef& op, const Tensor& x, std::optional<int64_t> axi
     out_shape.erase(out_shape.begin() + ax);
   }
   Tensor out = Tensor::empty(out_shape, result_dtype(op, {x.dtype()}), x.device());
-  run_reduce(kernel, x, reduced, out);
+  const auto [keep, m] = reduce_matrix(x, reduced, out);
+  if (m.rows > 0) reduce_rows(kernel, m);
   return out;
 }
 

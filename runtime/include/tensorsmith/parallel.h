@@ -1,0 +1,24 @@
+// The engines' thread pool. Kernels never see threads: an engine splits its
+// iteration space into chunks and calls the kernel once per chunk.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace ts {
+
+// Threads the engines use (>= 1). Default: env TS_NUM_THREADS when set (a
+// positive integer, else ValueError on first use), else the hardware's count.
+int num_threads();
+// Changes it for every later call; n >= 1 (ValueError otherwise).
+void set_num_threads(int n);
+
+// Calls fn(begin, end) on disjoint ranges covering [0, n), in parallel when n
+// holds at least two grains and more than one thread is configured; serially
+// (one call) otherwise and inside a worker (no nested parallelism). The ranges
+// depend only on n, grain and the thread count, so a caller whose per-range
+// results are exact gets the same answer for any thread count. Rethrows the
+// first exception a range threw, after every range has finished.
+void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+
+}  // namespace ts

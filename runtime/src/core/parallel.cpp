@@ -1,0 +1,189 @@
+// A small fixed pool: workers sleep on a condition variable; the calling
+// thread runs chunk 0 itself and waits for the rest.
+#include "tensorsmith/parallel.h"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "tensorsmith/errors.h"
+
+namespace ts {
+
+namespace {
+
+thread_local bool t_in_worker = false;
+
+int default_threads() {
+  if (const char* env = std::getenv("TS_NUM_THREADS")) {
+    char* end = nullptr;
+    const long n = std::strtol(env, &end, 10);
+    TS_CHECK(*env != '\0' && *end == '\0' && n >= 1 && n <= 4096, ValueError,
+             "TS_NUM_THREADS must be a positive integer, got '" << env << "'");
+    return static_cast<int>(n);
+  }
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
+class Pool {
+ public:
+  explicit Pool(int workers) : requested_(workers) {
+    for (int i = 0; i < workers; ++i) {
+      try {
+        threads_.emplace_back([this] { work(); });
+      } catch (const std::system_error&) {
+        // Out of threads (e.g. RLIMIT_NPROC in a sandbox): run with those we
+        // have; results never depend on the number of threads.
+        break;
+      }
+    }
+  }
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+
+  int requested() const { return requested_; }
+
+  // Runs task(c) for c in [0, chunks) on the workers and this thread.
+  void run(int64_t chunks, const std::function<void(int64_t)>& task) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    // A worker that woke late for the previous run may still be draining it.
+    done_.wait(lock, [this] { return active_ == 0; });
+    task_ = &task;
+    chunks_ = chunks;
+    next_.store(0);
+    pending_ = chunks;
+    error_ = nullptr;
+    ++generation_;
+    lock.unlock();
+    wake_.notify_all();
+    drain();
+    lock.lock();
+    done_.wait(lock, [this] { return pending_ == 0; });
+    task_ = nullptr;
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  // Takes chunks until none are left; the last one to finish wakes run().
+  void drain() {
+    int64_t c;
+    while ((c = next_.fetch_add(1)) < chunks_) {
+      std::exception_ptr error;
+      try {
+        (*task_)(c);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (error && !error_) error_ = error;
+      if (--pending_ == 0) done_.notify_all();
+    }
+  }
+
+  void work() {
+    t_in_worker = true;
+    uint64_t seen = 0;
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (true) {
+      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+      ++active_;  // the run's fields stay fixed while any worker is active
+      lock.unlock();
+      drain();
+      lock.lock();
+      if (--active_ == 0) done_.notify_all();
+    }
+  }
+
+  std::vector<std::thread> threads_;
+  std::mutex mutex_;
+  std::condition_variable wake_, done_;
+  const std::function<void(int64_t)>* task_ = nullptr;
+  std::atomic<int64_t> next_{0};
+  int64_t chunks_ = 0;
+  int64_t pending_ = 0;
+  int active_ = 0;  // workers inside drain()
+  int requested_;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+  std::exception_ptr error_;
+};
+
+// The pool is created on first parallel use and replaced when the thread
+// count changes. One parallel_for at a time: concurrent callers (two Python
+// threads) queue on g_run_mutex. Never destroyed at exit (workers may still
+// sleep in it); a forked child forgets the parent's pool (its threads do not
+// exist there) and builds its own.
+std::mutex g_run_mutex;
+Pool* g_pool = nullptr;
+std::atomic<int> g_threads{0};  // 0 = not yet read from the environment
+
+void forget_pool_in_child() {
+  g_pool = nullptr;  // leaked: its mutexes may have been held at fork time
+  new (&g_run_mutex) std::mutex();
+}
+
+int configured_threads() {
+  int n = g_threads.load();
+  if (n == 0) {
+    n = default_threads();
+    int expected = 0;
+    if (!g_threads.compare_exchange_strong(expected, n)) n = expected;
+  }
+  return n;
+}
+
+}  // namespace
+
+int num_threads() { return configured_threads(); }
+
+void set_num_threads(int n) {
+  TS_CHECK(n >= 1, ValueError, "the number of threads must be at least 1, got " << n);
+  g_threads.store(n);
+}
+
+void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  const int threads = configured_threads();
+  const int64_t chunks = std::min<int64_t>(threads, n / grain);
+  if (chunks < 2 || t_in_worker) {
+    fn(0, n);
+    return;
+  }
+  // Equal chunks, one per thread; boundaries are a pure function of (n, chunks).
+  const auto task = [&](int64_t c) { fn(n * c / chunks, n * (c + 1) / chunks); };
+  std::lock_guard<std::mutex> lock(g_run_mutex);
+  static const bool atfork_registered = [] { return pthread_atfork(nullptr, nullptr, forget_pool_in_child) == 0; }();
+  (void)atfork_registered;
+  if (g_pool == nullptr || g_pool->requested() != threads - 1) {
+    delete g_pool;
+    g_pool = new Pool(threads - 1);
+  }
+  t_in_worker = true;  // chunk 0 runs here: nested parallel_for stays serial
+  try {
+    g_pool->run(chunks, task);
+  } catch (...) {
+    t_in_worker = false;
+    throw;
+  }
+  t_in_worker = false;
+}
+
+}  // namespace ts

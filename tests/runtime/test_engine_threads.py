@@ -1,0 +1,78 @@
+"""The engines' threading and summation: results are the same bytes for any thread count (floats too: splits
+depend on the shape only), float32 sums are at least as accurate as numpy's pairwise sum, and a bad
+TS_NUM_THREADS is a clear error."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import tensorsmith as ts
+
+# Prints a digest of every result; sizes pass the engines' grains so that ranges really run in parallel.
+DIGEST_SCRIPT = textwrap.dedent(
+    """
+    import hashlib
+    import numpy as np
+    import tensorsmith as ts
+
+    rng = np.random.default_rng(7)
+    i32 = ts.asarray(rng.integers(-2**31, 2**31, size=(700, 900), dtype=np.int32))
+    u8 = ts.asarray(rng.integers(0, 256, size=300_000, dtype=np.uint8))
+    f32 = ts.asarray(rng.standard_normal((600, 1100), dtype=np.float32))
+    f64 = ts.asarray(rng.standard_normal(400_000))
+    results = [
+        ts.add(i32, i32), ts.multiply(i32, 3), ts.add(i32, i32[:1]), ts.add(i32.T, i32.T), ts.add(u8, u8),
+        ts.sum(i32), ts.sum(i32, axis=0), ts.sum(i32, axis=1), ts.prod(i32, axis=0), ts.max(i32), ts.min(i32, axis=0),
+        ts.argmax(i32, axis=0), ts.argmin(i32, axis=1), ts.sum(u8),
+        ts.exp(f32), ts.sum(f32), ts.sum(f32, axis=0), ts.mean(f32, axis=1), ts.sum(f64), ts.max(f64),
+        ts.softmax(f32, axis=-1), ts.log_softmax(f32, axis=0), ts.sum(f32.T, axis=1),
+    ]
+    for r in results:
+        print(hashlib.sha256(np.ascontiguousarray(np.asarray(r)).tobytes()).hexdigest()[:16])
+    """
+)
+
+
+def _run(script: str, threads: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TS_NUM_THREADS": threads}
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env)
+
+
+def test_results_do_not_depend_on_the_thread_count() -> None:
+    runs = {n: _run(DIGEST_SCRIPT, n) for n in ("1", "3")}
+    for n, run in runs.items():
+        assert run.returncode == 0, f"TS_NUM_THREADS={n}:\n{run.stderr[-3000:]}"
+    one, three = runs["1"].stdout.split(), runs["3"].stdout.split()
+    assert len(one) == 23
+    assert [i for i, (a, b) in enumerate(zip(one, three)) if a != b] == []
+
+
+def test_bad_thread_count_is_a_clear_error() -> None:
+    run = _run("import tensorsmith as ts; ts.add(ts.asarray([1.0, 2.0, 3.0]), 1.0)", "zero")
+    assert run.returncode != 0
+    assert "TS_NUM_THREADS must be a positive integer, got 'zero'" in run.stderr
+
+
+@pytest.mark.parametrize("n", [4_097, 1_000_003])
+def test_float32_sum_is_at_least_as_accurate_as_numpy(n: int) -> None:
+    rng = np.random.default_rng(n)
+    # Positive values of mixed magnitude: rounding errors accumulate instead of cancelling.
+    x = (rng.random(n) * 10.0 ** rng.integers(-3, 4, size=n)).astype(np.float32)
+    exact = float(np.sum(x.astype(np.float64)))  # float64 sum of float32 values: exact to ~1e-16 relative
+    ours = float(ts.sum(ts.asarray(x)))
+    theirs = float(np.sum(x))
+    ulp = float(np.spacing(np.float32(exact)))
+    assert abs(ours - exact) <= max(abs(theirs - exact), ulp)
+    # Reduced over an outer axis too (columns folded side by side).
+    cols = x[: (n // 8) * 8].reshape(-1, 8)
+    exact_cols = cols.astype(np.float64).sum(axis=0)
+    ours_cols = np.asarray(ts.sum(ts.asarray(cols), axis=0)).astype(np.float64)
+    theirs_cols = cols.sum(axis=0).astype(np.float64)
+    ulps = np.spacing(exact_cols.astype(np.float32)).astype(np.float64)
+    assert np.all(np.abs(ours_cols - exact_cols) <= np.maximum(np.abs(theirs_cols - exact_cols), ulps))
