@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pybind11
+import scipy_openblas64
 
 FLAGS = {
     "release": ["-O2"],
@@ -28,6 +29,9 @@ FLAGS = {
                  "-fno-sanitize-recover=undefined", "-ftrivial-auto-var-init=pattern"],
 }  # fmt: skip
 COMMON = ["-std=c++17", "-fPIC", "-fvisibility=hidden", "-w"]
+# The runtime core calls OpenBLAS for float32/float64 GEMM (runtime/src/core/blas.cpp), as the extension does.
+BLAS_LIBRARY = Path(scipy_openblas64.get_lib_dir()) / scipy_openblas64.get_library(fullname=True)
+BLAS_LINK = [str(BLAS_LIBRARY), f"-Wl,-rpath,{BLAS_LIBRARY.parent}"]
 
 
 class BuildError(Exception):
@@ -61,7 +65,7 @@ class CandidateBuilder:
     @property
     def includes(self) -> list[str]:
         return [f"-I{self.root / 'runtime' / 'include'}", f"-I{pybind11.get_include()}",
-                f"-I{sysconfig.get_paths()['include']}"]  # fmt: skip
+                f"-I{sysconfig.get_paths()['include']}", f"-I{scipy_openblas64.get_include_dir()}"]  # fmt: skip
 
     def runtime_sources(self) -> list[Path]:
         return sorted([*(self.root / "runtime" / "src").glob("core/*.cpp"), self.root / "validators" / "csrc" / "gate_module.cpp"])
@@ -76,7 +80,7 @@ class CandidateBuilder:
     def _build_runtime(self, variant: str) -> list[Path]:
         sources = self.runtime_sources()
         headers = sorted((self.root / "runtime" / "include").rglob("*.h"))
-        digest = hashlib.sha256(" ".join([self.toolchain.version(), *FLAGS[variant], *COMMON]).encode())
+        digest = hashlib.sha256(" ".join([self.toolchain.version(), *FLAGS[variant], *COMMON, *self.includes]).encode())
         for path in [*sources, *headers]:
             digest.update(path.relative_to(self.root).as_posix().encode() + b"\0" + path.read_bytes())
         out_dir = self.cache_dir / f"runtime-{variant}-{digest.hexdigest()[:16]}"
@@ -95,7 +99,7 @@ class CandidateBuilder:
         return obj
 
     def link(self, objects: Sequence[Path], output: Path, variant: str) -> Path:
-        self._run([self.toolchain.compiler, "-shared", *FLAGS[variant], "-o", str(output), *map(str, objects)])
+        self._run([self.toolchain.compiler, "-shared", *FLAGS[variant], "-o", str(output), *map(str, objects), *BLAS_LINK])
         return output
 
     def build(self, kernel_source: str, registration_source: str, scratch: Path, variant: str) -> Path:
