@@ -190,6 +190,7 @@ def _print_header(args, repeats, min_sample_s, torch_note, threads, bound) -> No
           f"{' '.join(f'{x:.1f}' for x in machine['load_average'])} (other work skews absolute times; ratios hold better)")
     print("threads: " + ", ".join(f"{k} {v}" for k, v in threads.items()))
     print(bound.describe())
+    print("  (a DRAM bound: cases that fit in the caches, like the medium ones, can go past 100%)")
     for note in bound.notes:
         print(f"  note: {note}")
     print(f"mode: {'quick' if args.quick else 'full'}; median of {repeats} samples per library, each >= "
