@@ -32,6 +32,7 @@ COMMON = ["-std=c++17", "-fPIC", "-fvisibility=hidden", "-w"]
 # The runtime core calls OpenBLAS for float32/float64 GEMM (runtime/src/core/blas.cpp), as the extension does.
 BLAS_LIBRARY = Path(scipy_openblas64.get_lib_dir()) / scipy_openblas64.get_library(fullname=True)
 BLAS_LINK = [str(BLAS_LIBRARY), f"-Wl,-rpath,{BLAS_LIBRARY.parent}"]
+BLAS_VERSION = f"scipy-openblas64 {scipy_openblas64.__version__}"  # its cblas.h is compiled into the runtime objects
 
 
 class BuildError(Exception):
@@ -80,7 +81,8 @@ class CandidateBuilder:
     def _build_runtime(self, variant: str) -> list[Path]:
         sources = self.runtime_sources()
         headers = sorted((self.root / "runtime" / "include").rglob("*.h"))
-        digest = hashlib.sha256(" ".join([self.toolchain.version(), *FLAGS[variant], *COMMON, *self.includes]).encode())
+        # Not the include paths: checkouts with the same content share these objects.
+        digest = hashlib.sha256(" ".join([self.toolchain.version(), *FLAGS[variant], *COMMON, BLAS_VERSION]).encode())
         for path in [*sources, *headers]:
             digest.update(path.relative_to(self.root).as_posix().encode() + b"\0" + path.read_bytes())
         out_dir = self.cache_dir / f"runtime-{variant}-{digest.hexdigest()[:16]}"
