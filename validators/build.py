@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pybind11
+import scipy_openblas64
 
 FLAGS = {
     "release": ["-O2"],
@@ -29,6 +30,10 @@ FLAGS = {
 }  # fmt: skip
 # -ffp-contract=off as in CMakeLists.txt: the ISA variants of a kernel must round alike.
 COMMON = ["-std=c++17", "-fPIC", "-fvisibility=hidden", "-w", "-ffp-contract=off"]
+# The runtime core calls OpenBLAS for float32/float64 GEMM (runtime/src/core/blas.cpp), as the extension does.
+BLAS_LIBRARY = Path(scipy_openblas64.get_lib_dir()) / scipy_openblas64.get_library(fullname=True)
+BLAS_LINK = [str(BLAS_LIBRARY), f"-Wl,-rpath,{BLAS_LIBRARY.parent}"]
+BLAS_VERSION = f"scipy-openblas64 {scipy_openblas64.__version__}"  # its cblas.h is compiled into the runtime objects
 
 
 class BuildError(Exception):
@@ -62,7 +67,7 @@ class CandidateBuilder:
     @property
     def includes(self) -> list[str]:
         return [f"-I{self.root / 'runtime' / 'include'}", f"-I{pybind11.get_include()}",
-                f"-I{sysconfig.get_paths()['include']}"]  # fmt: skip
+                f"-I{sysconfig.get_paths()['include']}", f"-I{scipy_openblas64.get_include_dir()}"]  # fmt: skip
 
     def runtime_sources(self) -> list[Path]:
         return sorted([*(self.root / "runtime" / "src").glob("core/*.cpp"), self.root / "validators" / "csrc" / "gate_module.cpp"])
@@ -77,7 +82,8 @@ class CandidateBuilder:
     def _build_runtime(self, variant: str) -> list[Path]:
         sources = self.runtime_sources()
         headers = sorted((self.root / "runtime" / "include").rglob("*.h"))
-        digest = hashlib.sha256(" ".join([self.toolchain.version(), *FLAGS[variant], *COMMON]).encode())
+        # Not the include paths: checkouts with the same content share these objects.
+        digest = hashlib.sha256(" ".join([self.toolchain.version(), *FLAGS[variant], *COMMON, BLAS_VERSION]).encode())
         for path in [*sources, *headers]:
             digest.update(path.relative_to(self.root).as_posix().encode() + b"\0" + path.read_bytes())
         out_dir = self.cache_dir / f"runtime-{variant}-{digest.hexdigest()[:16]}"
@@ -96,7 +102,7 @@ class CandidateBuilder:
         return obj
 
     def link(self, objects: Sequence[Path], output: Path, variant: str) -> Path:
-        self._run([self.toolchain.compiler, "-shared", "-pthread", *FLAGS[variant], "-o", str(output), *map(str, objects)])
+        self._run([self.toolchain.compiler, "-shared", "-pthread", *FLAGS[variant], "-o", str(output), *map(str, objects), *BLAS_LINK])
         return output
 
     def build(self, kernel_source: str, registration_source: str, scratch: Path, variant: str) -> Path:

@@ -9,7 +9,8 @@ to do its work (research note kernel_agents.md §2.1, exploit 7; §5 step 2).
 DEFAULT_ALLOWLIST is what the template-generated kernels need. It was read off the objects of every
 generated/cpu/*.cpp compiled with -O0, -O2, -O3 -march=native, -fPIC -fstack-protector-strong and the
 sanitizer flags (tests/validators/test_symbols.py keeps that true): libm, the mem* functions, and what the
-registration function uses (Registry::set_kernel, the std::string holding the op name, unwinding). Anything
+registration function uses (Registry::set_kernel, the std::string holding the op name, unwinding), and the
+two vendor-BLAS GEMM entry points contraction templates register for float32/float64 (tensorsmith/blas.h). Anything
 else is rejected: threads, files, sockets, dlopen, getenv, system, malloc and operator new, syscall, and
 __cxa_guard_* (a static local). `writable_data_symbols` finds state that would outlive a call.
 """
@@ -58,6 +59,7 @@ DEFAULT_ALLOWLIST = Allowlist(
     patterns=tuple(re.compile(p) for p in (
         LIBM,
         r"ts::Registry::set_kernel\(.*\)",  # registration
+        r"ts::blas_[sd]gemm\(ts::GemmArgs const&\)",  # float32/float64 contraction kernels (tensorsmith/blas.h)
         STD_STRING + r"::.*",  # the op name passed to set_kernel
         r"std::allocator<char>::~?allocator\(\)",  # (-O0)
         r"std::__throw_\w+\(.*\)",  # std::string's error paths

@@ -8,6 +8,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import scipy_openblas64
+
+from validators.build import BLAS_LINK
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,7 +23,8 @@ def test_core_selftest_passes_under_sanitizers(tmp_path: Path) -> None:
     sources = [*sorted((ROOT / "runtime" / "src" / "core").glob("*.cpp")), ROOT / "runtime" / "tests_cpp" / "selftest.cpp"]
     build = subprocess.run(
         [compiler, "-std=c++17", "-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=undefined",
-         f"-I{ROOT / 'runtime' / 'include'}", *map(str, sources), "-o", str(binary)],
+         f"-I{ROOT / 'runtime' / 'include'}", f"-I{scipy_openblas64.get_include_dir()}", *map(str, sources),
+         *BLAS_LINK, "-o", str(binary)],  # the core's GEMM calls OpenBLAS (runtime/src/core/blas.cpp)
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert build.returncode == 0, build.stderr[-4000:]

@@ -7,8 +7,12 @@ here whole, so newly generated ops need no edit to this file.
 
 from importlib.metadata import version as _version
 
-from tensorsmith import _C
-from tensorsmith._C import *  # noqa: F403
+from tensorsmith._blas import load_openblas as _load_openblas
+
+_openblas = _load_openblas()  # before _C, which links it
+
+from tensorsmith import _C  # noqa: E402
+from tensorsmith._C import *  # noqa: E402, F403
 
 __all__ = [name for name in dir(_C) if not name.startswith("_")]
 __version__ = _version("tensorsmith")

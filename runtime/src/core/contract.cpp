@@ -73,8 +73,11 @@ Tensor contract(const OpDef& op, const Tensor& a, const Tensor& b) {
   Tensor c = Tensor::empty(concat(batch, {m, n}), dtype, a.device());
   if (c.numel() > 0) {
     const GemmOperand ga = gemm_operand(a2, batch, dtype), gb = gemm_operand(b2, batch, dtype);
-    kernel(GemmArgs{c.data_ptr(), ga.matrices.data_ptr(), gb.matrices.data_ptr(), product(batch), m, n, k,
-                    ga.batch_stride, gb.batch_stride, m * n});
+    // One B for every batch entry and A's matrices back to back (as C's are): a single GEMM over all of A's rows.
+    const bool fold = gb.batch_stride == 0 && ga.batch_stride != 0;
+    const int64_t batches = fold ? 1 : product(batch), rows = fold ? product(batch) * m : m;
+    kernel(GemmArgs{c.data_ptr(), ga.matrices.data_ptr(), gb.matrices.data_ptr(), batches, rows, n, k,
+                    fold ? 0 : ga.batch_stride, gb.batch_stride, fold ? 0 : m * n});
   }
   Shape out_shape = batch;
   if (a.ndim() > 1) out_shape.push_back(m);

@@ -1,0 +1,236 @@
+"""Tensorsmith vs numpy vs PyTorch (CPU), side by side in one process.
+
+    python benchmarks/bench.py [--quick] [--json FILE] [--only REGEX] [--repeats N] [--no-torch]
+
+Every case (benchmarks/cases.py: pointwise, reduction, index_reduction, normalization, contraction at small,
+medium and large sizes) is timed for each library in turn, round-robin, `repeats` times; a sample is the mean
+of enough calls to fill `min_sample_s`, and the table shows the median sample. Ratios are tensorsmith's time
+over the peer's (below 1: tensorsmith is faster). GB/s is bytes moved (inputs read + outputs written, at
+least once) over time, and "%bound" that as a fraction of the bandwidth bound measured at the start of the
+same run (benchmarks/bandwidth.py). Matmul is compute bound: GFLOP/s (2 n^3 / time) instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import platform
+import re
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bandwidth  # noqa: E402
+import cases as case_defs  # noqa: E402
+
+import tensorsmith as ts  # noqa: E402
+
+LIBRARIES = ("tensorsmith", "numpy", "torch")
+GOALS = (  # (case name, peer, the most tensorsmith's time may be as a multiple of the peer's)
+    ("contraction/matmul float32/large", "torch", 1.1),
+    ("pointwise/add/small", "torch", 1.0),
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats and smaller large cases (development)")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the results as JSON")
+    parser.add_argument("--only", metavar="REGEX", help="run the cases whose family/op/size matches")
+    parser.add_argument("--repeats", type=int, help="samples per library and case (default 20, quick 5)")
+    parser.add_argument("--no-torch", action="store_true", help="leave PyTorch out even when it is installed")
+    args = parser.parse_args(argv)
+    repeats = args.repeats or (5 if args.quick else 20)
+    min_sample_s = 0.002 if args.quick else 0.01
+
+    torch, torch_note = _import_torch(args.no_torch)
+    threads = _thread_counts(torch)
+    bound = bandwidth.measure(buffer_bytes=(64 if args.quick else 256) << 20, repeats=5 if args.quick else 9)
+    wanted = (lambda name: True) if args.only is None else (lambda name: re.search(args.only, name) is not None)
+    selected = case_defs.build(case_defs.QUICK if args.quick else case_defs.FULL, torch, wanted)
+
+    _print_header(args, repeats, min_sample_s, torch_note, threads, bound)
+    results = []
+    started = time.perf_counter()
+    for case in selected:
+        case_defs.probe(case)
+        medians = time_case(case.impls, repeats, min_sample_s)
+        results.append(_result(case, medians, bound))
+        _print_row(results[-1])
+    goals = [_goal(results, *goal) for goal in GOALS]
+    _print_footer(results, goals, time.perf_counter() - started)
+
+    if args.json:
+        report = {"machine": _machine(), "mode": "quick" if args.quick else "full", "repeats": repeats,
+                  "min_sample_s": min_sample_s, "torch": torch_note, "threads": threads,
+                  "bound": {"gbps": bound.gbps, "method": bound.method, "probes": bound.probes, "notes": bound.notes,
+                            "buffer_bytes": bound.buffer_bytes},
+                  "results": results, "goals": goals}  # fmt: skip
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+        print(f"\nwrote {args.json}")
+    return 0
+
+
+def time_case(impls: dict[str, Callable[[], Any]], repeats: int, min_sample_s: float) -> dict[str, float]:
+    """Median seconds per call for each library, the libraries interleaved so drift hits all alike."""
+    numbers = {name: _calls_per_sample(fn, min_sample_s) for name, fn in impls.items()}
+    samples: dict[str, list[float]] = {name: [] for name in impls}
+    order = list(impls)
+    for r in range(repeats):
+        for name in order[r % len(order):] + order[: r % len(order)]:
+            fn, number = impls[name], numbers[name]
+            start = time.perf_counter()
+            for _ in range(number):
+                fn()
+            samples[name].append((time.perf_counter() - start) / number)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def _calls_per_sample(fn: Callable[[], Any], min_sample_s: float) -> int:
+    number = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        if time.perf_counter() - start >= min_sample_s or number >= 1 << 20:
+            return number
+        number *= 2
+
+
+def _result(case: case_defs.Case, medians: dict[str, float], bound: bandwidth.Bound) -> dict[str, Any]:
+    result: dict[str, Any] = {"name": case.name, "family": case.family, "op": case.op, "size": case.size,
+                              "shape": case.shape, "bytes_moved": case.bytes_moved, "flops": case.flops,
+                              "seconds": medians, "unsupported": case.unsupported}  # fmt: skip
+    mine = medians.get("tensorsmith")
+    result["ratio"] = {peer: mine / medians[peer] for peer in ("numpy", "torch") if mine and peer in medians}
+    if case.bytes_moved:
+        result["gbps"] = {name: case.bytes_moved / s / 1e9 for name, s in medians.items()}
+        result["fraction_of_bound"] = {name: gbps / bound.gbps for name, gbps in result["gbps"].items()}
+    if case.flops:
+        result["gflops"] = {name: case.flops / s / 1e9 for name, s in medians.items()}
+    return result
+
+
+def _goal(results: list[dict[str, Any]], name: str, peer: str, limit: float) -> dict[str, Any]:
+    goal = {"case": name, "peer": peer, "limit": limit}
+    found = next((r for r in results if r["name"] == name), None)
+    if found is None or peer not in found["ratio"]:
+        why = "not run (see --only)" if found is None else f"no {peer} or no tensorsmith time"
+        return goal | {"status": "not measured", "why": why}
+    ratio = found["ratio"][peer]
+    return goal | {"ratio": ratio, "status": "met" if ratio <= limit else "missed"}
+
+
+# ---- environment ---------------------------------------------------------------------------------------------
+
+
+def _import_torch(disabled: bool) -> tuple[Any | None, str]:
+    if disabled:
+        return None, "left out (--no-torch)"
+    try:
+        import torch
+    except ImportError:
+        return None, "not installed (pip install torch==2.13.0 to compare with it)"
+    torch.set_num_threads(os.cpu_count() or 1)
+    return torch, f"{torch.__version__}"
+
+
+def _thread_counts(torch: Any | None) -> dict[str, Any]:
+    """Threads each library may use: torch's intra-op pool, and every OpenBLAS loaded in this process
+    (numpy's and tensorsmith's own) as the library reports it."""
+    counts: dict[str, Any] = {"cores": os.cpu_count()}
+    if torch is not None:
+        counts["torch intra-op"] = torch.get_num_threads()
+    for path in _loaded_openblas():
+        library = ctypes.CDLL(path)
+        getter = next((getattr(library, n) for n in ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_",
+                                                     "openblas_get_num_threads") if hasattr(library, n)), None)  # fmt: skip
+        owner = "tensorsmith" if "site-packages/scipy_openblas64" in path else Path(path).parent.parent.name
+        counts[f"OpenBLAS ({owner}: {Path(path).name})"] = getter() if getter else "unknown"
+    counts["numpy pointwise/reductions"] = 1
+    return counts
+
+
+def _loaded_openblas() -> list[str]:
+    try:
+        maps = Path("/proc/self/maps").read_text()
+    except OSError:
+        return []
+    return sorted({line.split()[-1] for line in maps.splitlines() if "openblas" in line.rsplit("/", 1)[-1]
+                   and line.split()[-1].startswith("/")})  # fmt: skip
+
+
+def _machine() -> dict[str, Any]:
+    cpu = ""
+    try:
+        cpu = next(line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                   if line.startswith("model name"))  # fmt: skip
+    except (OSError, StopIteration):
+        pass
+    return {"cpu": cpu or platform.processor(), "cores": os.cpu_count(), "python": platform.python_version(),
+            "numpy": np.__version__, "tensorsmith": ts.__version__, "load_average": os.getloadavg()}  # fmt: skip
+
+
+# ---- output --------------------------------------------------------------------------------------------------
+
+
+def _print_header(args, repeats, min_sample_s, torch_note, threads, bound) -> None:
+    machine = _machine()
+    print(f"tensorsmith {machine['tensorsmith']} | numpy {machine['numpy']} | torch {torch_note}")
+    print(f"machine: {machine['cpu']}, {machine['cores']} cores, load average "
+          f"{' '.join(f'{x:.1f}' for x in machine['load_average'])} (other work skews absolute times; ratios hold better)")
+    print("threads: " + ", ".join(f"{k} {v}" for k, v in threads.items()))
+    print(bound.describe())
+    print("  (a DRAM bound: cases that fit in the caches, like the medium ones, can go past 100%)")
+    for note in bound.notes:
+        print(f"  note: {note}")
+    print(f"mode: {'quick' if args.quick else 'full'}; median of {repeats} samples per library, each >= "
+          f"{min_sample_s * 1e3:g} ms of calls; ratio = tensorsmith time / peer time (below 1: tensorsmith faster)\n")
+    print(f"{'case':<44} {'tensorsmith':>11} {'numpy':>11} {'torch':>11} {'ts/np':>7} {'ts/torch':>8}  throughput (ts; np; torch)")
+
+
+def _print_row(r: dict[str, Any]) -> None:
+    s = r["seconds"]
+    cols = [_fmt_time(s.get(lib)) for lib in LIBRARIES]
+    ratios = [f"{r['ratio'][p]:.2f}" if p in r["ratio"] else "-" for p in ("numpy", "torch")]
+    if "gbps" in r:
+        per = [f"{r['gbps'][lib]:.3g}" if lib in r["gbps"] else "-" for lib in LIBRARIES]
+        frac = r["fraction_of_bound"].get("tensorsmith")
+        throughput = f"{'; '.join(per)} GB/s" + (f" = {100 * frac:.0f}% of bound" if frac is not None else "")
+    else:
+        per = [f"{r['gflops'][lib]:.3g}" if lib in r["gflops"] else "-" for lib in LIBRARIES]
+        throughput = f"{'; '.join(per)} GFLOP/s"
+    name = f"{r['family']}/{r['op']} {r['size']} {r['shape']}"
+    print(f"{name:<44} {cols[0]:>11} {cols[1]:>11} {cols[2]:>11} {ratios[0]:>7} {ratios[1]:>8}  {throughput}")
+    for lib, why in r["unsupported"].items():
+        print(f"{'':<44} {lib} not timed: {why}")
+
+
+def _print_footer(results, goals, elapsed) -> None:
+    print(f"\n{len(results)} cases in {elapsed:.1f} s")
+    for goal in goals:
+        if goal["status"] == "not measured":
+            print(f"goal {goal['case']}: ts/{goal['peer']} <= {goal['limit']:g}: not measured ({goal['why']})")
+        else:
+            print(f"goal {goal['case']}: ts/{goal['peer']} = {goal['ratio']:.2f} (<= {goal['limit']:g}): {goal['status']}")
+
+
+def _fmt_time(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.2f} us"
+    return f"{seconds * 1e3:.2f} ms"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,181 @@
+"""What the benchmark runs: one Case per (family, op, size), each with a callable per library.
+
+Inputs are made once per case (float32 unless the case says otherwise) and shared: tensorsmith and torch
+view the numpy arrays' memory where they can, so every library reads the same bytes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+import tensorsmith as ts
+
+SIZES = ("small", "medium", "large")
+
+
+@dataclass(frozen=True)
+class Sizes:
+    elements: dict[str, int]  # pointwise: elements per operand
+    matrices: dict[str, tuple[int, int]]  # reductions and index reductions
+    rows: dict[str, tuple[int, int]]  # normalizations: (rows, cols)
+    square: dict[str, int]  # matmul: n for n x n @ n x n
+
+
+FULL = Sizes(
+    elements={"small": 4, "medium": 1 << 16, "large": 1 << 24},
+    matrices={"small": (2, 2), "medium": (256, 256), "large": (4096, 4096)},
+    rows={"small": (2, 2), "medium": (256, 256), "large": (4096, 1024)},
+    square={"small": 64, "medium": 256, "large": 1024},
+)
+# --quick: the same cases, the largest ones a quarter of the size (matmul keeps 1024^2: it has a goal).
+QUICK = Sizes(
+    elements={"small": 4, "medium": 1 << 16, "large": 1 << 22},
+    matrices={"small": (2, 2), "medium": (256, 256), "large": (2048, 2048)},
+    rows={"small": (2, 2), "medium": (256, 256), "large": (1024, 1024)},
+    square={"small": 64, "medium": 256, "large": 1024},
+)
+
+
+@dataclass
+class Case:
+    family: str
+    op: str
+    size: str
+    shape: str
+    bytes_moved: int | None  # what one call must read and write at least; None where compute bound
+    flops: int | None  # matmul: 2 m n k
+    impls: dict[str, Callable[[], Any]] = field(default_factory=dict)
+    unsupported: dict[str, str] = field(default_factory=dict)  # library -> why it is not timed
+
+    @property
+    def name(self) -> str:
+        return f"{self.family}/{self.op}/{self.size}"
+
+
+# The case names each builder makes (family/op), so that a filtered run builds only what it times.
+NAMES = {
+    "pointwise": ("pointwise/exp", "pointwise/add", "pointwise/multiply", "pointwise/add(out=)"),
+    "reductions": ("reduction/sum", "reduction/sum(axis=0)", "reduction/sum(axis=1)", "index_reduction/argmax",
+                   "index_reduction/argmax(axis=1)"),
+    "normalizations": ("normalization/softmax", "normalization/log_softmax"),
+    "matmuls": ("contraction/matmul float32", "contraction/matmul float64", "contraction/matmul int32"),
+}  # fmt: skip
+
+
+def build(sizes: Sizes, torch: Any | None, wanted: Callable[[str], bool] = lambda name: True) -> list[Case]:
+    """The cases whose name `wanted` accepts, inputs made; call probe() on each before timing it."""
+    rng = np.random.default_rng(0)
+    builders = {"pointwise": (_pointwise, sizes.elements), "reductions": (_reductions, sizes.matrices),
+                "normalizations": (_normalizations, sizes.rows), "matmuls": (_matmuls, sizes.square)}  # fmt: skip
+    cases: list[Case] = []
+    for key, (builder, size_of) in builders.items():
+        for size in SIZES:
+            if any(wanted(f"{name}/{size}") for name in NAMES[key]):
+                cases += [c for c in builder(size, size_of[size], rng, torch) if wanted(c.name)]
+    return cases
+
+
+def probe(case: Case) -> None:
+    """Calls every library once (the warm-up); one that raises for lack of the feature is moved from `impls`
+    to `unsupported` with its error."""
+    for library, fn in list(case.impls.items()):
+        try:
+            fn()
+        except (TypeError, RuntimeError, NotImplementedError) as exc:
+            message = str(exc).splitlines()[0].split(". ")[0]  # pybind11 lists every overload after the first sentence
+            case.unsupported[library] = f"{type(exc).__name__}: {message[:120]}"
+            del case.impls[library]
+
+
+def _operands(rng: np.random.Generator, shape: tuple[int, ...], count: int, torch: Any | None, dtype=np.float32):
+    arrays = [rng.standard_normal(shape).astype(dtype) if np.dtype(dtype).kind == "f"
+              else rng.integers(-8, 8, shape).astype(dtype) for _ in range(count)]  # fmt: skip
+    tensors = [ts.asarray(a) for a in arrays]
+    torch_tensors = [torch.from_numpy(a) for a in arrays] if torch is not None else None
+    return arrays, tensors, torch_tensors
+
+
+def _case(family, op, size, shape, bytes_moved, flops, ts_fn, np_fn, torch_fn, torch) -> Case:
+    case = Case(family, op, size, str(shape), bytes_moved, flops)
+    case.impls = {"tensorsmith": ts_fn, "numpy": np_fn}
+    if torch is not None:
+        case.impls["torch"] = torch_fn
+    return case
+
+
+def _pointwise(size: str, n: int, rng, torch) -> list[Case]:
+    (a, b, out), (ta, tb, tout), tt = _operands(rng, (n,), 3, torch)
+    t = tt or [None] * 3
+    item = a.itemsize
+    return [
+        _case("pointwise", "exp", size, (n,), 2 * n * item, None,
+              lambda: ts.exp(ta), lambda: np.exp(a), lambda: torch.exp(t[0]), torch),
+        _case("pointwise", "add", size, (n,), 3 * n * item, None,
+              lambda: ts.add(ta, tb), lambda: np.add(a, b), lambda: torch.add(t[0], t[1]), torch),
+        _case("pointwise", "multiply", size, (n,), 3 * n * item, None,
+              lambda: ts.multiply(ta, tb), lambda: np.multiply(a, b), lambda: torch.mul(t[0], t[1]), torch),
+        # Into an existing output: tensorsmith is timed only once its add accepts out=.
+        _case("pointwise", "add(out=)", size, (n,), 3 * n * item, None,
+              lambda: ts.add(ta, tb, out=tout), lambda: np.add(a, b, out=out),
+              lambda: torch.add(t[0], t[1], out=t[2]), torch),
+    ]  # fmt: skip
+
+
+def _reductions(size: str, shape: tuple[int, int], rng, torch) -> list[Case]:
+    (a,), (ta,), tt = _operands(rng, shape, 1, torch)
+    t = tt[0] if tt else None
+    nbytes = a.nbytes
+    rows, cols = shape
+    return [
+        _case("reduction", "sum", size, shape, nbytes, None,
+              lambda: ts.sum(ta), lambda: np.sum(a), lambda: torch.sum(t), torch),
+        _case("reduction", "sum(axis=0)", size, shape, nbytes + cols * a.itemsize, None,
+              lambda: ts.sum(ta, axis=0), lambda: np.sum(a, axis=0), lambda: torch.sum(t, dim=0), torch),
+        _case("reduction", "sum(axis=1)", size, shape, nbytes + rows * a.itemsize, None,
+              lambda: ts.sum(ta, axis=1), lambda: np.sum(a, axis=1), lambda: torch.sum(t, dim=1), torch),
+        _case("index_reduction", "argmax", size, shape, nbytes, None,
+              lambda: ts.argmax(ta), lambda: np.argmax(a), lambda: torch.argmax(t), torch),
+        _case("index_reduction", "argmax(axis=1)", size, shape, nbytes + rows * 8, None,
+              lambda: ts.argmax(ta, axis=1), lambda: np.argmax(a, axis=1), lambda: torch.argmax(t, dim=1), torch),
+    ]  # fmt: skip
+
+
+def _np_softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    e /= e.sum(axis=-1, keepdims=True)
+    return e
+
+
+def _np_log_softmax(x: np.ndarray) -> np.ndarray:
+    shifted = x - x.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+def _normalizations(size: str, shape: tuple[int, int], rng, torch) -> list[Case]:
+    (a,), (ta,), tt = _operands(rng, shape, 1, torch)
+    t = tt[0] if tt else None
+    moved = 2 * a.nbytes
+    return [
+        _case("normalization", "softmax", size, shape, moved, None, lambda: ts.softmax(ta, axis=-1),
+              lambda: _np_softmax(a), lambda: torch.softmax(t, dim=-1), torch),
+        _case("normalization", "log_softmax", size, shape, moved, None, lambda: ts.log_softmax(ta, axis=-1),
+              lambda: _np_log_softmax(a), lambda: torch.log_softmax(t, dim=-1), torch),
+    ]  # fmt: skip
+
+
+def _matmuls(size: str, n: int, rng, torch) -> list[Case]:
+    cases = []
+    dtypes = [np.float32] + ([np.float64, np.int32] if size != "small" else [])
+    for dtype in dtypes:
+        if dtype is np.int32 and size == "large":
+            continue  # the blocked integer kernel at 1024^3 only slows the run down
+        (a, b), (ta, tb), tt = _operands(rng, (n, n), 2, torch, dtype)
+        t = tt or [None, None]
+        name = f"matmul {np.dtype(dtype).name}"
+        cases.append(_case("contraction", name, size, (n, n), None, 2 * n**3, lambda ta=ta, tb=tb: ts.matmul(ta, tb),
+                           lambda a=a, b=b: np.matmul(a, b), lambda t=t: torch.matmul(t[0], t[1]), torch))  # fmt: skip
+    return cases

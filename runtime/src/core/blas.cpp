@@ -1,0 +1,34 @@
+// GemmKernels over OpenBLAS (scipy-openblas64: 64-bit integers, `scipy_` symbol
+// prefix, `64_` suffix). OpenBLAS picks its own thread count (the machine's
+// cores, or OPENBLAS_NUM_THREADS) and its own blocking per size.
+#include "tensorsmith/blas.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+
+namespace ts {
+
+namespace {
+
+template <typename T, typename Gemm>
+void gemm_batches(const GemmArgs& args, Gemm gemm) {
+  const T* a = reinterpret_cast<const T*>(args.a);
+  const T* b = reinterpret_cast<const T*>(args.b);
+  T* c = reinterpret_cast<T*>(args.c);
+  for (int64_t i = 0; i < args.batch; ++i) {
+    if (args.k == 0) {  // an empty sum (and BLAS rejects a leading dimension of 0)
+      std::fill_n(c + i * args.c_batch_stride, args.m * args.n, T(0));
+      continue;
+    }
+    gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, args.m, args.n, args.k, T(1), a + i * args.a_batch_stride, args.k,
+         b + i * args.b_batch_stride, args.n, T(0), c + i * args.c_batch_stride, args.n);
+  }
+}
+
+}  // namespace
+
+void blas_sgemm(const GemmArgs& args) { gemm_batches<float>(args, scipy_cblas_sgemm64_); }
+void blas_dgemm(const GemmArgs& args) { gemm_batches<double>(args, scipy_cblas_dgemm64_); }
+
+}  // namespace ts

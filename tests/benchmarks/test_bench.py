@@ -1,0 +1,40 @@
+"""The benchmark script keeps working: its timing loop ranks a slow callable above a fast one, and a tiny run
+(one case, one sample) fills the JSON report it promises. Timings themselves are not asserted."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+sys.path.insert(0, str(BENCHMARKS))
+
+bench = pytest.importorskip("bench", reason="benchmarks/bench.py needs the built tensorsmith")
+
+
+def test_time_case_reports_per_call_medians() -> None:
+    medians = bench.time_case({"fast": lambda: None, "slow": lambda: time.sleep(0.002)}, repeats=3, min_sample_s=0.0)
+    assert set(medians) == {"fast", "slow"}
+    assert medians["slow"] >= 0.002 > medians["fast"] >= 0
+
+
+def test_quick_run_writes_the_json_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "bench.json"
+    assert bench.main(["--quick", "--only", "^pointwise/add/small$", "--repeats", "1", "--no-torch", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    assert report["bound"]["gbps"] > 0 and report["bound"]["method"] in report["bound"]["probes"]
+    [result] = report["results"]
+    assert result["name"] == "pointwise/add/small"
+    seconds = result["seconds"]
+    assert seconds["tensorsmith"] > 0 and seconds["numpy"] > 0
+    assert result["ratio"]["numpy"] == pytest.approx(seconds["tensorsmith"] / seconds["numpy"])
+    assert result["gbps"]["tensorsmith"] == pytest.approx(result["bytes_moved"] / seconds["tensorsmith"] / 1e9)
+    # Without torch the add goal cannot be judged, and the run says so instead of passing it.
+    statuses = {goal["case"]: goal["status"] for goal in report["goals"]}
+    assert statuses["pointwise/add/small"] == "not measured"
+    printed = capsys.readouterr().out
+    assert "bandwidth bound" in printed and "pointwise/add small" in printed
