@@ -9,7 +9,10 @@ namespace {
 template <typename T>
 struct argmax_cpu_kernel {
   // out[i] (int64) = index j of the best in[i, j]; strides in bytes; n_reduce >= 1.
-  static void loop(const ts::ReduceArgs& args) {
+  // The body, inlined into one function per instruction-set level (tensorsmith/isa.h).
+  static TS_ALWAYS_INLINE void loop(const ts::ReduceArgs& args) {
+    // The body stays exactly as its proposer wrote it (compiler messages cite its own lines).
+    // clang-format off
     // --- kernel body (proposer: template) ---
     for (int64_t i = 0; i < args.n_outer; ++i) {
       const char* row = args.in + i * args.in_outer_stride;
@@ -25,34 +28,37 @@ struct argmax_cpu_kernel {
       *reinterpret_cast<int64_t*>(args.out + i * args.out_stride) = best_index;
     }
     // --- end kernel body ---
+    // clang-format on
   }
+  static void loop_baseline(const ts::ReduceArgs& args) { loop(args); }
+  TS_TARGET_AVX2 static void loop_avx2(const ts::ReduceArgs& args) { loop(args); }
+  TS_TARGET_AVX512 static void loop_avx512(const ts::ReduceArgs& args) { loop(args); }
 };
 
 }  // namespace
 
 void register_argmax_cpu(ts::Registry& registry) {
-  registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::Bool,
-                      reinterpret_cast<void*>(&argmax_cpu_kernel<bool>::loop));
-  registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::Int8,
-                      reinterpret_cast<void*>(&argmax_cpu_kernel<int8_t>::loop));
+  const ts::isa::Level isa = ts::isa::detect();
+  registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::Bool, ts::isa::variant<argmax_cpu_kernel<bool>>(isa));
+  registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::Int8, ts::isa::variant<argmax_cpu_kernel<int8_t>>(isa));
   registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::Int16,
-                      reinterpret_cast<void*>(&argmax_cpu_kernel<int16_t>::loop));
+                      ts::isa::variant<argmax_cpu_kernel<int16_t>>(isa));
   registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::Int32,
-                      reinterpret_cast<void*>(&argmax_cpu_kernel<int32_t>::loop));
+                      ts::isa::variant<argmax_cpu_kernel<int32_t>>(isa));
   registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::Int64,
-                      reinterpret_cast<void*>(&argmax_cpu_kernel<int64_t>::loop));
+                      ts::isa::variant<argmax_cpu_kernel<int64_t>>(isa));
   registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::UInt8,
-                      reinterpret_cast<void*>(&argmax_cpu_kernel<uint8_t>::loop));
+                      ts::isa::variant<argmax_cpu_kernel<uint8_t>>(isa));
   registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::UInt16,
-                      reinterpret_cast<void*>(&argmax_cpu_kernel<uint16_t>::loop));
+                      ts::isa::variant<argmax_cpu_kernel<uint16_t>>(isa));
   registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::UInt32,
-                      reinterpret_cast<void*>(&argmax_cpu_kernel<uint32_t>::loop));
+                      ts::isa::variant<argmax_cpu_kernel<uint32_t>>(isa));
   registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::UInt64,
-                      reinterpret_cast<void*>(&argmax_cpu_kernel<uint64_t>::loop));
+                      ts::isa::variant<argmax_cpu_kernel<uint64_t>>(isa));
   registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::Float32,
-                      reinterpret_cast<void*>(&argmax_cpu_kernel<float>::loop));
+                      ts::isa::variant<argmax_cpu_kernel<float>>(isa));
   registry.set_kernel("argmax", ts::DeviceType::CPU, ts::DType::Float64,
-                      reinterpret_cast<void*>(&argmax_cpu_kernel<double>::loop));
+                      ts::isa::variant<argmax_cpu_kernel<double>>(isa));
 }
 
 }  // namespace ts::generated

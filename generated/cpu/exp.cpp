@@ -10,7 +10,10 @@ template <typename T>
 struct exp_cpu_kernel {
   using out_t = T;
   // One run of n elements: data[0] = out, data[1..] = x; strides in bytes.
-  static void loop(char* const* data, const int64_t* strides, int64_t n) {
+  // The body, inlined into one function per instruction-set level (tensorsmith/isa.h).
+  static TS_ALWAYS_INLINE void loop(char* const* data, const int64_t* strides, int64_t n) {
+    // The body stays exactly as its proposer wrote it (compiler messages cite its own lines).
+    // clang-format off
     // --- kernel body (proposer: template) ---
     char* out = data[0];
     const char* in_x = data[1];
@@ -30,16 +33,21 @@ struct exp_cpu_kernel {
       }
     }
     // --- end kernel body ---
+    // clang-format on
+  }
+  static void loop_baseline(char* const* data, const int64_t* strides, int64_t n) { loop(data, strides, n); }
+  TS_TARGET_AVX2 static void loop_avx2(char* const* data, const int64_t* strides, int64_t n) { loop(data, strides, n); }
+  TS_TARGET_AVX512 static void loop_avx512(char* const* data, const int64_t* strides, int64_t n) {
+    loop(data, strides, n);
   }
 };
 
 }  // namespace
 
 void register_exp_cpu(ts::Registry& registry) {
-  registry.set_kernel("exp", ts::DeviceType::CPU, ts::DType::Float32,
-                      reinterpret_cast<void*>(&exp_cpu_kernel<float>::loop));
-  registry.set_kernel("exp", ts::DeviceType::CPU, ts::DType::Float64,
-                      reinterpret_cast<void*>(&exp_cpu_kernel<double>::loop));
+  const ts::isa::Level isa = ts::isa::detect();
+  registry.set_kernel("exp", ts::DeviceType::CPU, ts::DType::Float32, ts::isa::variant<exp_cpu_kernel<float>>(isa));
+  registry.set_kernel("exp", ts::DeviceType::CPU, ts::DType::Float64, ts::isa::variant<exp_cpu_kernel<double>>(isa));
 }
 
 }  // namespace ts::generated

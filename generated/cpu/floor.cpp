@@ -10,7 +10,10 @@ template <typename T>
 struct floor_cpu_kernel {
   using out_t = T;
   // One run of n elements: data[0] = out, data[1..] = x; strides in bytes.
-  static void loop(char* const* data, const int64_t* strides, int64_t n) {
+  // The body, inlined into one function per instruction-set level (tensorsmith/isa.h).
+  static TS_ALWAYS_INLINE void loop(char* const* data, const int64_t* strides, int64_t n) {
+    // The body stays exactly as its proposer wrote it (compiler messages cite its own lines).
+    // clang-format off
     // --- kernel body (proposer: template) ---
     char* out = data[0];
     const char* in_x = data[1];
@@ -30,34 +33,34 @@ struct floor_cpu_kernel {
       }
     }
     // --- end kernel body ---
+    // clang-format on
+  }
+  static void loop_baseline(char* const* data, const int64_t* strides, int64_t n) { loop(data, strides, n); }
+  TS_TARGET_AVX2 static void loop_avx2(char* const* data, const int64_t* strides, int64_t n) { loop(data, strides, n); }
+  TS_TARGET_AVX512 static void loop_avx512(char* const* data, const int64_t* strides, int64_t n) {
+    loop(data, strides, n);
   }
 };
 
 }  // namespace
 
 void register_floor_cpu(ts::Registry& registry) {
-  registry.set_kernel("floor", ts::DeviceType::CPU, ts::DType::Bool,
-                      reinterpret_cast<void*>(&floor_cpu_kernel<bool>::loop));
-  registry.set_kernel("floor", ts::DeviceType::CPU, ts::DType::Int8,
-                      reinterpret_cast<void*>(&floor_cpu_kernel<int8_t>::loop));
-  registry.set_kernel("floor", ts::DeviceType::CPU, ts::DType::Int16,
-                      reinterpret_cast<void*>(&floor_cpu_kernel<int16_t>::loop));
-  registry.set_kernel("floor", ts::DeviceType::CPU, ts::DType::Int32,
-                      reinterpret_cast<void*>(&floor_cpu_kernel<int32_t>::loop));
-  registry.set_kernel("floor", ts::DeviceType::CPU, ts::DType::Int64,
-                      reinterpret_cast<void*>(&floor_cpu_kernel<int64_t>::loop));
-  registry.set_kernel("floor", ts::DeviceType::CPU, ts::DType::UInt8,
-                      reinterpret_cast<void*>(&floor_cpu_kernel<uint8_t>::loop));
+  const ts::isa::Level isa = ts::isa::detect();
+  registry.set_kernel("floor", ts::DeviceType::CPU, ts::DType::Bool, ts::isa::variant<floor_cpu_kernel<bool>>(isa));
+  registry.set_kernel("floor", ts::DeviceType::CPU, ts::DType::Int8, ts::isa::variant<floor_cpu_kernel<int8_t>>(isa));
+  registry.set_kernel("floor", ts::DeviceType::CPU, ts::DType::Int16, ts::isa::variant<floor_cpu_kernel<int16_t>>(isa));
+  registry.set_kernel("floor", ts::DeviceType::CPU, ts::DType::Int32, ts::isa::variant<floor_cpu_kernel<int32_t>>(isa));
+  registry.set_kernel("floor", ts::DeviceType::CPU, ts::DType::Int64, ts::isa::variant<floor_cpu_kernel<int64_t>>(isa));
+  registry.set_kernel("floor", ts::DeviceType::CPU, ts::DType::UInt8, ts::isa::variant<floor_cpu_kernel<uint8_t>>(isa));
   registry.set_kernel("floor", ts::DeviceType::CPU, ts::DType::UInt16,
-                      reinterpret_cast<void*>(&floor_cpu_kernel<uint16_t>::loop));
+                      ts::isa::variant<floor_cpu_kernel<uint16_t>>(isa));
   registry.set_kernel("floor", ts::DeviceType::CPU, ts::DType::UInt32,
-                      reinterpret_cast<void*>(&floor_cpu_kernel<uint32_t>::loop));
+                      ts::isa::variant<floor_cpu_kernel<uint32_t>>(isa));
   registry.set_kernel("floor", ts::DeviceType::CPU, ts::DType::UInt64,
-                      reinterpret_cast<void*>(&floor_cpu_kernel<uint64_t>::loop));
-  registry.set_kernel("floor", ts::DeviceType::CPU, ts::DType::Float32,
-                      reinterpret_cast<void*>(&floor_cpu_kernel<float>::loop));
+                      ts::isa::variant<floor_cpu_kernel<uint64_t>>(isa));
+  registry.set_kernel("floor", ts::DeviceType::CPU, ts::DType::Float32, ts::isa::variant<floor_cpu_kernel<float>>(isa));
   registry.set_kernel("floor", ts::DeviceType::CPU, ts::DType::Float64,
-                      reinterpret_cast<void*>(&floor_cpu_kernel<double>::loop));
+                      ts::isa::variant<floor_cpu_kernel<double>>(isa));
 }
 
 }  // namespace ts::generated

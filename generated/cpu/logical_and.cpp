@@ -10,7 +10,10 @@ template <typename T>
 struct logical_and_cpu_kernel {
   using out_t = bool;
   // One run of n elements: data[0] = out, data[1..] = x1, x2; strides in bytes.
-  static void loop(char* const* data, const int64_t* strides, int64_t n) {
+  // The body, inlined into one function per instruction-set level (tensorsmith/isa.h).
+  static TS_ALWAYS_INLINE void loop(char* const* data, const int64_t* strides, int64_t n) {
+    // The body stays exactly as its proposer wrote it (compiler messages cite its own lines).
+    // clang-format off
     // --- kernel body (proposer: template) ---
     char* out = data[0];
     const char* in_x1 = data[1];
@@ -26,6 +29,24 @@ struct logical_and_cpu_kernel {
         const T x2 = p_x2[i];
         o[i] = static_cast<out_t>(x1 && x2);
       }
+    } else if (strides[0] == sizeof(out_t) && strides[1] == 0 && strides[2] == sizeof(T)) {
+      // x1 broadcast (stride 0), the rest contiguous: x1 is loaded once.
+      out_t* o = reinterpret_cast<out_t*>(out);
+      const T x1 = *reinterpret_cast<const T*>(in_x1);
+      const T* p_x2 = reinterpret_cast<const T*>(in_x2);
+      for (int64_t i = 0; i < n; ++i) {
+        const T x2 = p_x2[i];
+        o[i] = static_cast<out_t>(x1 && x2);
+      }
+    } else if (strides[0] == sizeof(out_t) && strides[2] == 0 && strides[1] == sizeof(T)) {
+      // x2 broadcast (stride 0), the rest contiguous: x2 is loaded once.
+      out_t* o = reinterpret_cast<out_t*>(out);
+      const T x2 = *reinterpret_cast<const T*>(in_x2);
+      const T* p_x1 = reinterpret_cast<const T*>(in_x1);
+      for (int64_t i = 0; i < n; ++i) {
+        const T x1 = p_x1[i];
+        o[i] = static_cast<out_t>(x1 && x2);
+      }
     } else {
       for (int64_t i = 0; i < n; ++i) {
         const T x1 = *reinterpret_cast<const T*>(in_x1 + i * strides[1]);
@@ -34,14 +55,21 @@ struct logical_and_cpu_kernel {
       }
     }
     // --- end kernel body ---
+    // clang-format on
+  }
+  static void loop_baseline(char* const* data, const int64_t* strides, int64_t n) { loop(data, strides, n); }
+  TS_TARGET_AVX2 static void loop_avx2(char* const* data, const int64_t* strides, int64_t n) { loop(data, strides, n); }
+  TS_TARGET_AVX512 static void loop_avx512(char* const* data, const int64_t* strides, int64_t n) {
+    loop(data, strides, n);
   }
 };
 
 }  // namespace
 
 void register_logical_and_cpu(ts::Registry& registry) {
+  const ts::isa::Level isa = ts::isa::detect();
   registry.set_kernel("logical_and", ts::DeviceType::CPU, ts::DType::Bool,
-                      reinterpret_cast<void*>(&logical_and_cpu_kernel<bool>::loop));
+                      ts::isa::variant<logical_and_cpu_kernel<bool>>(isa));
 }
 
 }  // namespace ts::generated

@@ -9,49 +9,127 @@ namespace {
 template <typename T, typename acc_t, typename out_t>
 struct max_cpu_kernel {
   // out[i] = finalize(fold over j of in[i, j]); strides in bytes.
-  static void loop(const ts::ReduceArgs& args) {
+  // The body, inlined into one function per instruction-set level (tensorsmith/isa.h).
+  static TS_ALWAYS_INLINE void loop(const ts::ReduceArgs& args) {
+    // The body stays exactly as its proposer wrote it (compiler messages cite its own lines).
+    // clang-format off
     // --- kernel body (proposer: template) ---
+    // fold(acc, x): the op's combine, for an element (T) or a partial result (acc_t).
+    const auto fold = [](acc_t acc, auto x) { return static_cast<acc_t>(ts::ops::maximum(acc, acc_t(x))); };
     const int64_t count = args.n_reduce;
-    for (int64_t i = 0; i < args.n_outer; ++i) {
-      const char* row = args.in + i * args.in_outer_stride;
-      // No identity: the engine never calls with n_reduce == 0.
-      acc_t acc = static_cast<acc_t>(*reinterpret_cast<const T*>(row));
-      int64_t j = 1;
-      for (; j < count; ++j) {
-        const T x = *reinterpret_cast<const T*>(row + j * args.in_reduce_stride);
-        acc = ts::ops::maximum(acc, acc_t(x));
+    constexpr int64_t kLanes = 16;             // independent accumulators: the compiler keeps them in vector registers
+    constexpr int64_t kBlock = kLanes * 16;    // each lane folds 16 elements of a block, like numpy's pairwise leaves
+    constexpr int64_t kTile = 256;             // outputs folded side by side when they are adjacent in memory
+    if (args.in_reduce_stride == static_cast<int64_t>(sizeof(T)) && count >= 2 * kBlock) {
+      // Contiguous rows: blocks folded lane-wise, lanes folded as a tree, block
+      // results folded pairwise (a binary counter over levels), then the tail.
+      for (int64_t i = 0; i < args.n_outer; ++i) {
+        const T* row = reinterpret_cast<const T*>(args.in + i * args.in_outer_stride);
+        acc_t acc = static_cast<acc_t>(row[0]);
+        int64_t j = 1;
+        acc_t level_sum[64];
+        bool level_used[64] = {};
+        int top = 0;  // levels in use are below top
+        for (; j + kBlock <= count; j += kBlock) {
+          acc_t lane[kLanes];
+          for (int64_t k = 0; k < kLanes; ++k) lane[k] = static_cast<acc_t>(row[j + k]);
+          for (int64_t s = kLanes; s < kBlock; s += kLanes) {
+            for (int64_t k = 0; k < kLanes; ++k) lane[k] = fold(lane[k], row[j + s + k]);
+          }
+          for (int64_t width = kLanes / 2; width > 0; width /= 2) {
+            for (int64_t k = 0; k < width; ++k) lane[k] = fold(lane[k], lane[k + width]);
+          }
+          acc_t carry = lane[0];
+          int level = 0;
+          while (level_used[level]) {
+            carry = fold(level_sum[level], carry);
+            level_used[level] = false;
+            ++level;
+          }
+          level_sum[level] = carry;
+          level_used[level] = true;
+          top = level + 1 > top ? level + 1 : top;
+        }
+        bool have_blocks = false;
+        acc_t blocks = acc;
+        for (int level = 0; level < top; ++level) {
+          if (!level_used[level]) continue;
+          blocks = have_blocks ? fold(level_sum[level], blocks) : level_sum[level];
+          have_blocks = true;
+        }
+        if (have_blocks) acc = fold(acc, blocks);
+        for (; j < count; ++j) {
+          const T x = row[j];
+          acc = ts::ops::maximum(acc, acc_t(x));
+        }
+        *reinterpret_cast<out_t*>(args.out + i * args.out_stride) = static_cast<out_t>(acc);
       }
-      *reinterpret_cast<out_t*>(args.out + i * args.out_stride) = static_cast<out_t>(acc);
+    } else
+    if (args.in_outer_stride == static_cast<int64_t>(sizeof(T)) && args.n_outer > 1) {
+      // Adjacent outputs (a reduction over an outer axis): a tile of outputs
+      // advances through the reduced axis together, each folded in order.
+      for (int64_t i0 = 0; i0 < args.n_outer; i0 += kTile) {
+        const int64_t width = args.n_outer - i0 < kTile ? args.n_outer - i0 : kTile;
+        const T* first = reinterpret_cast<const T*>(args.in) + i0;
+        acc_t tile[kTile];
+        for (int64_t k = 0; k < width; ++k) tile[k] = static_cast<acc_t>(first[k]);
+        int64_t j = 1;
+        for (; j < count; ++j) {
+          const T* slice = reinterpret_cast<const T*>(reinterpret_cast<const char*>(first) + j * args.in_reduce_stride);
+          for (int64_t k = 0; k < width; ++k) tile[k] = fold(tile[k], slice[k]);
+        }
+        for (int64_t k = 0; k < width; ++k) {
+          const acc_t acc = tile[k];
+          *reinterpret_cast<out_t*>(args.out + (i0 + k) * args.out_stride) = static_cast<out_t>(acc);
+        }
+      }
+    } else {
+      for (int64_t i = 0; i < args.n_outer; ++i) {
+        const char* row = args.in + i * args.in_outer_stride;
+        // No identity: the engine never calls with n_reduce == 0.
+        acc_t acc = static_cast<acc_t>(*reinterpret_cast<const T*>(row));
+        int64_t j = 1;
+        for (; j < count; ++j) {
+          const T x = *reinterpret_cast<const T*>(row + j * args.in_reduce_stride);
+          acc = ts::ops::maximum(acc, acc_t(x));
+        }
+        *reinterpret_cast<out_t*>(args.out + i * args.out_stride) = static_cast<out_t>(acc);
+      }
     }
     // --- end kernel body ---
+    // clang-format on
   }
+  static void loop_baseline(const ts::ReduceArgs& args) { loop(args); }
+  TS_TARGET_AVX2 static void loop_avx2(const ts::ReduceArgs& args) { loop(args); }
+  TS_TARGET_AVX512 static void loop_avx512(const ts::ReduceArgs& args) { loop(args); }
 };
 
 }  // namespace
 
 void register_max_cpu(ts::Registry& registry) {
+  const ts::isa::Level isa = ts::isa::detect();
   registry.set_kernel("max", ts::DeviceType::CPU, ts::DType::Bool,
-                      reinterpret_cast<void*>(&max_cpu_kernel<bool, bool, bool>::loop));
+                      ts::isa::variant<max_cpu_kernel<bool, bool, bool>>(isa));
   registry.set_kernel("max", ts::DeviceType::CPU, ts::DType::Int8,
-                      reinterpret_cast<void*>(&max_cpu_kernel<int8_t, int8_t, int8_t>::loop));
+                      ts::isa::variant<max_cpu_kernel<int8_t, int8_t, int8_t>>(isa));
   registry.set_kernel("max", ts::DeviceType::CPU, ts::DType::Int16,
-                      reinterpret_cast<void*>(&max_cpu_kernel<int16_t, int16_t, int16_t>::loop));
+                      ts::isa::variant<max_cpu_kernel<int16_t, int16_t, int16_t>>(isa));
   registry.set_kernel("max", ts::DeviceType::CPU, ts::DType::Int32,
-                      reinterpret_cast<void*>(&max_cpu_kernel<int32_t, int32_t, int32_t>::loop));
+                      ts::isa::variant<max_cpu_kernel<int32_t, int32_t, int32_t>>(isa));
   registry.set_kernel("max", ts::DeviceType::CPU, ts::DType::Int64,
-                      reinterpret_cast<void*>(&max_cpu_kernel<int64_t, int64_t, int64_t>::loop));
+                      ts::isa::variant<max_cpu_kernel<int64_t, int64_t, int64_t>>(isa));
   registry.set_kernel("max", ts::DeviceType::CPU, ts::DType::UInt8,
-                      reinterpret_cast<void*>(&max_cpu_kernel<uint8_t, uint8_t, uint8_t>::loop));
+                      ts::isa::variant<max_cpu_kernel<uint8_t, uint8_t, uint8_t>>(isa));
   registry.set_kernel("max", ts::DeviceType::CPU, ts::DType::UInt16,
-                      reinterpret_cast<void*>(&max_cpu_kernel<uint16_t, uint16_t, uint16_t>::loop));
+                      ts::isa::variant<max_cpu_kernel<uint16_t, uint16_t, uint16_t>>(isa));
   registry.set_kernel("max", ts::DeviceType::CPU, ts::DType::UInt32,
-                      reinterpret_cast<void*>(&max_cpu_kernel<uint32_t, uint32_t, uint32_t>::loop));
+                      ts::isa::variant<max_cpu_kernel<uint32_t, uint32_t, uint32_t>>(isa));
   registry.set_kernel("max", ts::DeviceType::CPU, ts::DType::UInt64,
-                      reinterpret_cast<void*>(&max_cpu_kernel<uint64_t, uint64_t, uint64_t>::loop));
+                      ts::isa::variant<max_cpu_kernel<uint64_t, uint64_t, uint64_t>>(isa));
   registry.set_kernel("max", ts::DeviceType::CPU, ts::DType::Float32,
-                      reinterpret_cast<void*>(&max_cpu_kernel<float, float, float>::loop));
+                      ts::isa::variant<max_cpu_kernel<float, float, float>>(isa));
   registry.set_kernel("max", ts::DeviceType::CPU, ts::DType::Float64,
-                      reinterpret_cast<void*>(&max_cpu_kernel<double, double, double>::loop));
+                      ts::isa::variant<max_cpu_kernel<double, double, double>>(isa));
 }
 
 }  // namespace ts::generated

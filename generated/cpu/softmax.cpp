@@ -9,7 +9,10 @@ namespace {
 template <typename T, typename acc_t>
 struct softmax_cpu_kernel {
   // rows x cols, input and output contiguous row-major.
-  static void loop(const ts::RowArgs& args) {
+  // The body, inlined into one function per instruction-set level (tensorsmith/isa.h).
+  static TS_ALWAYS_INLINE void loop(const ts::RowArgs& args) {
+    // The body stays exactly as its proposer wrote it (compiler messages cite its own lines).
+    // clang-format off
     // --- kernel body (proposer: template) ---
     for (int64_t r = 0; r < args.rows; ++r) {
       const T* in = reinterpret_cast<const T*>(args.in) + r * args.cols;
@@ -24,16 +27,21 @@ struct softmax_cpu_kernel {
       }
     }
     // --- end kernel body ---
+    // clang-format on
   }
+  static void loop_baseline(const ts::RowArgs& args) { loop(args); }
+  TS_TARGET_AVX2 static void loop_avx2(const ts::RowArgs& args) { loop(args); }
+  TS_TARGET_AVX512 static void loop_avx512(const ts::RowArgs& args) { loop(args); }
 };
 
 }  // namespace
 
 void register_softmax_cpu(ts::Registry& registry) {
+  const ts::isa::Level isa = ts::isa::detect();
   registry.set_kernel("softmax", ts::DeviceType::CPU, ts::DType::Float32,
-                      reinterpret_cast<void*>(&softmax_cpu_kernel<float, double>::loop));
+                      ts::isa::variant<softmax_cpu_kernel<float, double>>(isa));
   registry.set_kernel("softmax", ts::DeviceType::CPU, ts::DType::Float64,
-                      reinterpret_cast<void*>(&softmax_cpu_kernel<double, double>::loop));
+                      ts::isa::variant<softmax_cpu_kernel<double, double>>(isa));
 }
 
 }  // namespace ts::generated

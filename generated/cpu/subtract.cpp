@@ -10,7 +10,10 @@ template <typename T>
 struct subtract_cpu_kernel {
   using out_t = T;
   // One run of n elements: data[0] = out, data[1..] = x1, x2; strides in bytes.
-  static void loop(char* const* data, const int64_t* strides, int64_t n) {
+  // The body, inlined into one function per instruction-set level (tensorsmith/isa.h).
+  static TS_ALWAYS_INLINE void loop(char* const* data, const int64_t* strides, int64_t n) {
+    // The body stays exactly as its proposer wrote it (compiler messages cite its own lines).
+    // clang-format off
     // --- kernel body (proposer: template) ---
     char* out = data[0];
     const char* in_x1 = data[1];
@@ -26,6 +29,24 @@ struct subtract_cpu_kernel {
         const T x2 = p_x2[i];
         o[i] = static_cast<out_t>(ts::ops::subtract(x1, x2));
       }
+    } else if (strides[0] == sizeof(out_t) && strides[1] == 0 && strides[2] == sizeof(T)) {
+      // x1 broadcast (stride 0), the rest contiguous: x1 is loaded once.
+      out_t* o = reinterpret_cast<out_t*>(out);
+      const T x1 = *reinterpret_cast<const T*>(in_x1);
+      const T* p_x2 = reinterpret_cast<const T*>(in_x2);
+      for (int64_t i = 0; i < n; ++i) {
+        const T x2 = p_x2[i];
+        o[i] = static_cast<out_t>(ts::ops::subtract(x1, x2));
+      }
+    } else if (strides[0] == sizeof(out_t) && strides[2] == 0 && strides[1] == sizeof(T)) {
+      // x2 broadcast (stride 0), the rest contiguous: x2 is loaded once.
+      out_t* o = reinterpret_cast<out_t*>(out);
+      const T x2 = *reinterpret_cast<const T*>(in_x2);
+      const T* p_x1 = reinterpret_cast<const T*>(in_x1);
+      for (int64_t i = 0; i < n; ++i) {
+        const T x1 = p_x1[i];
+        o[i] = static_cast<out_t>(ts::ops::subtract(x1, x2));
+      }
     } else {
       for (int64_t i = 0; i < n; ++i) {
         const T x1 = *reinterpret_cast<const T*>(in_x1 + i * strides[1]);
@@ -34,32 +55,39 @@ struct subtract_cpu_kernel {
       }
     }
     // --- end kernel body ---
+    // clang-format on
+  }
+  static void loop_baseline(char* const* data, const int64_t* strides, int64_t n) { loop(data, strides, n); }
+  TS_TARGET_AVX2 static void loop_avx2(char* const* data, const int64_t* strides, int64_t n) { loop(data, strides, n); }
+  TS_TARGET_AVX512 static void loop_avx512(char* const* data, const int64_t* strides, int64_t n) {
+    loop(data, strides, n);
   }
 };
 
 }  // namespace
 
 void register_subtract_cpu(ts::Registry& registry) {
+  const ts::isa::Level isa = ts::isa::detect();
   registry.set_kernel("subtract", ts::DeviceType::CPU, ts::DType::Int8,
-                      reinterpret_cast<void*>(&subtract_cpu_kernel<int8_t>::loop));
+                      ts::isa::variant<subtract_cpu_kernel<int8_t>>(isa));
   registry.set_kernel("subtract", ts::DeviceType::CPU, ts::DType::Int16,
-                      reinterpret_cast<void*>(&subtract_cpu_kernel<int16_t>::loop));
+                      ts::isa::variant<subtract_cpu_kernel<int16_t>>(isa));
   registry.set_kernel("subtract", ts::DeviceType::CPU, ts::DType::Int32,
-                      reinterpret_cast<void*>(&subtract_cpu_kernel<int32_t>::loop));
+                      ts::isa::variant<subtract_cpu_kernel<int32_t>>(isa));
   registry.set_kernel("subtract", ts::DeviceType::CPU, ts::DType::Int64,
-                      reinterpret_cast<void*>(&subtract_cpu_kernel<int64_t>::loop));
+                      ts::isa::variant<subtract_cpu_kernel<int64_t>>(isa));
   registry.set_kernel("subtract", ts::DeviceType::CPU, ts::DType::UInt8,
-                      reinterpret_cast<void*>(&subtract_cpu_kernel<uint8_t>::loop));
+                      ts::isa::variant<subtract_cpu_kernel<uint8_t>>(isa));
   registry.set_kernel("subtract", ts::DeviceType::CPU, ts::DType::UInt16,
-                      reinterpret_cast<void*>(&subtract_cpu_kernel<uint16_t>::loop));
+                      ts::isa::variant<subtract_cpu_kernel<uint16_t>>(isa));
   registry.set_kernel("subtract", ts::DeviceType::CPU, ts::DType::UInt32,
-                      reinterpret_cast<void*>(&subtract_cpu_kernel<uint32_t>::loop));
+                      ts::isa::variant<subtract_cpu_kernel<uint32_t>>(isa));
   registry.set_kernel("subtract", ts::DeviceType::CPU, ts::DType::UInt64,
-                      reinterpret_cast<void*>(&subtract_cpu_kernel<uint64_t>::loop));
+                      ts::isa::variant<subtract_cpu_kernel<uint64_t>>(isa));
   registry.set_kernel("subtract", ts::DeviceType::CPU, ts::DType::Float32,
-                      reinterpret_cast<void*>(&subtract_cpu_kernel<float>::loop));
+                      ts::isa::variant<subtract_cpu_kernel<float>>(isa));
   registry.set_kernel("subtract", ts::DeviceType::CPU, ts::DType::Float64,
-                      reinterpret_cast<void*>(&subtract_cpu_kernel<double>::loop));
+                      ts::isa::variant<subtract_cpu_kernel<double>>(isa));
 }
 
 }  // namespace ts::generated
