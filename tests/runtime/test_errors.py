@@ -176,7 +176,8 @@ def test_asarray_of_unsupported_numpy_dtype_names_it(a: np.ndarray) -> None:
         ts.add(ts.asarray([1.0]), a)
 
 
-@pytest.mark.parametrize("obj", [["a"], None, {1, 2}, 2**64, [1, "a"], object()], ids=repr)
+@pytest.mark.parametrize("obj", [["a"], None, {1, 2}, 2**64, [1, "a"], object()],
+                         ids=["str-list", "None", "set", "2**64", "mixed-list", "object"])  # stable ids for xdist
 def test_asarray_of_python_objects_without_a_numeric_dtype(obj) -> None:
     with pytest.raises(TypeError, match=r"numpy dtype '.+' is not supported by tensorsmith"):
         ts.asarray(obj)
