@@ -27,7 +27,16 @@ from .manifest import MANIFEST_NAME, Manifest, OutputRecord
 from .model import Catalog, OpSpec, load_catalog
 from .progress import Board
 from .project import Project
-from .proposers import GaveUp, Proposal, Proposer, StoredProposer, Task, TemplateProposer, extract_body
+from .proposers import (
+    GaveUp,
+    Proposal,
+    Proposer,
+    StoredProposer,
+    Task,
+    TemplateProposer,
+    extract_body,
+    stored_transcript,
+)
 from .render import Renderer
 
 SHARED_TEMPLATES = {
@@ -140,7 +149,7 @@ class Regenerator:
                     inputs[f"templates/{body_template}"] = sha256_text(self.renderer.source(body_template))
                 path = api.kernel_path(spec, device)
                 previous = records.get((spec.name, device))
-                on_disk = _read(self.project.generated_dir / path)
+                on_disk = writer.read_text(self.project.generated_dir / path)
                 key = combine(inputs)
                 reason = _stale_reason(previous, on_disk, inputs, key, force)
                 plans.append(KernelPlan(spec, device, path, inputs, key, previous, on_disk, reason))
@@ -201,8 +210,7 @@ class Regenerator:
         --check instead of being silently dropped by a run that was not asked to fix it."""
         if plan.previous is None or plan.on_disk is None:
             return KernelResult(plan, status, "no accepted kernel yet", None, None)
-        transcript = plan.previous.details.get("transcript")
-        text = _read(self.project.generated_dir / str(transcript)) if transcript else None
+        text = stored_transcript(self.project.generated_dir, plan.previous.details)
         return KernelResult(plan, status, "", plan.previous, plan.on_disk, text)
 
     def _work(self, todo: list[KernelPlan], jobs: int):
@@ -377,9 +385,3 @@ def _stale_reason(previous: OutputRecord | None, on_disk: str | None, inputs: di
         return "forced"
     return None
 
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None

@@ -23,6 +23,7 @@ from . import api, dest
 from .manifest import OutputRecord
 from .model import OpSpec
 from .render import Renderer
+from .writer import read_text
 
 if TYPE_CHECKING:
     from validators.gate import Verdict
@@ -168,16 +169,13 @@ class StoredProposer(OneShotProposer):
         body, proposer = found
         previous = task.previous
         details = dict(previous.details) if previous is not None and previous.proposer == proposer else {}
-        transcript = details.get("transcript")
-        text = _read(self.generated_dir / str(transcript)) if transcript else None
-        return Proposal(body=body, proposer=proposer, details=details, transcript=text)
+        return Proposal(body=body, proposer=proposer, details=details, transcript=stored_transcript(self.generated_dir, details))
 
 
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
+def stored_transcript(generated_dir: Path, details: dict[str, object]) -> str | None:
+    """The transcript a kernel's record points at, as generated/ holds it (None without one)."""
+    transcript = details.get("transcript")
+    return read_text(generated_dir / str(transcript)) if transcript else None
 
 
 class FixedProposer(OneShotProposer):

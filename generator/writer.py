@@ -27,7 +27,7 @@ class Diff:
 
 
 def diff(generated_dir: Path, outputs: dict[str, str]) -> Diff:
-    changed = [name for name in sorted(outputs) if _read(generated_dir / name) != outputs[name]]
+    changed = [name for name in sorted(outputs) if read_text(generated_dir / name) != outputs[name]]
     produced = set(outputs)
     stale = sorted(
         p.relative_to(generated_dir).as_posix()
@@ -78,7 +78,8 @@ def _old(generated_dir: Path) -> Path:
     return generated_dir.with_name(generated_dir.name + ".old")
 
 
-def _read(path: Path) -> str | None:
+def read_text(path: Path) -> str | None:
+    """A file's text, or None when it does not exist."""
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
