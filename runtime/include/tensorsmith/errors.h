@@ -14,6 +14,8 @@ struct TypeError : std::runtime_error { using std::runtime_error::runtime_error;
 struct IndexError : std::runtime_error { using std::runtime_error::runtime_error; };
 struct AxisError : std::runtime_error { using std::runtime_error::runtime_error; };
 struct NotImplementedError : std::runtime_error { using std::runtime_error::runtime_error; };
+// A failure of the device or its driver (a CUDA error); Python's RuntimeError.
+struct RuntimeError : std::runtime_error { using std::runtime_error::runtime_error; };
 
 // TS_CHECK(cond, ErrorType, "message " << value): throw ErrorType with the message.
 #define TS_CHECK(cond, Err, msg)            \
