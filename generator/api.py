@@ -14,7 +14,10 @@ import numpy as np
 from .model import DTYPES, FLOATING, Family, OpSpec, Promotion
 from .signature import Argument, BaseType
 
-DEVICES = ("cpu",)  # CUDA joins with the CUDA backend; dispatch already has the dimension
+DEVICES = ("cpu", "cuda")  # every op gets a kernel for each; an op missing on one is left out of the runtime
+SOURCE_SUFFIX = {"cpu": ".cpp", "cuda": ".cu"}
+# The macro a device's kernels are compiled under; None: always built.
+DEVICE_GUARD = {"cpu": None, "cuda": "TS_WITH_CUDA"}
 
 CPP_TYPE = {
     "bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
@@ -95,23 +98,28 @@ class KernelTypes:
     scalar: str  # T: the kernel dtype's C++ type
     acc: str  # accumulator type (reductions, normalization, contraction); T elsewhere
     out: str  # the output element type
+    compute: str  # what pointwise expressions are evaluated in (T, or float for the 16-bit floats)
+
+
+def compute_type(dtype: str) -> str:
+    return CPP_TYPE[dtype]
 
 
 def kernel_types(spec: OpSpec, dtype: str) -> KernelTypes:
-    scalar = CPP_TYPE[dtype]
+    scalar, compute = CPP_TYPE[dtype], compute_type(dtype)
     p = spec.promotion
     if p in (Promotion.comparison, Promotion.logical):
-        return KernelTypes(dtype, scalar, scalar, "bool")
+        return KernelTypes(dtype, scalar, scalar, "bool", compute)
     if p is Promotion.reduce_sum:
         out = CPP_TYPE[sum_result(dtype)]
-        return KernelTypes(dtype, scalar, "double" if dtype == "float32" else out, out)
+        return KernelTypes(dtype, scalar, "double" if dtype == "float32" else out, out, compute)
     if p is Promotion.reduce_mean:
-        return KernelTypes(dtype, scalar, "double", scalar if dtype in FLOATING else "double")
+        return KernelTypes(dtype, scalar, "double", scalar if dtype in FLOATING else "double", compute)
     if p is Promotion.reduce_index:
-        return KernelTypes(dtype, scalar, scalar, "int64_t")
+        return KernelTypes(dtype, scalar, scalar, "int64_t", compute)
     if spec.family in (Family.normalization, Family.contraction) and dtype in FLOATING:
-        return KernelTypes(dtype, scalar, "double", scalar)
-    return KernelTypes(dtype, scalar, scalar, scalar)
+        return KernelTypes(dtype, scalar, "double", scalar, compute)
+    return KernelTypes(dtype, scalar, scalar, scalar, compute)
 
 
 def interface(spec: OpSpec) -> str:
@@ -123,6 +131,11 @@ def interface(spec: OpSpec) -> str:
 def input_cpp_type(spec: OpSpec, index: int) -> str:
     """C++ type of tensor input `index` inside a kernel (T, or bool for where's condition)."""
     return "bool" if spec.promotion is Promotion.where and index == 0 else "T"
+
+
+def input_compute_type(spec: OpSpec, index: int) -> str:
+    """C++ type a CUDA pointwise functor takes input `index` as (compute_t, or bool for where's condition)."""
+    return "bool" if spec.promotion is Promotion.where and index == 0 else "compute_t"
 
 
 # ---- C++ names ------------------------------------------------------------------------------------
@@ -138,7 +151,7 @@ def register_function(spec: OpSpec, device: str) -> str:
 
 def kernel_path(spec: OpSpec, device: str) -> str:
     """Output path of the op's kernel translation unit, relative to generated/."""
-    return f"{device}/{spec.name}.cpp"
+    return f"{device}/{spec.name}{SOURCE_SUFFIX[device]}"
 
 
 def transcript_path(spec: OpSpec, device: str) -> str:
@@ -148,12 +161,12 @@ def transcript_path(spec: OpSpec, device: str) -> str:
 
 def template_path(spec: OpSpec, device: str) -> str:
     """The translation-unit template an op's kernel is rendered into (relative to templates/)."""
-    return f"{device}/{spec.family.value}.cpp.j2"
+    return f"{device}/{spec.family.value}{SOURCE_SUFFIX[device]}.j2"
 
 
 def body_template_path(spec: OpSpec, device: str) -> str:
     """The template proposer's body template for the op's family."""
-    return f"{device}/bodies/{spec.family.value}.cpp.j2"
+    return f"{device}/bodies/{spec.family.value}{SOURCE_SUFFIX[device]}.j2"
 
 
 # ---- Python bindings -----------------------------------------------------------------------------

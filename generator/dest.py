@@ -28,8 +28,10 @@ def kernel_context(spec: OpSpec, device: str, body: str, proposer: str, header: 
     kernels = []
     for dtype in api.kernel_dtypes(spec):
         types = api.kernel_types(spec, dtype)
-        kernels.append({"dtype_enum": api.DTYPE_ENUM[dtype], "scalar": types.scalar, "acc": types.acc, "out": types.out})
+        kernels.append({"dtype_enum": api.DTYPE_ENUM[dtype], "scalar": types.scalar, "acc": types.acc, "out": types.out,
+                        "compute": types.compute})  # fmt: skip
     out_type = "bool" if api.kernel_types(spec, "float64").out == "bool" else "T"
+    names = [a.name for a in spec.signature.tensor_arguments]
     return {
         "header": header,
         "op": spec.name,
@@ -39,13 +41,20 @@ def kernel_context(spec: OpSpec, device: str, body: str, proposer: str, header: 
         "device_enum": api.DEVICE_ENUM[device],
         "kernels": kernels,
         "out_type": out_type,
-        "input_names": [a.name for a in spec.signature.tensor_arguments],
+        "input_names": names,
+        # CUDA pointwise functors: parameters as computed in, inputs as stored.
+        "cuda_params": ", ".join(f"{api.input_compute_type(spec, i)} {n}" for i, n in enumerate(names)),
+        "cuda_inputs": ", ".join(api.input_cpp_type(spec, i) for i in range(len(names))),
+        **({"identity": spec.field("identity") or "", "finalize": spec.field("finalize") or "acc"}
+           if spec.family is Family.reduction else {}),  # fmt: skip
         "body": body.rstrip("\n"),
         "proposer": proposer,
     }
 
 
-def registration_context(catalog: Catalog, header: str) -> dict[str, object]:
+def registration_context(catalog: Catalog, header: str, devices: tuple[str, ...] | None = None) -> dict[str, object]:
+    """The op table: every op's definition and, per device, a function registering its kernels. Only the
+    kernels of `devices` (default: all) are registered; the gate builds one op on one device."""
     ops = [
         {
             "name": spec.name,
@@ -56,8 +65,16 @@ def registration_context(catalog: Catalog, header: str) -> dict[str, object]:
         }
         for spec in catalog.ops
     ]
-    register_fns = [api.register_function(spec, device) for spec in catalog.ops for device in api.DEVICES]
-    return {"header": header, "ops": ops, "register_fns": register_fns}
+    registered = api.DEVICES if devices is None else devices
+    per_device = [
+        {
+            "name": device,
+            "guard": api.DEVICE_GUARD[device],
+            "register_fns": [api.register_function(spec, device) for spec in catalog.ops] if device in registered else [],
+        }
+        for device in api.DEVICES
+    ]
+    return {"header": header, "ops": ops, "devices": per_device}
 
 
 def bindings_context(catalog: Catalog, header: str) -> dict[str, object]:
@@ -137,8 +154,11 @@ def _engine_call(spec: OpSpec) -> str:
 
 
 def sources_context(catalog: Catalog, header: str) -> dict[str, object]:
-    kernel_files = [f"generated/{api.kernel_path(spec, d)}" for spec in catalog.ops for d in api.DEVICES]
-    return {"header": header, "sources": ["generated/registration.cpp", "generated/bindings.cpp", *kernel_files]}
+    def kernels(device: str) -> list[str]:
+        return [f"generated/{api.kernel_path(spec, device)}" for spec in catalog.ops]
+
+    shared = ["generated/registration.cpp", "generated/bindings.cpp"]
+    return {"header": header, "sources": [*shared, *kernels("cpu")], "cuda_sources": kernels("cuda")}
 
 
 def stub_context(catalog: Catalog, header: str) -> dict[str, object]:

@@ -60,8 +60,10 @@ def validator_files(root: Path) -> list[Path]:
 
 
 # The runtime headers a kernel translation unit sees (kernel_api.h and what it includes).
-KERNEL_HEADERS = ("kernel_api.h", "dispatch.h", "dtype.h", "device.h", "scalar_ops.h")
-COMMENT = {".cpp": "//", ".cmake": "#", ".pyi": "#"}
+KERNEL_HEADERS = ("kernel_api.h", "dispatch.h", "dtype.h", "device.h", "scalar_ops.h", "isa.h", "blas.h", "cuda/kernel_api.cuh",
+                  "cuda/launch.cuh", "cuda/pointwise.cuh", "cuda/reduce.cuh", "cuda/normalize.cuh", "cuda/gemm.cuh",
+                  "cuda/runtime.h", "cuda/workspace.h", "cuda/blas.h")
+COMMENT = {".cpp": "//", ".cu": "//", ".cmake": "#", ".pyi": "#"}
 
 
 @dataclass(frozen=True)
@@ -297,14 +299,21 @@ class Regenerator:
             proposer=proposal.proposer,
             body_sha256=sha256_text(stored_body(source)),
             interface_sha256=sha256_text(api.interface(plan.spec)),
-            verdict=f"accepted by {', '.join(self.gate.stages)}",
+            verdict=self._verdict_text(plan.device),
             details=details,
         )
+
+    def _verdict_text(self, device: str) -> str:
+        """What the manifest says the gate did; stages this machine could not run (a CUDA kernel's, without a
+        GPU) are named as pending, for `tsgen validate --device cuda` on a GPU machine to finish."""
+        pending = self.gate.pending_stages(device)
+        ran = ", ".join(stage for stage in self.gate.stages if stage not in pending)
+        return f"accepted by {ran}" + (f"; pending (no GPU): {', '.join(pending)}" if pending else "")
 
     def candidate(self, spec: OpSpec, device: str, body: str, proposer: str) -> Candidate:
         """What the gate judges: the body, its translation unit, and the op table for this op alone."""
         header = self.renderer.header([spec.path, "templates/registration.cpp.j2"])
-        registration = self.renderer.render("registration.cpp.j2", **dest.registration_context(Catalog((spec,), ()), header))
+        registration = self.renderer.render("registration.cpp.j2", **dest.registration_context(Catalog((spec,), ()), header, (device,)))
         return Candidate(spec, device, body, self.render_kernel(spec, device, body, proposer), registration, proposer)
 
     def render_kernel(self, spec: OpSpec, device: str, body: str, proposer: str) -> str:

@@ -23,6 +23,8 @@ from pathlib import Path
 import pybind11
 import scipy_openblas64
 
+from .cuda import CHECK_ARCHITECTURE, NVCC_FLAGS, RELEASE_ARCHITECTURES, CudaToolchain, NvccMissing
+
 FLAGS = {
     "release": ["-O2"],
     "sanitize": ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined",
@@ -34,6 +36,9 @@ COMMON = ["-std=c++17", "-fPIC", "-fvisibility=hidden", "-w", "-ffp-contract=off
 BLAS_LIBRARY = Path(scipy_openblas64.get_lib_dir()) / scipy_openblas64.get_library(fullname=True)
 BLAS_LINK = [str(BLAS_LIBRARY), f"-Wl,-rpath,{BLAS_LIBRARY.parent}"]
 BLAS_VERSION = f"scipy-openblas64 {scipy_openblas64.__version__}"  # its cblas.h is compiled into the runtime objects
+
+
+CUDA_VARIANT = "cuda"  # release flags with the CUDA runtime compiled in (TS_WITH_CUDA): runs CUDA candidates on a GPU
 
 
 class BuildError(Exception):
@@ -57,6 +62,7 @@ class Toolchain:
 
 class CandidateBuilder:
     def __init__(self, root: Path, cache_dir: Path, toolchain: Toolchain | None = None, jobs: int = 2) -> None:
+        self._cuda: CudaToolchain | None = None
         self.root = root
         self.cache_dir = cache_dir
         self.toolchain = toolchain or Toolchain.find()
@@ -69,8 +75,24 @@ class CandidateBuilder:
         return [f"-I{self.root / 'runtime' / 'include'}", f"-I{pybind11.get_include()}",
                 f"-I{sysconfig.get_paths()['include']}", f"-I{scipy_openblas64.get_include_dir()}"]  # fmt: skip
 
-    def runtime_sources(self) -> list[Path]:
-        return sorted([*(self.root / "runtime" / "src").glob("core/*.cpp"), self.root / "validators" / "csrc" / "gate_module.cpp"])
+    @property
+    def cuda(self) -> CudaToolchain:
+        """nvcc, found on first use (CPU candidates never need it)."""
+        if self._cuda is None:
+            try:
+                self._cuda = CudaToolchain.find()
+            except NvccMissing as exc:
+                raise BuildError(str(exc)) from exc
+        return self._cuda
+
+    def flags(self, variant: str) -> list[str]:
+        if variant == CUDA_VARIANT:
+            return [*FLAGS["release"], "-DTS_WITH_CUDA", f"-I{self.cuda.cuda_home / 'include'}"]
+        return FLAGS[variant]
+
+    def runtime_sources(self, variant: str = "release") -> list[Path]:
+        cuda = sorted((self.root / "runtime" / "src" / "cuda").glob("*.c*")) if variant == CUDA_VARIANT else []
+        return sorted([*(self.root / "runtime" / "src").glob("core/*.cpp"), *cuda, self.root / "validators" / "csrc" / "gate_module.cpp"])
 
     def runtime_objects(self, variant: str) -> list[Path]:
         """The runtime compiled for `variant`, once per content hash (shared by all candidates)."""
@@ -80,10 +102,11 @@ class CandidateBuilder:
             return self._runtime_objects[variant]
 
     def _build_runtime(self, variant: str) -> list[Path]:
-        sources = self.runtime_sources()
-        headers = sorted((self.root / "runtime" / "include").rglob("*.h"))
+        sources = self.runtime_sources(variant)
+        headers = sorted((self.root / "runtime" / "include").rglob("*.h*"))
         # Not the include paths: checkouts with the same content share these objects.
-        digest = hashlib.sha256(" ".join([self.toolchain.version(), *FLAGS[variant], *COMMON, BLAS_VERSION]).encode())
+        cuda = [self.cuda.version] if variant == CUDA_VARIANT else []
+        digest = hashlib.sha256(" ".join([self.toolchain.version(), *FLAGS.get(variant, []), *COMMON, BLAS_VERSION, *cuda]).encode())
         for path in [*sources, *headers]:
             digest.update(path.relative_to(self.root).as_posix().encode() + b"\0" + path.read_bytes())
         out_dir = self.cache_dir / f"runtime-{variant}-{digest.hexdigest()[:16]}"
@@ -96,20 +119,34 @@ class CandidateBuilder:
         return objects
 
     def compile(self, source: Path, obj: Path, variant: str) -> Path:
+        if source.suffix == ".cu":
+            return self.compile_cuda(source, obj, ptx_only=False)
         tmp = obj.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}.o")
-        self._run([self.toolchain.compiler, *COMMON, *FLAGS[variant], *self.includes, "-c", str(source), "-o", str(tmp)])
+        self._run([self.toolchain.compiler, *COMMON, *self.flags(variant), *self.includes, "-c", str(source), "-o", str(tmp)])
         os.replace(tmp, obj)  # atomic: a killed build never leaves a truncated cached object
         return obj
 
+    def compile_cuda(self, source: Path, obj: Path, ptx_only: bool) -> Path:
+        """A .cu file as the release build compiles it (SASS for every release architecture), or, where
+        no GPU will run it, PTX for the lowest only: the same front end checks, in about half the time."""
+        architectures = (CHECK_ARCHITECTURE,) if ptx_only else RELEASE_ARCHITECTURES
+        tmp = obj.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}.o")
+        self._run([str(self.cuda.nvcc), *NVCC_FLAGS, *self.cuda.gencode(architectures, ptx_only), "-DTS_WITH_CUDA",
+                   f"-I{self.root / 'runtime' / 'include'}", "-c", str(source), "-o", str(tmp)])  # fmt: skip
+        os.replace(tmp, obj)
+        return obj
+
     def link(self, objects: Sequence[Path], output: Path, variant: str) -> Path:
-        self._run([self.toolchain.compiler, "-shared", "-pthread", *FLAGS[variant], "-o", str(output), *map(str, objects), *BLAS_LINK])
+        cuda = [f"-L{self.cuda.cuda_home / 'lib64'}", "-lcudart", "-ldl"] if variant == CUDA_VARIANT else []
+        self._run([self.toolchain.compiler, "-shared", "-pthread", *FLAGS.get(variant, FLAGS["release"]), "-o", str(output),
+                   *map(str, objects), *BLAS_LINK, *cuda])  # fmt: skip
         return output
 
     def build(self, kernel_source: str, registration_source: str, scratch: Path, variant: str) -> Path:
         """Compiles the candidate's translation unit and the op table for its op, links them with the
         runtime, and returns the module's path (named so Python imports it as `_gate`)."""
         runtime = self.runtime_objects(variant)
-        kernel_cpp = scratch / f"kernel.{variant}.cpp"
+        kernel_cpp = scratch / (f"kernel.{variant}.cu" if variant == CUDA_VARIANT else f"kernel.{variant}.cpp")
         registration_cpp = scratch / f"registration.{variant}.cpp"
         kernel_cpp.write_text(kernel_source, encoding="utf-8")
         registration_cpp.write_text(registration_source, encoding="utf-8")
@@ -119,14 +156,18 @@ class CandidateBuilder:
         module_dir.mkdir(exist_ok=True)
         return self.link([kernel_o, registration_o, *runtime], module_dir / f"_gate{sysconfig.get_config_var('EXT_SUFFIX')}", variant)
 
-    def kernel_object(self, kernel_source: str, scratch: Path) -> Path:
+    def kernel_object(self, kernel_source: str, scratch: Path, device: str = "cpu", ptx_only: bool = False) -> Path:
         """The candidate alone, compiled as the release build would (for the symbol check)."""
+        if device == "cuda":
+            source = scratch / "kernel.release.cu"
+            source.write_text(kernel_source, encoding="utf-8")
+            return self.compile_cuda(source, scratch / "kernel.release.o", ptx_only)
         source = scratch / "kernel.release.cpp"
         source.write_text(kernel_source, encoding="utf-8")
         return self.compile(source, scratch / "kernel.release.o", "release")
 
     def _run(self, command: list[str]) -> None:
-        env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR")}
+        env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR", "CUDA_HOME")}
         result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
         if result.returncode != 0:
             raise BuildError(_first_errors(result.stderr))

@@ -12,6 +12,11 @@ failure:
                 runs with two canaries, in fresh and reused memory, must agree; inputs must not change
   sanitizers    the same on small cases, built with ASan + UBSan
 
+CUDA kernels go through the same stages. Where no GPU is present the stages that run the kernel are
+left pending: the verdict accepts what could be checked (static rules, nvcc, symbols) and says so, and
+`tsgen validate --device cuda` on a machine with a GPU judges them in full (differential against the
+numpy reference, compute-sanitizer memcheck and racecheck when it is installed).
+
 The verdict says where it failed in a few lines a proposer can act on, without
 revealing hidden seeds; `report` holds everything for a person.
 """
@@ -39,11 +44,13 @@ import numpy as np
 from generator.model import OpSpec
 
 from . import compare, inputs, static_check, symbols
-from .build import BuildError, CandidateBuilder
+from .build import CUDA_VARIANT, BuildError, CandidateBuilder
+from .cuda import gpu_count
 from .runner import FILLS, write_job
 from .sandbox import GiB, MiB, Limits, run_sandboxed
 
 STAGES = ("static", "compile", "symbols", "differential", "sanitizers")
+RUN_STAGES = ("differential", "sanitizers")  # the stages that run the kernel: a CUDA kernel's need a GPU
 SANITIZER_CASE_LIMIT = 4096  # elements per case: ASan runs stay small and fast
 SANITIZER_REPORT = re.compile(r"ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer|SUMMARY: UndefinedBehaviorSanitizer")
 
@@ -125,21 +132,34 @@ class Gate:
         runtime_files = sorted([*(self.root / "runtime" / "src" / "core").glob("*.cpp"), *(self.root / "runtime" / "include").rglob("*.h")])
         for path in gate_files + runtime_files:
             digest.update(path.name.encode() + b"\0" + path.read_bytes())
+        if candidate.device == "cuda":  # the CUDA machinery, runtime and compiler, and whether a GPU ran it
+            cuda_files = sorted([*(self.root / "runtime" / "include").rglob("*.cuh"), *(self.root / "runtime" / "src" / "cuda").glob("*")])
+            for path in cuda_files:
+                digest.update(path.name.encode() + b"\0" + path.read_bytes())
+            digest.update(f"{self.builder.cuda.version}|gpu={gpu_count() > 0}".encode())
         for part in (self.builder.toolchain.version(), self.salt.hex(), ",".join(self.stages), str(self.wall_s), candidate.spec.text,
                      candidate.device, candidate.source, candidate.registration):  # fmt: skip
             digest.update(part.encode() + b"\0")
         return digest.hexdigest()
 
+    def pending_stages(self, device: str) -> tuple[str, ...]:
+        """The stages this machine cannot run for `device` kernels: those that run a CUDA kernel, without a GPU."""
+        if device == "cuda" and gpu_count() == 0:
+            return tuple(stage for stage in self.stages if stage in RUN_STAGES)
+        return ()
+
     def _judge(self, candidate: Candidate, on_stage: Callable[[str], None]) -> Verdict:
-        if candidate.device != "cpu":
-            return Verdict(False, "device", f"the gate cannot run {candidate.device} kernels on this machine")
-        report: dict[str, Any] = {"op": candidate.op, "device": candidate.device, "proposer": candidate.proposer, "stages": {}}
+        if candidate.device not in ("cpu", "cuda"):
+            return Verdict(False, "device", f"the gate has no {candidate.device} path")
+        pending = self.pending_stages(candidate.device)
+        report: dict[str, Any] = {"op": candidate.op, "device": candidate.device, "proposer": candidate.proposer, "stages": {},
+                                  "pending": list(pending)}  # fmt: skip
         scratch_root = self.cache_dir / "scratch"
         scratch_root.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=f"{candidate.op}-", dir=scratch_root))
         try:
             state: dict[str, Any] = {}
-            for stage in self.stages:
+            for stage in (s for s in self.stages if s not in pending):
                 on_stage(stage)
                 started = time.monotonic()
                 failure = getattr(self, f"_{stage}")(candidate, scratch, state, report)
@@ -148,14 +168,15 @@ class Gate:
                     report["verdict"] = {"accepted": False, "stage": stage, "message": failure}
                     return Verdict(False, stage, failure, report)
             report["verdict"] = {"accepted": True}
-            return Verdict(True, "all", "", report)
+            message = f"{' and '.join(pending)} pending: no CUDA device on this machine" if pending else ""
+            return Verdict(True, "all", message, report)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
     # ---- stages: each returns None (passed) or the failure message ----------------------------------
 
     def _static(self, candidate: Candidate, scratch: Path, state: dict, report: dict) -> str | None:
-        violations = static_check.check_body(candidate.body)
+        violations = static_check.check_body(candidate.body, candidate.device)
         report["static"] = [str(v) for v in violations]
         if violations:
             return "\n".join(f"body {v}" for v in violations[:5])
@@ -163,13 +184,15 @@ class Gate:
 
     def _compile(self, candidate: Candidate, scratch: Path, state: dict, report: dict) -> str | None:
         try:
-            state["object"] = self.builder.kernel_object(candidate.source, scratch)
+            ptx_only = candidate.device == "cuda" and gpu_count() == 0  # nothing here will run it: check, don't assemble
+            state["object"] = self.builder.kernel_object(candidate.source, scratch, candidate.device, ptx_only)
         except BuildError as exc:
             return _map_to_body(str(exc), candidate.source)
         return None
 
     def _symbols(self, candidate: Candidate, scratch: Path, state: dict, report: dict) -> str | None:
-        disallowed = symbols.check_symbols(state["object"])
+        allowlist = symbols.CUDA_ALLOWLIST if candidate.device == "cuda" else symbols.DEFAULT_ALLOWLIST
+        disallowed = symbols.check_symbols(state["object"], allowlist)
         data = symbols.writable_data_symbols(state["object"])
         report["symbols"] = {"disallowed": disallowed, "writable_data": data}
         if disallowed:
@@ -181,32 +204,52 @@ class Gate:
     def _differential(self, candidate: Candidate, scratch: Path, state: dict, report: dict) -> str | None:
         cases = [c for dtype in candidate.spec.dtypes for hidden in (False, True)
                  for c in inputs.generate_cases(candidate.spec, dtype, salt=self.salt, hidden=hidden)]  # fmt: skip
+        if candidate.device == "cuda":  # the CUDA driver maps far more address space than it uses: no RLIMIT_AS
+            return self._run_cases(candidate, scratch, CUDA_VARIANT, cases, report, Limits(wall_s=self.wall_s, memory_bytes=None,
+                                                                                          file_bytes=1024 * MiB))  # fmt: skip
         return self._run_cases(candidate, scratch, "release", cases, report, Limits(wall_s=self.wall_s, memory_bytes=4 * GiB,
                                                                                     file_bytes=1024 * MiB))  # fmt: skip
 
     def _sanitizers(self, candidate: Candidate, scratch: Path, state: dict, report: dict) -> str | None:
         cases = [c for dtype in candidate.spec.dtypes for c in inputs.generate_cases(candidate.spec, dtype, salt=self.salt)
                  if c.size <= SANITIZER_CASE_LIMIT]  # fmt: skip
+        if candidate.device == "cuda":
+            return self._compute_sanitizer(candidate, scratch, cases, report)
         return self._run_cases(candidate, scratch, "sanitize", cases, report, Limits(wall_s=self.wall_s, memory_bytes=None,
                                                                                      file_bytes=1024 * MiB))  # fmt: skip
+
+    def _compute_sanitizer(self, candidate: Candidate, scratch: Path, cases: list[inputs.Case], report: dict) -> str | None:
+        """memcheck (out-of-bounds and misaligned accesses) and racecheck (shared-memory races) on small cases."""
+        tool = shutil.which("compute-sanitizer") or str(self.builder.cuda.cuda_home / "bin" / "compute-sanitizer")
+        if not Path(tool).is_file():
+            report["sanitize"] = {"skipped": "compute-sanitizer is not installed"}
+            return None
+        limits = Limits(wall_s=self.wall_s * 4, memory_bytes=None, file_bytes=1024 * MiB)
+        for check in ("memcheck", "racecheck"):
+            wrapper = [tool, f"--tool={check}", "--error-exitcode=86", "--print-limit=8"]
+            failure = self._run_cases(candidate, scratch, CUDA_VARIANT, cases, report, limits, wrapper=wrapper, label=f"sanitize-{check}")
+            if failure is not None:
+                return f"compute-sanitizer {check}: {failure}"
+        return None
 
     # ---- running ---------------------------------------------------------------------------------------
 
     def _run_cases(self, candidate: Candidate, scratch: Path, variant: str, cases: list[inputs.Case], report: dict,
-                   limits: Limits) -> str | None:  # fmt: skip
+                   limits: Limits, wrapper: list[str] | None = None, label: str | None = None) -> str | None:  # fmt: skip
+        label = label or variant
         try:
             module = self.builder.build(candidate.source, candidate.registration, scratch, variant)
         except BuildError as exc:
             return f"the {variant} build failed:\n{exc}"
-        run_dir = scratch / f"run-{variant}"
+        run_dir = scratch / f"run-{label}"
         run_dir.mkdir()
         write_job(run_dir / "job.npz", candidate.op, cases)
         env = {"PYTHONPATH": str(self.root), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
         if variant == "sanitize":
             env |= _sanitizer_env(self.builder.toolchain.compiler)
-        result = run_sandboxed([sys.executable, "-m", "validators.runner", str(module), "job.npz", "out.npz"],
-                               cwd=run_dir, env=env, limits=limits)  # fmt: skip
-        report[variant] = {"cases": len(cases), "wall_s": round(result.wall_s, 2), "isolation": result.isolation.describe()}
+        command = [*(wrapper or []), sys.executable, "-m", "validators.runner", str(module), "job.npz", "out.npz", candidate.device]
+        result = run_sandboxed(command, cwd=run_dir, env=env, limits=limits)
+        report[label] = {"cases": len(cases), "wall_s": round(result.wall_s, 2), "isolation": result.isolation.describe()}
         if variant == "sanitize" and SANITIZER_REPORT.search(result.stderr):
             return "the sanitizers report:\n" + _sanitizer_excerpt(result.stderr)
         if not result.ok:
@@ -217,8 +260,8 @@ class Gate:
             mismatches = [m for i, case in enumerate(cases) if (m := _check_case(candidate.spec, case, i, outputs, errors))]
         except Exception as exc:  # noqa: BLE001 - a harness bug must reject, never crash the loop
             return f"the gate could not check the results ({type(exc).__name__}: {exc}); treated as a rejection"
-        report[variant]["mismatches"] = [json.loads(m.to_json()) for m in mismatches[:20]]
-        report[variant]["failed_cases"] = len(mismatches)
+        report[label]["mismatches"] = [json.loads(m.to_json()) for m in mismatches[:20]]
+        report[label]["failed_cases"] = len(mismatches)
         if mismatches:
             first = mismatches[0]
             more = f"\n({len(mismatches) - 1} more failing cases)" if len(mismatches) > 1 else ""
@@ -280,19 +323,20 @@ def _canary_left(first: np.ndarray, again: np.ndarray) -> tuple[int, ...] | None
 
 
 def _map_to_body(errors: str, source: str) -> str:
-    """Compiler messages point into kernel.release.cpp; say `body line N` where they point into the body."""
+    """Compiler messages point into kernel.release.cpp (.cu); say `body line N` where they point into the body."""
     lines = source.splitlines()
     start = next((i for i, line in enumerate(lines) if line.strip().startswith(static_check.BODY_START)), None)
     end = next((i for i, line in enumerate(lines) if line.strip() == static_check.BODY_END), None)
 
     def to_body(match: re.Match[str]) -> str:
-        line = int(match["line"])
+        line = int(match["line"] or match["nv_line"])  # g++: file:line:col; nvcc: file(line)
+        col = f":{match['col']}" if match["col"] else ""
         if start is not None and end is not None and start + 1 < line <= end:
-            return f"body line {line - start - 1}:{match['col']}"
-        return f"template line {line}:{match['col']}"
+            return f"body line {line - start - 1}{col}"
+        return f"template line {line}{col}"
 
-    text = re.sub(r"\S*kernel\.release\.cpp:(?P<line>\d+):(?P<col>\d+)", to_body, errors)
-    return re.sub(r"\S*kernel\.release\.cpp", "<candidate>", text)
+    text = re.sub(r"\S*kernel\.release\.(?:cpp|cu)(?::(?P<line>\d+):(?P<col>\d+)|\((?P<nv_line>\d+)\))", to_body, errors)
+    return re.sub(r"\S*kernel\.release\.(?:cpp|cu)", "<candidate>", text)
 
 
 def _sanitizer_env(compiler: str) -> dict[str, str]:

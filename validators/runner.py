@@ -1,6 +1,6 @@
 """The sandboxed side of the gate: runs one candidate module on a job of cases.
 
-    python -m validators.runner MODULE JOB.npz OUT.npz
+    python -m validators.runner MODULE JOB.npz OUT.npz [DEVICE]
 
 Trusts nothing it loads: it only calls the candidate and writes what came out.
 References and comparisons happen in the parent process, where the candidate
@@ -59,7 +59,7 @@ def _axis_arguments(kwargs: dict[str, Any]) -> tuple[list[int] | None, bool, boo
     return axis_list, "axis" in kwargs, bool(kwargs.get("keepdims", False))
 
 
-def run_job(module: Any, job: Any) -> tuple[dict[str, np.ndarray], dict[str, dict[str, str]]]:
+def run_job(module: Any, job: Any, device: str = "cpu") -> tuple[dict[str, np.ndarray], dict[str, dict[str, str]]]:
     meta = json.loads(str(job["meta"]))
     outputs: dict[str, np.ndarray] = {}
     errors: dict[str, dict[str, str]] = {}
@@ -78,7 +78,7 @@ def run_job(module: Any, job: Any) -> tuple[dict[str, np.ndarray], dict[str, dic
             module.set_allocation_fill(fill)
             key = f"{i}.{run}"  # case ids repeat across dtypes; positions do not
             try:
-                outputs[f"{key}.out"] = module.invoke(meta["op"], views, axis, axis_given, keepdims)
+                outputs[f"{key}.out"] = module.invoke(meta["op"], views, axis, axis_given, keepdims, device)
             except Exception as exc:  # noqa: BLE001 - any exception is the candidate's answer for this case
                 bases = [c.__name__ for c in type(exc).__mro__[1:]]
                 errors[key] = {"type": type(exc).__name__, "message": str(exc)[:500], "bases": bases}
@@ -97,10 +97,11 @@ def load_module(path: Path) -> Any:
 
 
 def main(argv: list[str]) -> int:
-    module_path, job_path, out_path = map(Path, argv)
+    module_path, job_path, out_path = map(Path, argv[:3])
+    device = argv[3] if len(argv) > 3 else "cpu"
     module = load_module(module_path)
     with np.load(job_path, allow_pickle=False) as job:
-        outputs, errors = run_job(module, job)
+        outputs, errors = run_job(module, job, device)
     np.savez(out_path, **outputs)
     out_path.with_suffix(".errors.json").write_text(json.dumps(errors), encoding="utf-8")
     return 0

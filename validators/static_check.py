@@ -118,6 +118,16 @@ RULES: tuple[Rule, ...] = (
     Rule("blas", _words("blas_*", "cblas_*"),
          "no BLAS calls: the template routes float32/float64 GEMM to BLAS; a body computes its own dtypes"),
 )
+# CUDA bodies run on the device: shared memory and barriers are how a tile is staged; everything that
+# reaches outside the thread block (atomics, the CUDA runtime API, clocks, device-side launches) is not.
+CUDA_ALLOWED_RESERVED = ("__shared__", "__syncthreads")
+CUDA_RULES: tuple[Rule, ...] = (
+    Rule("cuda-atomics", _words("atomic*", "__threadfence*"),
+         "no atomics or fences: the template's machinery decides how partial results combine"),
+    Rule("cuda-runtime", _words("cuda*", "cublas*", "cudnn*", "cooperative_groups", "grid_group"),
+         "no CUDA runtime or library calls: a body computes; the template launches and the runtime allocates"),
+    Rule("cuda-clock", _words("clock64", "globaltimer"), "no clocks: a kernel must not tell timing runs from test runs"),
+)
 # fmt: on
 
 
@@ -131,7 +141,19 @@ def extract_body(translation_unit: str) -> str:
     return "".join(lines[starts[0] + 1 : ends[0]])
 
 
-def check_body(body: str) -> list[Violation]:
+def rules_for(device: str) -> tuple[Rule, ...]:
+    """The rules a body for `device` is held to: CUDA bodies may also use shared memory and block barriers,
+    and must keep off atomics, the CUDA API and device clocks."""
+    if device != "cuda":
+        return RULES
+    allowed = "|".join(ALLOWED_RESERVED + CUDA_ALLOWED_RESERVED)
+    reserved = Rule("reserved-identifier", re.compile(r"(?<![\w])(?!(?:" + allowed + r")(?![\w]))(?:__\w*|_[A-Z]\w*)"),
+                    "no reserved identifiers (__asm__, __attribute__, __builtin_*, __sync_*, _Pragma, ...); allowed: "
+                    + ", ".join(ALLOWED_RESERVED + CUDA_ALLOWED_RESERVED))  # fmt: skip
+    return tuple(reserved if r.name == "reserved-identifier" else r for r in RULES) + CUDA_RULES
+
+
+def check_body(body: str, device: str = "cpu") -> list[Violation]:
     """Every rule violation in `body`, in order of position; empty when the body passes."""
     if len(body) > MAX_BODY_CHARS:
         message = f"a body may have at most {MAX_BODY_CHARS} characters"
@@ -141,7 +163,7 @@ def check_body(body: str) -> list[Violation]:
     if problem is not None:
         offset, message = problem
         found.append((offset, "unterminated", message, body[offset : offset + 20].split("\n")[0]))
-    for rule in RULES:
+    for rule in rules_for(device):
         for match in rule.pattern.finditer(code):
             found.append((match.start(), rule.name, rule.message, match.group()))
     found += _brace_depth_violations(code)

@@ -65,6 +65,22 @@ DEFAULT_ALLOWLIST = Allowlist(
         r"std::__throw_\w+\(.*\)",  # std::string's error paths
     )),
 )
+# What nvcc's host code adds to a CUDA kernel object (fat-binary registration, launch stubs, the static
+# handle its registration keeps) and what the CUDA family machinery calls (tensorsmith/cuda/*.cuh): the
+# device guard and launch checks, the current stream, split-reduction scratch memory, and cuBLAS GEMM
+# for float32/float64 (tensorsmith/cuda/blas.h). Device code itself links to nothing on the host.
+CUDA_PATTERNS = (
+    r"__cuda\w+", r"__nv_\w+", r"__fatbinwrap\w*",
+    r"cuda(?:GetDevice|SetDevice|GetLastError|LaunchKernel|MemsetAsync)(?:_ptsz)?",
+    r"__cxa_guard_(?:acquire|release|abort)", "atexit",  # nvcc's function-local static of the fat-binary handle
+    r"ts::cuda::(?:check\(cudaError, char const\*\)|current_stream\(int\))",
+    r"ts::cuda::Workspace::(?:Workspace\(unsigned long, int\)|~Workspace\(\))",
+    r"ts::cuda::blas_[sd]gemm\(ts::GemmArgs const&\)",
+)
+CUDA_ALLOWLIST = DEFAULT_ALLOWLIST.extended(*CUDA_PATTERNS)
+# Writable data nvcc itself defines in a kernel object: the fat-binary handle and wrapper, module registration.
+_NVCC_DATA = re.compile(r"(?:guard variable for )?__device_stub__.*|(?:_ZL)?\d*__(?:cuda|nv|fatbinwrap|fatDeviceText)\w*|"
+                        r"__nv_\w+|\S*__cudaFatCubinHandle\S*|\S*__nv_module_id\S*")
 # fmt: on
 SANITIZER_PATTERNS = (r"__(?:asan|ubsan)_\w+",)  # what -fsanitize=address,undefined adds
 
@@ -102,7 +118,7 @@ def writable_data_symbols(object_path: Path) -> list[str]:
         if len(fields) != 7 or not _WRITABLE_SECTION.fullmatch(fields[6].strip()):
             continue
         name = fields[0].strip()
-        if not name.startswith(_UNWINDER_DATA):
+        if not name.startswith(_UNWINDER_DATA) and not _NVCC_DATA.fullmatch(name):
             found.append(name)
     return sorted(set(found))
 

@@ -20,6 +20,7 @@ namespace py = pybind11;
 namespace ts::generated {
 void define_ops(ts::Registry& registry);
 void register_cpu_kernels(ts::Registry& registry);
+void register_cuda_kernels(ts::Registry& registry);
 }  // namespace ts::generated
 
 namespace {
@@ -72,24 +73,64 @@ py::array to_numpy(const ts::Tensor& t) {
   return out;
 }
 
+ts::Tensor run(const ts::OpDef& op, const std::vector<ts::Tensor>& operands, const std::optional<std::vector<int64_t>>& axis,
+               bool axis_given, bool keepdims) {
+  switch (op.family) {
+    case ts::Family::Pointwise:
+      return ts::pointwise(op, operands);
+    case ts::Family::Reduction:
+      return ts::reduce(op, operands.at(0), axis, keepdims);
+    case ts::Family::IndexReduction:
+      return ts::index_reduce(op, operands.at(0), axis ? std::optional<int64_t>(axis->at(0)) : std::nullopt, keepdims);
+    case ts::Family::Normalization:
+      return ts::normalize(op, operands.at(0), axis_given && axis ? axis->at(0) : -1);
+    case ts::Family::Contraction:
+      return ts::contract(op, operands.at(0), operands.at(1));
+  }
+  throw ts::ValueError("unknown family");
+}
+
+#ifdef TS_WITH_CUDA
+// The bytes of a whole storage, as a 1-D uint8 tensor (for copies that keep every view's layout).
+ts::Tensor bytes_of(const std::shared_ptr<ts::Storage>& storage) {
+  const auto n = static_cast<int64_t>(storage->nbytes());
+  return ts::Tensor(storage, ts::DType::UInt8, {n}, {1}, 0);
+}
+
+// The view on `device`: its whole storage copied, so strides, offset and the bytes around it are kept.
+ts::Tensor on_device(const ts::Tensor& host, ts::Device device) {
+  auto storage = ts::Storage::allocate(host.storage()->nbytes(), device);
+  bytes_of(storage).copy_from(bytes_of(host.storage()));
+  return ts::Tensor(storage, host.dtype(), host.shape(), host.strides(), host.offset());
+}
+#endif
+
 py::array invoke(const std::string& name, const std::vector<py::array>& arrays, std::optional<std::vector<int64_t>> axis,
-                 bool axis_given, bool keepdims) {
+                 bool axis_given, bool keepdims, const std::string& device) {
   const ts::OpDef& op = ts::Registry::global().get(name);
   std::vector<ts::Tensor> operands;
   for (const py::array& a : arrays) operands.push_back(view_of(a));
-  switch (op.family) {
-    case ts::Family::Pointwise:
-      return to_numpy(ts::pointwise(op, operands));
-    case ts::Family::Reduction:
-      return to_numpy(ts::reduce(op, operands.at(0), axis, keepdims));
-    case ts::Family::IndexReduction:
-      return to_numpy(ts::index_reduce(op, operands.at(0), axis ? std::optional<int64_t>(axis->at(0)) : std::nullopt, keepdims));
-    case ts::Family::Normalization:
-      return to_numpy(ts::normalize(op, operands.at(0), axis_given && axis ? axis->at(0) : -1));
-    case ts::Family::Contraction:
-      return to_numpy(ts::contract(op, operands.at(0), operands.at(1)));
+  if (device == "cpu") return to_numpy(run(op, operands, axis, axis_given, keepdims));
+#ifdef TS_WITH_CUDA
+  const ts::Device target = ts::parse_device(device);
+  std::vector<ts::Tensor> on_target;
+  for (const ts::Tensor& t : operands) on_target.push_back(on_device(t, target));
+  const auto copy_inputs_back = [&] {  // the runner checks the inputs the kernel saw were left unchanged
+    for (size_t k = 0; k < operands.size(); ++k) bytes_of(operands[k].storage()).copy_from(bytes_of(on_target[k].storage()));
+  };
+  try {
+    const ts::Tensor result = run(op, on_target, axis, axis_given, keepdims).contiguous();
+    ts::Tensor host = ts::Tensor::empty(result.shape(), result.dtype());
+    host.copy_from(result);  // synchronises: kernel errors surface here at the latest
+    copy_inputs_back();
+    return to_numpy(host);
+  } catch (...) {
+    copy_inputs_back();
+    throw;
   }
-  throw ts::ValueError("unknown family");
+#else
+  throw ts::ValueError("this gate module was built without CUDA; it cannot run on " + device);
+#endif
 }
 
 }  // namespace
@@ -100,9 +141,14 @@ PYBIND11_MODULE(_gate, m) {
   py::register_exception<ts::IndexError>(m, "IndexError", PyExc_IndexError);
   py::register_exception<ts::AxisError>(m, "AxisError", PyExc_ValueError);
   py::register_exception<ts::NotImplementedError>(m, "NotImplementedError", PyExc_NotImplementedError);
+  py::register_exception<ts::RuntimeError>(m, "RuntimeError", PyExc_RuntimeError);
   ts::Registry& registry = ts::Registry::global();
   ts::generated::define_ops(registry);
   ts::generated::register_cpu_kernels(registry);
-  m.def("invoke", &invoke, py::arg("name"), py::arg("arrays"), py::arg("axis"), py::arg("axis_given"), py::arg("keepdims"));
+#ifdef TS_WITH_CUDA
+  ts::generated::register_cuda_kernels(registry);
+#endif
+  m.def("invoke", &invoke, py::arg("name"), py::arg("arrays"), py::arg("axis"), py::arg("axis_given"), py::arg("keepdims"),
+        py::arg("device") = "cpu");
   m.def("set_allocation_fill", &ts::testing::set_allocation_fill, py::arg("byte"));
 }

@@ -17,9 +17,28 @@ namespace ts {
 
 // ---- Kernel signatures, one per family. Strides are in BYTES. -------------
 
+// CPU kernels are called from the engines' thread pool on parts of the work;
+// CUDA kernels (host functions that launch) are called once per op call, with
+// device pointers, and launch on the device's current stream.
+
 // Pointwise: one 1-D run of n elements. data[0] is the output, data[1..arity]
 // the inputs, already promoted to the kernel's dtype (see Promotion).
 using PointwiseKernel = void (*)(char* const* data, const int64_t* strides, int64_t n);
+
+// Pointwise on CUDA: the whole iteration space in one call, so one launch covers
+// it. The engine broadcasts, orders and coalesces axes as for the CPU; sizes
+// are outermost first, strides in BYTES per operand (0 = broadcast).
+constexpr int kMaxOperands = 4;    // output + up to 3 inputs
+constexpr int kMaxIterDims = 16;   // after coalescing; the engine copies beyond this
+struct PointwiseNdArgs {
+  char* data[kMaxOperands];
+  int64_t sizes[kMaxIterDims];
+  int64_t strides[kMaxOperands][kMaxIterDims];
+  int ndim;        // 0: a single element
+  int64_t numel;
+  int device;      // CUDA device index
+};
+using PointwiseNdKernel = void (*)(const PointwiseNdArgs& args);
 
 // Reduction over a 2-D view: for i < n_outer,
 //   out[i * out_stride] = finalize(fold over j < n_reduce of in[i * in_outer_stride + j * in_reduce_stride]).
@@ -32,6 +51,7 @@ struct ReduceArgs {
   int64_t out_stride;
   int64_t in_outer_stride;
   int64_t in_reduce_stride;
+  int device = 0;  // CUDA device index (CUDA kernels launch on its current stream)
 };
 using ReduceKernel = void (*)(const ReduceArgs& args);
 
@@ -42,6 +62,7 @@ struct RowArgs {
   const char* in;
   int64_t rows;
   int64_t cols;
+  int device = 0;  // CUDA device index
 };
 using RowKernel = void (*)(const RowArgs& args);
 
@@ -53,6 +74,7 @@ struct GemmArgs {
   const char* b;
   int64_t batch, m, n, k;
   int64_t a_batch_stride, b_batch_stride, c_batch_stride;
+  int device = 0;  // CUDA device index
 };
 using GemmKernel = void (*)(const GemmArgs& args);
 

@@ -41,5 +41,6 @@ std::optional<int64_t> axis_arg(pybind11::handle axis);
 namespace ts::generated {
 void define_ops(ts::Registry& registry);              // OpDefs of the catalog
 void register_cpu_kernels(ts::Registry& registry);    // every generated CPU kernel
+void register_cuda_kernels(ts::Registry& registry);   // every generated CUDA kernel (CUDA builds only)
 void bind_ops(pybind11::module_& m, pybind11::class_<ts::Tensor>& tensor_class);  // functions, methods, operators
 }  // namespace ts::generated

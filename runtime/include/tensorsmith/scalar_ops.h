@@ -1,6 +1,7 @@
 // Scalar helpers that spec expressions call where plain C++ operators do not
 // match numpy (NaN propagation, signed zero, integer powers, bool arithmetic).
-// Every function is a pure function of its arguments: safe in any kernel.
+// Every function is a pure function of its arguments: safe in any kernel. All
+// are constexpr, which nvcc (--expt-relaxed-constexpr) also compiles for the device.
 #pragma once
 
 #include <cmath>
@@ -141,7 +142,7 @@ constexpr T pow(T base, T exponent) {
 
 // numpy.floor / numpy.ceil: integers (and bool) are returned unchanged.
 template <typename T>
-T floor(T x) {
+constexpr T floor(T x) {
   if constexpr (std::is_floating_point_v<T>) {
     return std::floor(x);
   } else {
@@ -149,7 +150,7 @@ T floor(T x) {
   }
 }
 template <typename T>
-T ceil(T x) {
+constexpr T ceil(T x) {
   if constexpr (std::is_floating_point_v<T>) {
     return std::ceil(x);
   } else {
@@ -158,7 +159,7 @@ T ceil(T x) {
 }
 
 template <typename T>
-T sigmoid(T x) {
+constexpr T sigmoid(T x) {
   return T(1) / (T(1) + std::exp(-x));
 }
 

@@ -77,7 +77,7 @@ Tensor contract(const OpDef& op, const Tensor& a, const Tensor& b) {
     const bool fold = gb.batch_stride == 0 && ga.batch_stride != 0;
     const int64_t batches = fold ? 1 : product(batch), rows = fold ? product(batch) * m : m;
     kernel(GemmArgs{c.data_ptr(), ga.matrices.data_ptr(), gb.matrices.data_ptr(), batches, rows, n, k,
-                    fold ? 0 : ga.batch_stride, gb.batch_stride, fold ? 0 : m * n});
+                    fold ? 0 : ga.batch_stride, gb.batch_stride, fold ? 0 : m * n, a.device().index});
   }
   Shape out_shape = batch;
   if (a.ndim() > 1) out_shape.push_back(m);

@@ -31,7 +31,9 @@ Tensor normalize(const OpDef& op, const Tensor& x, int64_t axis) {
   const Tensor in = moved.dtype() == dtype ? moved.contiguous() : moved.astype(dtype);
   const Tensor out = Tensor::empty(in.shape(), dtype, x.device());
   const int64_t cols = x.shape()[axis];
-  if (out.numel() > 0) {
+  if (out.numel() > 0 && x.device().type == DeviceType::CUDA) {
+    kernel(RowArgs{out.data_ptr(), in.data_ptr(), out.numel() / cols, cols, x.device().index});
+  } else if (out.numel() > 0) {
     // Rows are independent: blocks of rows in parallel give exactly the serial result.
     const int64_t row_bytes = cols * static_cast<int64_t>(out.itemsize());
     parallel_for(out.numel() / cols, std::max<int64_t>(1, kRowGrain / cols), [&](int64_t begin, int64_t end) {

@@ -96,6 +96,36 @@ DType promote_all(const OpDef& op, const std::vector<DType>& dtypes, size_t firs
   return d;
 }
 
+// The CUDA kernel's view of `operands`: the coalesced axes in one struct, so
+// that a single launch covers every element (see PointwiseNdArgs).
+PointwiseNdArgs nd_args(const std::vector<Tensor>& operands, const std::vector<Axis>& axes, Device device) {
+  PointwiseNdArgs args{};
+  for (size_t k = 0; k < operands.size(); ++k) args.data[k] = operands[k].data_ptr();
+  args.ndim = static_cast<int>(axes.size());
+  args.numel = operands[0].numel();
+  args.device = device.index;
+  for (size_t d = 0; d < axes.size(); ++d) {
+    args.sizes[d] = axes[d].size;
+    for (size_t k = 0; k < operands.size(); ++k) args.strides[k][d] = axes[d].strides[k];
+  }
+  return args;
+}
+
+void launch_nd(std::vector<Tensor> operands, PointwiseNdKernel kernel, Device device) {
+  if (operands[0].numel() == 0) return;
+  std::vector<Axis> axes = iteration_axes(operands);
+  order_axes(axes);
+  axes = coalesce(axes);
+  if (axes.size() > static_cast<size_t>(kMaxIterDims)) {
+    // Views this tangled are rare: contiguous inputs (and the fresh contiguous output) coalesce to one axis.
+    for (size_t k = 1; k < operands.size(); ++k) operands[k] = operands[k].contiguous();
+    axes = iteration_axes(operands);
+    order_axes(axes);
+    axes = coalesce(axes);
+  }
+  kernel(nd_args(operands, axes, device));
+}
+
 }  // namespace
 
 void for_each_run(const std::vector<Tensor>& operands, PointwiseKernel kernel) {
@@ -214,7 +244,7 @@ Tensor pointwise(const OpDef& op, const std::vector<Tensor>& inputs) {
     shapes.push_back(t.shape());
   }
   const DType kernel_type = kernel_dtype(op, dtypes);
-  const auto kernel = reinterpret_cast<PointwiseKernel>(op.kernel(device.type, kernel_type));
+  void* const kernel = op.kernel(device.type, kernel_type);
   const Shape shape = broadcast_shapes(shapes);
 
   std::vector<Tensor> operands{Tensor::empty(shape, result_dtype(op, dtypes), device)};
@@ -224,7 +254,11 @@ Tensor pointwise(const OpDef& op, const std::vector<Tensor>& inputs) {
     const Tensor& x = inputs[i];
     operands.push_back((x.dtype() == want ? x : x.astype(want)).expand(shape));
   }
-  for_each_run(operands, kernel);
+  if (device.type == DeviceType::CUDA) {
+    launch_nd(operands, reinterpret_cast<PointwiseNdKernel>(kernel), device);
+  } else {
+    for_each_run(operands, reinterpret_cast<PointwiseKernel>(kernel));
+  }
   return operands[0];
 }
 

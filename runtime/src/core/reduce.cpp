@@ -30,7 +30,11 @@ struct Matrix {
 
 // Calls the kernel on blocks of rows in parallel: each output is still folded
 // by one call, so results are exactly those of a single call.
-void reduce_rows(ReduceKernel kernel, const Matrix& m) {
+void reduce_rows(ReduceKernel kernel, const Matrix& m, Device device) {
+  if (device.type == DeviceType::CUDA) {  // one launch; the kernel spreads the rows over the device itself
+    kernel(ReduceArgs{m.out, m.in, m.rows, m.cols, m.out_stride, m.in_row_stride, m.in_col_stride, device.index});
+    return;
+  }
   const int64_t grain = std::max<int64_t>(1, kReduceGrain / std::max<int64_t>(m.cols, 1));
   parallel_for(m.rows, grain, [&](int64_t begin, int64_t end) {
     kernel(ReduceArgs{m.out + begin * m.out_stride, m.in + begin * m.in_row_stride, end - begin, m.cols,
@@ -118,10 +122,12 @@ Tensor reduce(const OpDef& op, const Tensor& x, const std::optional<std::vector<
   Tensor out = Tensor::empty(out_shape, result, x.device());
   const auto [keep, m] = reduce_matrix(x, reduced, out);
   if (m.rows == 0) return out;
-  if (m.cols >= 2 * kSplitChunk && m.rows <= kSplitMaxRows && can_split(op, x.device().type, result)) {
+  // CUDA kernels split long rows across blocks themselves.
+  if (x.device().type == DeviceType::CPU && m.cols >= 2 * kSplitChunk && m.rows <= kSplitMaxRows &&
+      can_split(op, x.device().type, result)) {
     reduce_split(kernel, reinterpret_cast<ReduceKernel>(op.kernel(x.device().type, result)), m, result, x.device());
   } else {
-    reduce_rows(kernel, m);
+    reduce_rows(kernel, m, x.device());
   }
   return out;
 }
@@ -150,7 +156,7 @@ Tensor index_reduce(const OpDef& op, const Tensor& x, std::optional<int64_t> axi
   }
   Tensor out = Tensor::empty(out_shape, result_dtype(op, {x.dtype()}), x.device());
   const auto [keep, m] = reduce_matrix(x, reduced, out);
-  if (m.rows > 0) reduce_rows(kernel, m);
+  if (m.rows > 0) reduce_rows(kernel, m, x.device());
   return out;
 }
 

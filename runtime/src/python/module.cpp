@@ -17,6 +17,9 @@ PYBIND11_MODULE(_C, m) {
   ts::Registry& registry = ts::Registry::global();
   ts::generated::define_ops(registry);
   ts::generated::register_cpu_kernels(registry);
+#ifdef TS_WITH_CUDA
+  ts::generated::register_cuda_kernels(registry);
+#endif
 
   bind_dtypes(m);
   bind_devices(m);

@@ -1,0 +1,14 @@
+// cuBLAS behind the float32/float64 CUDA contraction kernels (as ts::blas_[sd]gemm
+// on the CPU): generated CUDA contraction translation units register these for
+// their floating dtypes; the gate's symbol allowlist admits exactly these two.
+#pragma once
+
+#include "tensorsmith/dispatch.h"
+
+namespace ts::cuda {
+
+// GemmKernels: row-major C[b] = A[b] @ B[b], on the current stream of args.device.
+void blas_sgemm(const GemmArgs& args);
+void blas_dgemm(const GemmArgs& args);
+
+}  // namespace ts::cuda

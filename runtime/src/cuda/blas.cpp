@@ -1,0 +1,101 @@
+// float32/float64 GEMM on CUDA through cuBLAS, loaded when first needed: the
+// build needs no cuBLAS, and `import tensorsmith` works where it is missing
+// (only a CUDA float matmul then raises, saying how to get it). The Python
+// package preloads it from the nvidia-cublas wheel when that is installed.
+#include "tensorsmith/cuda/blas.h"
+
+#include <dlfcn.h>
+
+#include <climits>
+#include <mutex>
+#include <vector>
+
+#include "tensorsmith/cuda/runtime.h"
+#include "tensorsmith/errors.h"
+
+namespace ts::cuda {
+
+namespace {
+
+// The few entry points used, from cublas_api.h (a stable C ABI since CUDA 4).
+using Handle = void*;
+using Status = int;  // CUBLAS_STATUS_SUCCESS == 0
+constexpr int kOpN = 0;  // CUBLAS_OP_N
+using CreateFn = Status (*)(Handle*);
+using SetStreamFn = Status (*)(Handle, cudaStream_t);
+template <typename T>
+using GemmFn = Status (*)(Handle, int, int, int, int, int, const T*, const T*, int, long long, const T*, int, long long,
+                          const T*, T*, int, long long, int);
+
+constexpr const char* kLibrary = "libcublas.so.13";
+
+struct Library {
+  CreateFn create = nullptr;
+  SetStreamFn set_stream = nullptr;
+  GemmFn<float> sgemm = nullptr;
+  GemmFn<double> dgemm = nullptr;
+  std::vector<Handle> handles;  // per device, created on first use
+  std::mutex mutex;
+};
+
+Library& library() {
+  static Library* lib = [] {
+    auto* l = new Library();  // never destroyed: handles may be used during exit
+    void* so = dlopen(kLibrary, RTLD_NOW | RTLD_GLOBAL);
+    TS_CHECK(so != nullptr, RuntimeError,
+             "matmul: CUDA float32/float64 matmul needs cuBLAS (" << kLibrary << "), which could not be loaded: "
+                 << dlerror() << "; pip install nvidia-cublas, or install the CUDA toolkit's cuBLAS");
+    l->create = reinterpret_cast<CreateFn>(dlsym(so, "cublasCreate_v2"));
+    l->set_stream = reinterpret_cast<SetStreamFn>(dlsym(so, "cublasSetStream_v2"));
+    l->sgemm = reinterpret_cast<GemmFn<float>>(dlsym(so, "cublasSgemmStridedBatched"));
+    l->dgemm = reinterpret_cast<GemmFn<double>>(dlsym(so, "cublasDgemmStridedBatched"));
+    TS_CHECK(l->create && l->set_stream && l->sgemm && l->dgemm, RuntimeError,
+             "matmul: " << kLibrary << " lacks the cuBLAS entry points tensorsmith uses");
+    return l;
+  }();
+  return *lib;
+}
+
+Handle handle_for(Library& lib, int device) {
+  std::lock_guard<std::mutex> lock(lib.mutex);
+  if (lib.handles.size() <= static_cast<size_t>(device)) lib.handles.resize(device + 1, nullptr);
+  if (lib.handles[device] == nullptr) {
+    Handle h = nullptr;
+    TS_CHECK(lib.create(&h) == 0, RuntimeError, "matmul: cublasCreate failed on cuda:" << device);
+    lib.handles[device] = h;
+  }
+  return lib.handles[device];
+}
+
+template <typename T>
+void gemm(const GemmArgs& a, GemmFn<T> Library::*fn) {
+  if (a.batch == 0 || a.m == 0 || a.n == 0) return;
+  DeviceGuard guard(a.device, "matmul");
+  const cudaStream_t stream = current_stream(a.device);
+  if (a.k == 0) {  // an empty sum: zeros (all-bits-zero is 0.0)
+    for (int64_t b = 0; b < a.batch; ++b) {
+      TS_CUDA_CHECK(cudaMemsetAsync(reinterpret_cast<T*>(a.c) + b * a.c_batch_stride, 0, sizeof(T) * a.m * a.n, stream),
+                    "matmul");
+    }
+    return;
+  }
+  TS_CHECK(a.m <= INT_MAX && a.n <= INT_MAX && a.k <= INT_MAX && a.batch <= INT_MAX, NotImplementedError,
+           "matmul: cuBLAS takes dimensions up to " << INT_MAX << ", got m=" << a.m << " n=" << a.n << " k=" << a.k);
+  Library& lib = library();
+  const Handle h = handle_for(lib, a.device);
+  TS_CHECK(lib.set_stream(h, stream) == 0, RuntimeError, "matmul: cublasSetStream failed");
+  const T one = 1, zero = 0;
+  const int m = static_cast<int>(a.m), n = static_cast<int>(a.n), k = static_cast<int>(a.k);
+  // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS sees B (n x k) times A (k x m).
+  const Status status = (lib.*fn)(h, kOpN, kOpN, n, m, k, &one, reinterpret_cast<const T*>(a.b), n, a.b_batch_stride,
+                                  reinterpret_cast<const T*>(a.a), k, a.a_batch_stride, &zero, reinterpret_cast<T*>(a.c), n,
+                                  a.c_batch_stride, static_cast<int>(a.batch));
+  TS_CHECK(status == 0, RuntimeError, "matmul: cuBLAS GEMM failed with status " << status);
+}
+
+}  // namespace
+
+void blas_sgemm(const GemmArgs& args) { gemm<float>(args, &Library::sgemm); }
+void blas_dgemm(const GemmArgs& args) { gemm<double>(args, &Library::dgemm); }
+
+}  // namespace ts::cuda
