@@ -47,3 +47,48 @@ set(TS_GENERATED_SOURCES
   generated/cpu/tanh.cpp
   generated/cpu/where.cpp
 )
+# Compiled only when CUDA is enabled (TS_CUDA; see CMakeLists.txt).
+set(TS_GENERATED_CUDA_SOURCES
+  generated/cuda/abs.cu
+  generated/cuda/add.cu
+  generated/cuda/argmax.cu
+  generated/cuda/argmin.cu
+  generated/cuda/ceil.cu
+  generated/cuda/cos.cu
+  generated/cuda/divide.cu
+  generated/cuda/equal.cu
+  generated/cuda/exp.cu
+  generated/cuda/expm1.cu
+  generated/cuda/floor.cu
+  generated/cuda/greater.cu
+  generated/cuda/greater_equal.cu
+  generated/cuda/less.cu
+  generated/cuda/less_equal.cu
+  generated/cuda/log.cu
+  generated/cuda/log1p.cu
+  generated/cuda/log_softmax.cu
+  generated/cuda/logical_and.cu
+  generated/cuda/logical_not.cu
+  generated/cuda/logical_or.cu
+  generated/cuda/matmul.cu
+  generated/cuda/max.cu
+  generated/cuda/maximum.cu
+  generated/cuda/mean.cu
+  generated/cuda/min.cu
+  generated/cuda/minimum.cu
+  generated/cuda/multiply.cu
+  generated/cuda/negative.cu
+  generated/cuda/not_equal.cu
+  generated/cuda/pow.cu
+  generated/cuda/prod.cu
+  generated/cuda/relu.cu
+  generated/cuda/sigmoid.cu
+  generated/cuda/sign.cu
+  generated/cuda/sin.cu
+  generated/cuda/softmax.cu
+  generated/cuda/sqrt.cu
+  generated/cuda/subtract.cu
+  generated/cuda/sum.cu
+  generated/cuda/tanh.cu
+  generated/cuda/where.cu
+)

@@ -222,7 +222,9 @@ def _validate(project: Project, args: argparse.Namespace) -> int:
             failed += not ok
             cases = (verdict.report.get("release", {}).get("cases", 0) if verdict else 0)
             seconds = sum(stage["seconds"] for stage in verdict.report.get("stages", {}).values()) if verdict else 0.0
-            result = "pass" if ok else f"FAIL at {verdict.stage}" if verdict else f"FAIL: {proposer}"
+            pending = verdict.report.get("pending", []) if verdict else []
+            result = ("pass" + (f" ({'+'.join(pending)} pending: no GPU)" if pending else "") if ok
+                      else f"FAIL at {verdict.stage}" if verdict else f"FAIL: {proposer}")  # fmt: skip
             rows.append((spec.name, proposer if verdict else "-", str(cases), result, f"{seconds:.1f}"))
             print(f"  {spec.name}: {result}" + ("" if ok or verdict is None else "\n    " + verdict.message.replace("\n", "\n    ")), flush=True)
             if verdict is not None:
@@ -230,6 +232,9 @@ def _validate(project: Project, args: argparse.Namespace) -> int:
     print()
     _print_rows(("op", "proposer", "cases", "result", "seconds"), rows)
     print(f"\n{len(specs) - failed} of {len(specs)} kernels pass the gate ({time.monotonic() - started:.0f} s)")
+    if gate.pending_stages(args.device):
+        print(f"{args.device} kernels were not run here ({', '.join(gate.pending_stages(args.device))} pending): no CUDA device; "
+              "run `tsgen validate --device cuda` on a machine with a GPU (scripts/device_check.sh)")
     if args.json:
         args.json.write_text(json.dumps(reports, indent=2, default=str) + "\n", encoding="utf-8")
     return 1 if failed else 0
@@ -316,7 +321,8 @@ def _ops(project: Project, args: argparse.Namespace) -> int:
             "proposer": sorted({p.previous.proposer for p in mine if p.previous and p.previous.proposer}),
             "provenance": {p.device: _provenance(p.previous) for p in mine if p.previous is not None},
             "accepted": all(p.reason is None for p in mine),
-            "status": "accepted" if all(p.reason is None for p in mine) else "; ".join(f"{p.device}: {p.reason}" for p in mine if p.reason),
+            "status": _status(mine),
+            "gate": {p.device: p.previous.verdict for p in mine if p.previous is not None},
         })  # fmt: skip
     for alias in catalog.aliases:
         target = next(r for r in rows if r["op"] == alias.alias_of)
@@ -327,8 +333,21 @@ def _ops(project: Project, args: argparse.Namespace) -> int:
         return 0
     _print_table(rows)
     accepted = sum(r["accepted"] for r in rows)
-    print(f"\n{len(rows)} ops, {accepted} accepted; devices built: {', '.join(api.DEVICES)}")
-    return 0
+    print(f"\n{len(rows)} ops, {accepted} accepted; devices: {', '.join(api.DEVICES)}")
+    missing = {d: [r["op"] for r in rows if d not in r["devices"]] for d in api.DEVICES}
+    for device, ops in missing.items():
+        if ops:
+            print(f"parity: {len(ops)} op(s) have no {device} kernel: {', '.join(ops)}")
+    return 1 if any(missing.values()) else 0
+
+
+def _status(plans) -> str:
+    """accepted, or why not per device; a kernel the gate could not run here (CUDA without a GPU) says so."""
+    stale = [f"{p.device}: {p.reason}" for p in plans if p.reason]
+    if stale:
+        return "; ".join(stale)
+    pending = [p.device for p in plans if p.previous is not None and "pending" in (p.previous.verdict or "")]
+    return "accepted" + (f" ({', '.join(pending)}: not yet run on a GPU)" if pending else "")
 
 
 def _provenance(record) -> dict[str, object]:

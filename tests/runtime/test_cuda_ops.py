@@ -1,0 +1,101 @@
+"""Every catalog op x declared dtype on CUDA: against its numpy reference (the gate's inputs and comparison,
+as tests/runtime/test_ops_differential.py does on the CPU) and against the CPU kernel on the same inputs, so
+the two devices cannot drift apart. Plus the paths of the CUDA machinery that small cases never reach: packed
+and strided pointwise, split reductions, warp- and block-per-row softmax. Skipped, with the reason, where no
+GPU is present; scripts/device_check.sh runs them on one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tensorsmith as ts
+from generator.model import OpSpec, load_catalog
+from validators import compare, inputs
+
+pytestmark = pytest.mark.skipif(not ts.cuda.is_available(), reason="no CUDA device: ts.cuda.is_available() is False "
+                                "(scripts/device_check.sh runs these on a GPU)")  # fmt: skip
+
+ROOT = Path(__file__).resolve().parents[2]
+CATALOG = load_catalog(ROOT)
+SALT = b"tensorsmith-cuda-tests"
+
+
+def run(op, tensors, kwargs):
+    try:
+        result = op(*tensors, **kwargs)
+    except Exception as exc:  # noqa: BLE001 - compare decides whether raising was right
+        return compare.Raised.from_exception(exc)
+    assert str(result.device) == str(tensors[0].device), f"the result left {tensors[0].device}: {result.device}"
+    return np.array(result.cpu(), copy=True)
+
+
+@pytest.mark.parametrize(("spec", "dtype"), [pytest.param(s, d, id=f"{s.name}-{d}") for s in CATALOG.ops for d in s.dtypes])
+def test_op_on_cuda_matches_numpy_and_the_cpu(spec: OpSpec, dtype: str) -> None:
+    fn = compare.reference_function(spec)
+    op = getattr(ts, spec.name)
+    problems = []
+    for hidden in (False, True):
+        for case in inputs.generate_cases(spec, dtype, salt=SALT, hidden=hidden):
+            on_cpu = [ts.asarray(o.view(o.buffer.copy())) for o in case.operands]
+            on_cuda = [t.to("cuda") for t in on_cpu]
+            got = run(op, on_cuda, case.kwargs)
+            problems.append(compare.compare(spec, case, got, which="a", expected=compare.expected_result(spec, case, "a", fn)))
+            cpu = run(op, on_cpu, case.kwargs)
+            if not isinstance(got, compare.Raised) and not isinstance(cpu, compare.Raised):
+                problems.append(compare.compare_runs(spec, case, cpu, got, which="a"))
+            elif isinstance(got, compare.Raised) != isinstance(cpu, compare.Raised):
+                problems.append(f"{case.id}: one device raised and the other did not (cpu {cpu!r}, cuda {got!r})")
+    problems = [p for p in problems if p is not None]
+    assert not problems, "\n".join(map(str, problems[:5]))
+
+
+def test_pointwise_packed_tail_and_strided_paths() -> None:
+    rng = np.random.default_rng(1)
+    for n in (1, 3, 4, 1023, 1 << 20):  # below, at and past one 16-byte pack, with tails
+        a, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+        np.testing.assert_array_equal(ts.add(ts.asarray(a, device="cuda"), ts.asarray(b, device="cuda")).cpu(), a + b)
+    m = rng.standard_normal((300, 500)).astype(np.float64)
+    d = ts.asarray(m, device="cuda")
+    np.testing.assert_array_equal(ts.multiply(d.T, d.T).cpu(), m.T * m.T)  # transposed views: the strided path
+    np.testing.assert_array_equal(ts.add(d[:, ::3], 2.5).cpu(), m[:, ::3] + 2.5)  # a broadcast scalar
+
+
+def test_long_reductions_split_over_blocks_and_outer_axes() -> None:
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal(3_000_001)
+    np.testing.assert_allclose(ts.sum(ts.asarray(x, device="cuda")).cpu(), x.sum(), rtol=1e-12)
+    m = rng.integers(-5, 5, (4, 300_000)).astype(np.int64)
+    np.testing.assert_array_equal(ts.sum(ts.asarray(m, device="cuda"), axis=1).cpu(), m.sum(axis=1))
+    np.testing.assert_array_equal(ts.max(ts.asarray(m, device="cuda"), axis=0).cpu(), m.max(axis=0))
+    ties = np.zeros((3, 5000), dtype=np.float32)
+    ties[:, [7, 4000]] = 1.0
+    ties[2, 100] = np.nan
+    np.testing.assert_array_equal(ts.argmax(ts.asarray(ties, device="cuda"), axis=1).cpu(), [7, 7, 100])
+
+
+def test_softmax_rows_short_and_long_with_infinities() -> None:
+    rng = np.random.default_rng(3)
+    for cols in (5, 1024, 1025, 50_000):  # warp per row, then block per row
+        x = rng.standard_normal((7, cols)).astype(np.float32)
+        x[0, :] = -np.inf
+        x[1, 0] = -np.inf
+        e = np.exp(x[1:] - x[1:].max(axis=1, keepdims=True))
+        got = ts.softmax(ts.asarray(x, device="cuda"), axis=-1).cpu()
+        np.testing.assert_allclose(np.asarray(got)[1:], e / e.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-7)
+        assert np.isnan(np.asarray(got)[0]).all()
+
+
+def test_matmul_cublas_and_generated_tiles_with_batches() -> None:
+    rng = np.random.default_rng(4)
+    a, b = rng.standard_normal((3, 65, 33)), rng.standard_normal((33, 17))
+    np.testing.assert_allclose(ts.matmul(ts.asarray(a, device="cuda"), ts.asarray(b, device="cuda")).cpu(), a @ b, rtol=1e-12)
+    ia, ib = rng.integers(-9, 9, (2, 70, 40)).astype(np.int32), rng.integers(-9, 9, (2, 40, 19)).astype(np.int32)
+    np.testing.assert_array_equal(ts.matmul(ts.asarray(ia, device="cuda"), ts.asarray(ib, device="cuda")).cpu(), ia @ ib)
+
+
+def test_inputs_on_two_devices_raise_naming_both() -> None:
+    with pytest.raises(ValueError, match="cpu.*cuda|cuda.*cpu"):
+        ts.add(ts.asarray([1.0]), ts.asarray([1.0], device="cuda"))

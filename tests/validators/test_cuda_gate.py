@@ -1,0 +1,79 @@
+"""The gate's CUDA path on any machine: the static rules for device bodies, nvcc, the CUDA symbol allowlist,
+and the run stages left pending (and said so) where no GPU can run them. Needs nvcc, which CI has."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from generator.loop import Regenerator
+from generator.model import load_catalog
+from generator.project import Project
+from validators import cuda, static_check
+from validators.gate import Gate
+
+try:
+    NVCC = cuda.find_nvcc()
+except cuda.NvccMissing as exc:
+    NVCC, WHY = None, str(exc)
+else:
+    WHY = ""
+needs_nvcc = pytest.mark.skipif(NVCC is None, reason=f"no nvcc: {WHY}")
+
+
+@pytest.fixture(scope="module")
+def judge(tmp_path_factory):
+    project = Project.locate(Path(__file__))
+    gate = Gate(project.root, wall_s=60)
+    regen = Regenerator(project, gate)
+    catalog = load_catalog(project.root)
+
+    def run(op: str, body: str):
+        return gate.judge(regen.candidate(catalog.op(op), "cuda", body, "external"))
+
+    return run
+
+
+@pytest.mark.parametrize(
+    ("body", "rule"),
+    [
+        ("atomicAdd(&acc, x);", "cuda-atomics"),
+        ("__threadfence();", "cuda-atomics"),
+        ("float* p; cudaMalloc(&p, 64);", "cuda-runtime"),
+        ("cublasSgemm(h);", "cuda-runtime"),
+        ("long long t = clock64();", "cuda-clock"),
+        ("printf(\"%d\", 1);", "io"),
+        ("static __shared__ float keep[4];", "static-storage"),
+        ("asm(\"trap;\");", "asm"),
+    ],
+    ids=["atomics", "fence", "cudaMalloc", "cublas", "clock64", "printf", "static-shared", "asm"],
+)
+def test_cuda_body_rules_reject(body: str, rule: str) -> None:
+    assert rule in {v.rule for v in static_check.check_body(body, "cuda")}
+
+
+def test_cuda_bodies_may_stage_tiles_but_cpu_bodies_may_not() -> None:
+    tile = "__shared__ float tile[16][16];\ntile[0][0] = 1.0f;\n__syncthreads();\n"
+    assert static_check.check_body(tile, "cuda") == []
+    assert {v.rule for v in static_check.check_body(tile, "cpu")} == {"reserved-identifier"}
+
+
+@needs_nvcc
+def test_template_cuda_kernel_is_accepted_with_run_stages_pending_without_gpu(judge) -> None:
+    verdict = judge("add", "return static_cast<out_t>(ts::ops::add(x1, x2));")
+    assert verdict.accepted, verdict.message
+    ran = set(verdict.report["stages"])
+    if cuda.gpu_count() == 0:
+        assert ran == {"static", "compile", "symbols"}
+        assert verdict.report["pending"] == ["differential", "sanitizers"]
+        assert "pending: no CUDA device" in verdict.message
+    else:
+        assert {"differential", "sanitizers"} <= ran
+
+
+@needs_nvcc
+def test_cuda_compile_error_points_at_the_body_line(judge) -> None:
+    verdict = judge("exp", "const compute_t y = x;\nreturn static_cast<out_t>(std::exp(undeclared_name + y));")
+    assert not verdict.accepted and verdict.stage == "compile"
+    assert "body line 2" in verdict.message and "undeclared_name" in verdict.message
