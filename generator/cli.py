@@ -78,7 +78,7 @@ def _parser() -> argparse.ArgumentParser:
 
     validate = commands.add_parser("validate", help="run the acceptance gate over the kernels in generated/")
     validate.add_argument("--ops", metavar="GLOB", help="only ops whose name matches")
-    validate.add_argument("--device", choices=api.DEVICES, default="cpu")
+    validate.add_argument("--device", choices=api.DEVICES, help="only kernels for this device (default: every device)")
     validate.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="kernels judged in parallel")
     validate.add_argument("--json", metavar="FILE", type=Path, help="write every full report to FILE")
     validate.set_defaults(handler=_validate)
@@ -204,37 +204,42 @@ def _validate(project: Project, args: argparse.Namespace) -> int:
     specs = [s for s in catalog.ops if args.ops is None or fnmatch.fnmatchcase(s.name, args.ops)]
     if not specs:
         raise GeneratorError(f"no op matches {args.ops!r}")
+    devices = [args.device] if args.device else list(api.DEVICES)
+    kernels = [(spec, device) for device in devices for spec in specs]
     started = time.monotonic()
-    print(f"judging {len(specs)} {args.device} kernels from generated/ ...", flush=True)
+    print(f"judging {len(kernels)} kernels ({', '.join(devices)}) from generated/ ...", flush=True)
 
-    def judge(spec: OpSpec) -> tuple[OpSpec, Verdict | None, str]:
-        path = project.generated_dir / api.kernel_path(spec, args.device)
+    def judge(kernel: tuple[OpSpec, str]) -> tuple[OpSpec, str, Verdict | None, str]:
+        spec, device = kernel
+        path = project.generated_dir / api.kernel_path(spec, device)
         found = extract_body(path.read_text(encoding="utf-8")) if path.exists() else None
         if found is None:
-            return spec, None, "no kernel in generated/"
+            return spec, device, None, "no kernel in generated/"
         body, proposer = found
-        return spec, gate.judge(regenerator.candidate(spec, args.device, body, proposer)), proposer
+        return spec, device, gate.judge(regenerator.candidate(spec, device, body, proposer)), proposer
 
     rows, reports, failed = [], {}, 0
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for spec, verdict, proposer in pool.map(judge, specs):
+        for spec, device, verdict, proposer in pool.map(judge, kernels):
             ok = verdict is not None and verdict.accepted
             failed += not ok
-            cases = (verdict.report.get("release", {}).get("cases", 0) if verdict else 0)
+            cases = (verdict.report.get("release", verdict.report.get("cuda", {})).get("cases", 0) if verdict else 0)
             seconds = sum(stage["seconds"] for stage in verdict.report.get("stages", {}).values()) if verdict else 0.0
             pending = verdict.report.get("pending", []) if verdict else []
             result = ("pass" + (f" ({'+'.join(pending)} pending: no GPU)" if pending else "") if ok
                       else f"FAIL at {verdict.stage}" if verdict else f"FAIL: {proposer}")  # fmt: skip
-            rows.append((spec.name, proposer if verdict else "-", str(cases), result, f"{seconds:.1f}"))
-            print(f"  {spec.name}: {result}" + ("" if ok or verdict is None else "\n    " + verdict.message.replace("\n", "\n    ")), flush=True)
+            label = f"{spec.name}.{device}"
+            rows.append((label, proposer if verdict else "-", str(cases), result, f"{seconds:.1f}"))
+            print(f"  {label}: {result}" + ("" if ok or verdict is None else "\n    " + verdict.message.replace("\n", "\n    ")), flush=True)
             if verdict is not None:
-                reports[spec.name] = verdict.report
+                reports[label] = verdict.report
     print()
-    _print_rows(("op", "proposer", "cases", "result", "seconds"), rows)
-    print(f"\n{len(specs) - failed} of {len(specs)} kernels pass the gate ({time.monotonic() - started:.0f} s)")
-    if gate.pending_stages(args.device):
-        print(f"{args.device} kernels were not run here ({', '.join(gate.pending_stages(args.device))} pending): no CUDA device; "
-              "run `tsgen validate --device cuda` on a machine with a GPU (scripts/device_check.sh)")
+    _print_rows(("kernel", "proposer", "cases", "result", "seconds"), rows)
+    print(f"\n{len(kernels) - failed} of {len(kernels)} kernels pass the gate ({time.monotonic() - started:.0f} s)")
+    for device in devices:
+        if gate.pending_stages(device):
+            print(f"{device} kernels were not run here ({', '.join(gate.pending_stages(device))} pending): no CUDA device; "
+                  "run `tsgen validate --device cuda` on a machine with a GPU (scripts/device_check.sh)")
     if args.json:
         args.json.write_text(json.dumps(reports, indent=2, default=str) + "\n", encoding="utf-8")
     return 1 if failed else 0
@@ -328,13 +333,13 @@ def _ops(project: Project, args: argparse.Namespace) -> int:
         target = next(r for r in rows if r["op"] == alias.alias_of)
         rows.append({**target, "op": alias.name, "family": f"alias of {alias.alias_of}"})
     rows.sort(key=lambda r: r["op"])
+    missing = {d: [r["op"] for r in rows if d not in r["devices"]] for d in api.DEVICES}
     if args.json:
         print(json.dumps(rows, indent=2))
-        return 0
+        return 1 if any(missing.values()) else 0
     _print_table(rows)
     accepted = sum(r["accepted"] for r in rows)
     print(f"\n{len(rows)} ops, {accepted} accepted; devices: {', '.join(api.DEVICES)}")
-    missing = {d: [r["op"] for r in rows if d not in r["devices"]] for d in api.DEVICES}
     for device, ops in missing.items():
         if ops:
             print(f"parity: {len(ops)} op(s) have no {device} kernel: {', '.join(ops)}")

@@ -216,6 +216,18 @@ FAMILY_CONTRACTS = {
     Family.normalization: "rows x cols, input and output contiguous row-major; each row normalised on its own",
     Family.contraction: "batched row-major C = A (m x k) @ B (k x n), contiguous matrices, batch strides in elements (may be 0)",
 }  # fmt: skip
+# On CUDA a body is one device function; tensorsmith/cuda/*.cuh launches it over the engine's work.
+CUDA_FAMILY_CONTRACTS = {
+    Family.pointwise: "the body of `apply`, one element: return the output for the given input values (already "
+                      "converted to compute_t); the machinery handles indexing, broadcasting and vector loads",
+    Family.reduction: "the body of `combine(acc, x)`: fold x (an element or another thread's partial result, as "
+                      "acc_t) into acc; it must be associative, since threads, warps and blocks fold in a tree",
+    Family.index_reduction: "the body of `better(x, best)`: whether x beats best (ties keep the first index)",
+    Family.normalization: "the body of `output(x, row_max, row_sum)`: one output element from its input and its "
+                          "row's maximum and sum of exp(x - row_max)",
+    Family.contraction: "the body of `tile(args, b, row0, col0)`: the kTile x kTile tile of C[b] at (row0, col0), "
+                        "computed by a kTile x kTile thread block (__shared__ and __syncthreads() allowed)",
+}  # fmt: skip
 BODY_PLACEHOLDER = "/* YOUR BODY */"
 
 
@@ -228,7 +240,7 @@ def task_context(spec: OpSpec, device: str, translation_unit: str, example: tupl
         "device": device,
         "signature": str(spec.signature),
         "family": spec.family.value,
-        "family_contract": FAMILY_CONTRACTS[spec.family],
+        "family_contract": (CUDA_FAMILY_CONTRACTS if device == "cuda" else FAMILY_CONTRACTS)[spec.family],
         "kernel_dtypes": api.kernel_dtypes(spec),
         "doc": spec.doc,
         "spec_path": spec.path,

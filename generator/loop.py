@@ -325,8 +325,10 @@ class Regenerator:
     # ---- outputs
 
     def _outputs(self, catalog: Catalog, results: list[KernelResult]) -> dict[str, str]:
-        """Every file generated/ must hold: accepted kernels, the shared files for the ops that
-        have a kernel on every device, and the manifest."""
+        """Every file generated/ must hold: accepted kernels, the shared files (op table, bindings, sources)
+        for the ops that have a kernel on every device, and the manifest. An op's accepted kernel stays even
+        while its other device's is missing (nothing accepted is lost); the op joins the runtime once both exist.
+        A kernel built for an older interface of its op is dropped with the op (see _usable)."""
         complete = {r.plan.spec.name for r in results}
         for r in results:
             if not _usable(r):
@@ -338,7 +340,7 @@ class Regenerator:
         outputs: dict[str, str] = {}
         manifest = Manifest()
         for r in results:
-            if r.content is not None and r.record is not None and r.plan.spec.name in complete:
+            if _usable(r):
                 outputs[r.plan.path] = r.content
                 manifest.outputs[r.plan.path] = r.record
                 transcript = r.record.details.get("transcript")

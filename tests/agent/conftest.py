@@ -104,6 +104,7 @@ def claude(agent_checkout: Path, fake_api: FakeMessagesAPI, tmp_path: Path) -> C
 
     def run(*args: str, **options: object) -> subprocess.CompletedProcess[str]:
         env = agent_env(agent_checkout, fake_api, tmp_path, **options)  # type: ignore[arg-type]
-        return run_tsgen(agent_checkout, "regen", "--proposer", "claude", "--no-build", *args, env=env)
+        # CPU only: the fake API scripts one session per op (CUDA bodies are covered by the gate's own tests).
+        return run_tsgen(agent_checkout, "regen", "--proposer", "claude", "--device", "cpu", "--no-build", *args, env=env)
 
     return run

@@ -28,7 +28,7 @@ def test_kill_9_in_the_middle_then_resume(agent_checkout: Path, fake_api, tmp_pa
     fake_api.script("twice", cpp(GOOD["twice"]))
     fake_api.script("thrice", Stall(300))  # in flight when the run is killed
     env = agent_env(agent_checkout, fake_api, tmp_path, timeout=600)
-    command = [sys.executable, "-m", "generator", "regen", "--proposer", "claude", "--no-build", "--jobs", "2"]
+    command = [sys.executable, "-m", "generator", "regen", "--proposer", "claude", "--device", "cpu", "--no-build", "--jobs", "2"]
     run = subprocess.Popen(command, cwd=agent_checkout, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            start_new_session=True)  # fmt: skip
     try:
@@ -44,7 +44,7 @@ def test_kill_9_in_the_middle_then_resume(agent_checkout: Path, fake_api, tmp_pa
     assert not (agent_checkout / "generated.new").exists() and not (agent_checkout / "generated.old").exists()
 
     fake_api.script("thrice", cpp(GOOD["thrice"]))
-    rerun = run_tsgen(agent_checkout, "regen", "--proposer", "claude", "--no-build", "--jobs", "2", env=env)
+    rerun = run_tsgen(agent_checkout, "regen", "--proposer", "claude", "--device", "cpu", "--no-build", "--jobs", "2", env=env)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert "twice.cpu: cached body from an earlier run" in rerun.stdout
     assert len(fake_api.requests_for("twice")) == 1  # not asked again

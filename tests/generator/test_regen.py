@@ -227,6 +227,8 @@ def test_new_spec_adds_the_op_everywhere(checkout: Path, tsgen, hash_tree) -> No
     assert 'registry.get("square")' in bindings
     assert 'm.def("square", square, py::arg("x"), py::pos_only(), "Square of each element, x * x.");' in bindings
     assert "  generated/cpu/square.cpp\n" in (generated / "sources.cmake").read_text(encoding="utf-8")
+    assert "  generated/cuda/square.cu\n" in (generated / "sources.cmake").read_text(encoding="utf-8")
+    assert "void register_square_cuda(ts::Registry& registry);" in registration
     assert "def square(x: Tensor | ArrayLike, /) -> Tensor:" in (generated / "python" / "_C.pyi").read_text(encoding="utf-8")
     manifest = json.loads((generated / "MANIFEST.json").read_text(encoding="utf-8"))
     record = manifest["outputs"]["cpu/square.cpp"]
@@ -235,7 +237,7 @@ def test_new_spec_adds_the_op_everywhere(checkout: Path, tsgen, hash_tree) -> No
     rows = {row["op"]: row for row in json.loads(ok(tsgen(checkout, "ops", "--json")))}
     assert rows["square"]["accepted"] is True
     assert rows["square"]["status"] == "accepted"
-    assert rows["square"]["devices"] == ["cpu"] and rows["square"]["family"] == "pointwise"
+    assert rows["square"]["devices"] == ["cpu", "cuda"] and rows["square"]["family"] == "pointwise"
     assert rows["square"]["dtypes"] == list(numeric)
     assert tsgen(checkout, "regen", "--check").returncode == 0
 
@@ -261,8 +263,9 @@ def test_uncompilable_new_op_is_rejected_and_stays_out(checkout: Path, tsgen, ha
     result = tsgen(checkout, "regen", "--no-build")
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Traceback" not in result.stderr
-    assert "0 accepted, 1 rejected" in result.stdout
+    assert "0 accepted, 2 rejected" in result.stdout
     assert re.search(r"^rejected badop\.cpu: \(template\) rejected at compile: .*error", result.stdout, re.M)
+    assert re.search(r"^rejected badop\.cuda: \(template\) rejected at compile: .*error", result.stdout, re.M)
     assert hash_tree(generated) == before  # nothing written: no kernel, no registration, no manifest entry
     assert not (generated / "cpu" / "badop.cpp").exists()
     assert "badop" not in (generated / "registration.cpp").read_text(encoding="utf-8")
@@ -270,7 +273,9 @@ def test_uncompilable_new_op_is_rejected_and_stays_out(checkout: Path, tsgen, ha
     check = tsgen(checkout, "regen", "--check")
     assert check.returncode == 1
     assert listed(check.stdout)["cpu/badop.cpp"] == "new op"  # --check renders without judging
-    rows = {row["op"]: row for row in json.loads(ok(tsgen(checkout, "ops", "--json")))}
+    ops = tsgen(checkout, "ops", "--json")
+    assert ops.returncode == 1  # parity: an op without a kernel on a device fails the check
+    rows = {row["op"]: row for row in json.loads(ops.stdout)}
     assert rows["badop"]["accepted"] is False and rows["badop"]["devices"] == []
 
 
