@@ -312,9 +312,19 @@ class Regenerator:
 
     def candidate(self, spec: OpSpec, device: str, body: str, proposer: str) -> Candidate:
         """What the gate judges: the body, its translation unit, and the op table for this op alone."""
+        companion = self._cpu_twin(spec) if device != "cpu" and not self.gate.pending_stages(device) else None
+        devices = (device,) if companion is None else ("cpu", device)
         header = self.renderer.header([spec.path, "templates/registration.cpp.j2"])
-        registration = self.renderer.render("registration.cpp.j2", **dest.registration_context(Catalog((spec,), ()), header, (device,)))
-        return Candidate(spec, device, body, self.render_kernel(spec, device, body, proposer), registration, proposer)
+        registration = self.renderer.render("registration.cpp.j2", **dest.registration_context(Catalog((spec,), ()), header, devices))
+        return Candidate(spec, device, body, self.render_kernel(spec, device, body, proposer), registration, proposer, companion)
+
+    def _cpu_twin(self, spec: OpSpec) -> str | None:
+        """The op's committed CPU kernel, which a CUDA candidate runs beside where a GPU runs it (the devices
+        must agree); None when there is none built for the spec's current interface."""
+        record = Manifest.load(self.project.generated_dir).kernel_records().get((spec.name, "cpu"))
+        if record is None or record.interface_sha256 != sha256_text(api.interface(spec)):
+            return None
+        return writer.read_text(self.project.generated_dir / api.kernel_path(spec, "cpu"))
 
     def render_kernel(self, spec: OpSpec, device: str, body: str, proposer: str) -> str:
         template = api.template_path(spec, device)

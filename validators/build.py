@@ -142,7 +142,7 @@ class CandidateBuilder:
                    *map(str, objects), *BLAS_LINK, *cuda])  # fmt: skip
         return output
 
-    def build(self, kernel_source: str, registration_source: str, scratch: Path, variant: str) -> Path:
+    def build(self, kernel_source: str, registration_source: str, scratch: Path, variant: str, companion: str | None = None) -> Path:
         """Compiles the candidate's translation unit and the op table for its op, links them with the
         runtime, and returns the module's path (named so Python imports it as `_gate`)."""
         runtime = self.runtime_objects(variant)
@@ -152,9 +152,14 @@ class CandidateBuilder:
         registration_cpp.write_text(registration_source, encoding="utf-8")
         kernel_o = self.compile(kernel_cpp, scratch / f"kernel.{variant}.o", variant)
         registration_o = self.compile(registration_cpp, scratch / f"registration.{variant}.o", variant)
+        extra = []
+        if companion is not None:  # the CPU twin of a CUDA candidate, for the device-parity check
+            companion_cpp = scratch / f"companion.{variant}.cpp"
+            companion_cpp.write_text(companion, encoding="utf-8")
+            extra.append(self.compile(companion_cpp, scratch / f"companion.{variant}.o", variant))
         module_dir = scratch / f"module-{variant}"
         module_dir.mkdir(exist_ok=True)
-        return self.link([kernel_o, registration_o, *runtime], module_dir / f"_gate{sysconfig.get_config_var('EXT_SUFFIX')}", variant)
+        return self.link([kernel_o, registration_o, *extra, *runtime], module_dir / f"_gate{sysconfig.get_config_var('EXT_SUFFIX')}", variant)
 
     def kernel_object(self, kernel_source: str, scratch: Path, device: str = "cpu", ptx_only: bool = False) -> Path:
         """The candidate alone, compiled as the release build would (for the symbol check)."""

@@ -151,7 +151,7 @@ class Mismatch:
     description: str
     dtype: str  # the dtype under test
     kind: str  # raised, no_error, wrong_error, not_array, dtype, shape, values, nan, inf, signed_zero,
-    #            not_repeatable, input_changed
+    #            not_repeatable, input_changed, device_parity
     message: str  # one line
     value_set: str = "a"
     hidden: bool = False
@@ -355,6 +355,26 @@ def compare_runs(spec: OpSpec, case: Case, first: Any, second: Any, *, which: st
     message = (f"not repeatable: a second run on the same inputs differs at {mismatch.mismatched} of "
                f"{mismatch.total} elements (first at {index}: {mismatch.expected} then {mismatch.actual})")  # fmt: skip
     return replace(mismatch, kind="not_repeatable", message=message)
+
+
+def device_parity(spec: OpSpec, case: Case, cpu: Any, device: Any, *, which: str = "a") -> Mismatch | None:
+    """The same inputs on the CPU kernel and on another device's: one dtype and shape, and values within the
+    dtype's tolerance of each other (math libraries differ in the last bits; NaN must meet NaN), or exact for
+    integers and bools. Keeps the two devices from drifting apart even where both pass the reference."""
+    a, b = np.asarray(cpu), np.asarray(device)
+    if a.dtype != b.dtype or a.shape != b.shape:
+        return _mismatch(case, "device_parity", f"the CPU gave {a.dtype}{a.shape} and the device {b.dtype}{b.shape}", which)
+    if a.dtype.kind == "f":
+        tol = tolerance(spec, case.dtype, a.dtype.name)
+        wrong = ~close(b, a, tol.rtol, tol.atol, "signed_zero" in spec.tags)
+    else:
+        wrong, tol = ~_bitwise_equal(a, b), None
+    if not wrong.any():
+        return None
+    mismatch = _report(case, which, {}, wrong, b, a, tol)
+    message = (f"the CPU and the device disagree at {mismatch.mismatched} of {mismatch.total} elements "
+               f"(first at {mismatch.index}: CPU {mismatch.expected}, device {mismatch.actual})")  # fmt: skip
+    return replace(mismatch, kind="device_parity", message=message)
 
 
 def _bitwise_equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:

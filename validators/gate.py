@@ -63,6 +63,9 @@ class Candidate:
     source: str  # the whole translation unit
     registration: str  # the op table for this op alone (dest.registration_context over a one-op catalog)
     proposer: str
+    # A CUDA candidate's CPU twin (the op's committed CPU translation unit), run on the same cases where a
+    # GPU runs the candidate: the two devices must agree. None for CPU candidates and new ops.
+    companion: str | None = None
 
     @property
     def op(self) -> str:
@@ -138,7 +141,7 @@ class Gate:
                 digest.update(path.name.encode() + b"\0" + path.read_bytes())
             digest.update(f"{self.builder.cuda.version}|gpu={gpu_count() > 0}".encode())
         for part in (self.builder.toolchain.version(), self.salt.hex(), ",".join(self.stages), str(self.wall_s), candidate.spec.text,
-                     candidate.device, candidate.source, candidate.registration):  # fmt: skip
+                     candidate.device, candidate.source, candidate.registration, candidate.companion or ""):  # fmt: skip
             digest.update(part.encode() + b"\0")
         return digest.hexdigest()
 
@@ -238,7 +241,7 @@ class Gate:
                    limits: Limits, wrapper: list[str] | None = None, label: str | None = None) -> str | None:  # fmt: skip
         label = label or variant
         try:
-            module = self.builder.build(candidate.source, candidate.registration, scratch, variant)
+            module = self.builder.build(candidate.source, candidate.registration, scratch, variant, companion=candidate.companion)
         except BuildError as exc:
             return f"the {variant} build failed:\n{exc}"
         run_dir = scratch / f"run-{label}"
@@ -247,7 +250,9 @@ class Gate:
         env = {"PYTHONPATH": str(self.root), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
         if variant == "sanitize":
             env |= _sanitizer_env(self.builder.toolchain.compiler)
-        command = [*(wrapper or []), sys.executable, "-m", "validators.runner", str(module), "job.npz", "out.npz", candidate.device]
+        parity = ["parity"] if candidate.companion is not None and candidate.device != "cpu" else []
+        command = [*(wrapper or []), sys.executable, "-m", "validators.runner", str(module), "job.npz", "out.npz", candidate.device,
+                   *parity]  # fmt: skip
         result = run_sandboxed(command, cwd=run_dir, env=env, limits=limits)
         report[label] = {"cases": len(cases), "wall_s": round(result.wall_s, 2), "isolation": result.isolation.describe()}
         if variant == "sanitize" and SANITIZER_REPORT.search(result.stderr):
@@ -299,6 +304,10 @@ def _check_case(spec: OpSpec, case: inputs.Case, index: int, outputs: Any, error
     first, again = _result(outputs, errors, index, "a"), _result(outputs, errors, index, "a2")
     if isinstance(first, compare.Raised):  # and run a was right to raise (checked above)
         return None if isinstance(again, compare.Raised) else compare.compare(spec, case, again, which="a")
+    if f"{index}.cpu.out" in outputs:  # a CUDA candidate beside its CPU twin (Candidate.companion)
+        mismatch = compare.device_parity(spec, case, outputs[f"{index}.cpu.out"], first)
+        if mismatch is not None:
+            return mismatch
     canary = _canary_left(np.asarray(first), np.asarray(again))
     if canary is not None:
         mismatch = compare.compare_runs(spec, case, first, again)

@@ -1,6 +1,6 @@
 """The sandboxed side of the gate: runs one candidate module on a job of cases.
 
-    python -m validators.runner MODULE JOB.npz OUT.npz [DEVICE]
+    python -m validators.runner MODULE JOB.npz OUT.npz [DEVICE [parity]]
 
 Trusts nothing it loads: it only calls the candidate and writes what came out.
 References and comparisons happen in the parent process, where the candidate
@@ -13,6 +13,8 @@ cannot reach them. Each case runs three times:
       the kernel never wrote (canary left) or results that read uninitialised memory show
 
 After each run the operand buffers are saved too, so the parent can check inputs were not written.
+On a device other than the CPU, `parity` also runs value set a through the module's CPU kernel (the
+candidate's CPU twin) so the parent can check the two devices agree.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ def _axis_arguments(kwargs: dict[str, Any]) -> tuple[list[int] | None, bool, boo
     return axis_list, "axis" in kwargs, bool(kwargs.get("keepdims", False))
 
 
-def run_job(module: Any, job: Any, device: str = "cpu") -> tuple[dict[str, np.ndarray], dict[str, dict[str, str]]]:
+def run_job(module: Any, job: Any, device: str = "cpu", parity: bool = False) -> tuple[dict[str, np.ndarray], dict[str, dict[str, str]]]:
     meta = json.loads(str(job["meta"]))
     outputs: dict[str, np.ndarray] = {}
     errors: dict[str, dict[str, str]] = {}
@@ -84,6 +86,11 @@ def run_job(module: Any, job: Any, device: str = "cpu") -> tuple[dict[str, np.nd
                 errors[key] = {"type": type(exc).__name__, "message": str(exc)[:500], "bases": bases}
             for k, buffer in enumerate(buffers):
                 outputs[f"{key}.in{k}"] = buffer.copy()
+            if parity and run == "a":  # the same inputs through the CPU twin (run a left them unchanged, or fails)
+                try:
+                    outputs[f"{i}.cpu.out"] = module.invoke(meta["op"], views, axis, axis_given, keepdims, "cpu")
+                except Exception:  # noqa: BLE001 - a CPU error is the CPU gate's business; parity then has nothing to compare
+                    pass
     return outputs, errors
 
 
@@ -101,7 +108,7 @@ def main(argv: list[str]) -> int:
     device = argv[3] if len(argv) > 3 else "cpu"
     module = load_module(module_path)
     with np.load(job_path, allow_pickle=False) as job:
-        outputs, errors = run_job(module, job, device)
+        outputs, errors = run_job(module, job, device, parity="parity" in argv[4:])
     np.savez(out_path, **outputs)
     out_path.with_suffix(".errors.json").write_text(json.dumps(errors), encoding="utf-8")
     return 0

@@ -354,3 +354,31 @@ def test_a_reduction_that_drops_the_tail_is_caught() -> None:
         return np.max(x, **case.kwargs)
 
     assert "values" in _run_fake("max", "float32", kernel)
+
+
+# ---- device parity (a CUDA kernel against its CPU twin) ------------------------------------------------------
+
+
+def test_device_parity_allows_last_bit_differences_but_not_wrong_or_missing_values() -> None:
+    x = np.linspace(-3, 3, 101, dtype=np.float32)
+    case = case_of("exp", x)
+    cpu = np.exp(x)
+    close = np.nextafter(cpu, np.float32(np.inf))  # one ulp up: math libraries differ this much
+    assert compare.device_parity(CATALOG.op("exp"), case, cpu, close) is None
+    wrong = cpu.copy()
+    wrong[7] *= 1.01
+    mismatch = compare.device_parity(CATALOG.op("exp"), case, cpu, wrong)
+    assert mismatch is not None and mismatch.kind == "device_parity" and "(7,)" in mismatch.message
+    nan = cpu.copy()
+    nan[3] = np.nan
+    assert compare.device_parity(CATALOG.op("exp"), case, cpu, nan).kind == "device_parity"
+    assert "float64" in compare.device_parity(CATALOG.op("exp"), case, cpu, cpu.astype(np.float64)).message
+
+
+def test_device_parity_is_exact_for_integers() -> None:
+    a = np.arange(10, dtype=np.int32)
+    case = case_of("add", a, a)
+    assert compare.device_parity(CATALOG.op("add"), case, a + a, a + a) is None
+    off = a + a
+    off[9] += 1
+    assert compare.device_parity(CATALOG.op("add"), case, a + a, off).kind == "device_parity"
