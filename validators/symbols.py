@@ -68,14 +68,14 @@ DEFAULT_ALLOWLIST = Allowlist(
 # What nvcc's host code adds to a CUDA kernel object (fat-binary registration, launch stubs, the static
 # handle its registration keeps) and what the CUDA family machinery calls (tensorsmith/cuda/*.cuh): the
 # device guard and launch checks, the current stream, split-reduction scratch memory, and cuBLAS GEMM
-# for float32/float64 (tensorsmith/cuda/blas.h). Device code itself links to nothing on the host.
+# for the floating dtypes (tensorsmith/cuda/blas.h). Device code itself links to nothing on the host.
 CUDA_PATTERNS = (
     r"__cuda\w+", r"__nv_\w+", r"__fatbinwrap\w*",
     r"cuda(?:GetDevice|SetDevice|GetLastError|LaunchKernel|MemsetAsync)(?:_ptsz)?",
     r"__cxa_guard_(?:acquire|release|abort)", "atexit",  # nvcc's function-local static of the fat-binary handle
     r"ts::cuda::(?:check\(cudaError, char const\*\)|current_stream\(int\))",
     r"ts::cuda::Workspace::(?:Workspace\(unsigned long, int\)|~Workspace\(\))",
-    r"ts::cuda::blas_[sd]gemm\(ts::GemmArgs const&\)",
+    r"ts::cuda::blas_[sdhb]gemm\(ts::GemmArgs const&\)",
 )
 CUDA_ALLOWLIST = DEFAULT_ALLOWLIST.extended(*CUDA_PATTERNS)
 # Writable data nvcc itself defines in a kernel object: the fat-binary handle and wrapper, module registration.

@@ -1,4 +1,4 @@
-// float32/float64 GEMM on CUDA through cuBLAS, loaded when first needed: the
+// Floating GEMM on CUDA through cuBLAS, loaded when first needed: the
 // build needs no cuBLAS, and `import tensorsmith` works where it is missing
 // (only a CUDA float matmul then raises, saying how to get it). The Python
 // package preloads it from the nvidia-cublas wheel when that is installed.
@@ -26,6 +26,12 @@ using SetStreamFn = Status (*)(Handle, cudaStream_t);
 template <typename T>
 using GemmFn = Status (*)(Handle, int, int, int, int, int, const T*, const T*, int, long long, const T*, int, long long,
                           const T*, T*, int, long long, int);
+// cublasGemmStridedBatchedEx: the storage types as cudaDataType, float accumulation (CUBLAS_COMPUTE_32F).
+using GemmExFn = Status (*)(Handle, int, int, int, int, int, const void*, const void*, int, int, long long, const void*, int,
+                            int, long long, const void*, void*, int, int, long long, int, int, int);
+constexpr int kR16F = 2, kR16BF = 14;  // CUDA_R_16F, CUDA_R_16BF (library_types.h)
+constexpr int kCompute32F = 68;        // CUBLAS_COMPUTE_32F
+constexpr int kGemmDefault = -1;       // CUBLAS_GEMM_DEFAULT
 
 constexpr const char* kLibrary = "libcublas.so.13";
 
@@ -34,6 +40,7 @@ struct Library {
   SetStreamFn set_stream = nullptr;
   GemmFn<float> sgemm = nullptr;
   GemmFn<double> dgemm = nullptr;
+  GemmExFn gemm_ex = nullptr;
   std::vector<Handle> handles;  // per device, created on first use
   std::mutex mutex;
 };
@@ -43,13 +50,14 @@ Library& library() {
     auto* l = new Library();  // never destroyed: handles may be used during exit
     void* so = dlopen(kLibrary, RTLD_NOW | RTLD_GLOBAL);
     TS_CHECK(so != nullptr, RuntimeError,
-             "matmul: CUDA float32/float64 matmul needs cuBLAS (" << kLibrary << "), which could not be loaded: "
+             "matmul: CUDA floating-point matmul needs cuBLAS (" << kLibrary << "), which could not be loaded: "
                  << dlerror() << "; pip install nvidia-cublas, or install the CUDA toolkit's cuBLAS");
     l->create = reinterpret_cast<CreateFn>(dlsym(so, "cublasCreate_v2"));
     l->set_stream = reinterpret_cast<SetStreamFn>(dlsym(so, "cublasSetStream_v2"));
     l->sgemm = reinterpret_cast<GemmFn<float>>(dlsym(so, "cublasSgemmStridedBatched"));
     l->dgemm = reinterpret_cast<GemmFn<double>>(dlsym(so, "cublasDgemmStridedBatched"));
-    TS_CHECK(l->create && l->set_stream && l->sgemm && l->dgemm, RuntimeError,
+    l->gemm_ex = reinterpret_cast<GemmExFn>(dlsym(so, "cublasGemmStridedBatchedEx"));
+    TS_CHECK(l->create && l->set_stream && l->sgemm && l->dgemm && l->gemm_ex, RuntimeError,
              "matmul: " << kLibrary << " lacks the cuBLAS entry points tensorsmith uses");
     return l;
   }();
@@ -67,29 +75,52 @@ Handle handle_for(Library& lib, int device) {
   return lib.handles[device];
 }
 
-template <typename T>
-void gemm(const GemmArgs& a, GemmFn<T> Library::*fn) {
-  if (a.batch == 0 || a.m == 0 || a.n == 0) return;
-  DeviceGuard guard(a.device, "matmul");
-  const cudaStream_t stream = current_stream(a.device);
-  if (a.k == 0) {  // an empty sum: zeros (all-bits-zero is 0.0)
+// Checks and the empty cases every GEMM shares; false when nothing is left to compute.
+bool prepare(const GemmArgs& a, size_t itemsize, cudaStream_t stream) {
+  if (a.batch == 0 || a.m == 0 || a.n == 0) return false;
+  if (a.k == 0) {  // an empty sum: zeros (all-bits-zero is 0.0 in every floating type)
     for (int64_t b = 0; b < a.batch; ++b) {
-      TS_CUDA_CHECK(cudaMemsetAsync(reinterpret_cast<T*>(a.c) + b * a.c_batch_stride, 0, sizeof(T) * a.m * a.n, stream),
-                    "matmul");
+      TS_CUDA_CHECK(cudaMemsetAsync(a.c + b * a.c_batch_stride * itemsize, 0, itemsize * a.m * a.n, stream), "matmul");
     }
-    return;
+    return false;
   }
   TS_CHECK(a.m <= INT_MAX && a.n <= INT_MAX && a.k <= INT_MAX && a.batch <= INT_MAX, NotImplementedError,
            "matmul: cuBLAS takes dimensions up to " << INT_MAX << ", got m=" << a.m << " n=" << a.n << " k=" << a.k);
-  Library& lib = library();
-  const Handle h = handle_for(lib, a.device);
+  return true;
+}
+
+Handle stream_handle(Library& lib, int device, cudaStream_t stream) {
+  const Handle h = handle_for(lib, device);
   TS_CHECK(lib.set_stream(h, stream) == 0, RuntimeError, "matmul: cublasSetStream failed");
+  return h;
+}
+
+// Row-major C = A B is column-major C^T = B^T A^T: cuBLAS sees B (n x k) times A (k x m).
+template <typename T>
+void gemm(const GemmArgs& a, GemmFn<T> Library::*fn) {
+  DeviceGuard guard(a.device, "matmul");
+  const cudaStream_t stream = current_stream(a.device);
+  if (!prepare(a, sizeof(T), stream)) return;
+  Library& lib = library();
+  const Handle h = stream_handle(lib, a.device, stream);
   const T one = 1, zero = 0;
   const int m = static_cast<int>(a.m), n = static_cast<int>(a.n), k = static_cast<int>(a.k);
-  // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS sees B (n x k) times A (k x m).
   const Status status = (lib.*fn)(h, kOpN, kOpN, n, m, k, &one, reinterpret_cast<const T*>(a.b), n, a.b_batch_stride,
                                   reinterpret_cast<const T*>(a.a), k, a.a_batch_stride, &zero, reinterpret_cast<T*>(a.c), n,
                                   a.c_batch_stride, static_cast<int>(a.batch));
+  TS_CHECK(status == 0, RuntimeError, "matmul: cuBLAS GEMM failed with status " << status);
+}
+
+void gemm_16bit(const GemmArgs& a, int type) {
+  DeviceGuard guard(a.device, "matmul");
+  const cudaStream_t stream = current_stream(a.device);
+  if (!prepare(a, 2, stream)) return;
+  Library& lib = library();
+  const Handle h = stream_handle(lib, a.device, stream);
+  const float one = 1, zero = 0;
+  const int m = static_cast<int>(a.m), n = static_cast<int>(a.n), k = static_cast<int>(a.k);
+  const Status status = lib.gemm_ex(h, kOpN, kOpN, n, m, k, &one, a.b, type, n, a.b_batch_stride, a.a, type, k, a.a_batch_stride,
+                                    &zero, a.c, type, n, a.c_batch_stride, static_cast<int>(a.batch), kCompute32F, kGemmDefault);
   TS_CHECK(status == 0, RuntimeError, "matmul: cuBLAS GEMM failed with status " << status);
 }
 
@@ -97,5 +128,7 @@ void gemm(const GemmArgs& a, GemmFn<T> Library::*fn) {
 
 void blas_sgemm(const GemmArgs& args) { gemm<float>(args, &Library::sgemm); }
 void blas_dgemm(const GemmArgs& args) { gemm<double>(args, &Library::dgemm); }
+void blas_hgemm(const GemmArgs& args) { gemm_16bit(args, kR16F); }
+void blas_bgemm(const GemmArgs& args) { gemm_16bit(args, kR16BF); }
 
 }  // namespace ts::cuda
