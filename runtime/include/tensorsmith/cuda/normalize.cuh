@@ -31,14 +31,18 @@ __device__ __forceinline__ acc_t rescale(acc_t from, acc_t to) {
 
 template <typename acc_t>
 __device__ __forceinline__ RowStats<acc_t> merge_stats(RowStats<acc_t> a, RowStats<acc_t> b) {
-  const acc_t m = ts::ops::maximum(a.max, b.max);
-  if (m == -std::numeric_limits<acc_t>::infinity()) return RowStats<acc_t>{m, acc_t(0)};
+  const acc_t m = ts::ops::maximum(a.max, b.max);  // NaN wins
+  if (m == -std::numeric_limits<acc_t>::infinity()) return RowStats<acc_t>{m, a.sum + b.sum};  // 0, or a NaN kept
   return RowStats<acc_t>{m, a.sum * rescale(a.max, m) + b.sum * rescale(b.max, m)};
 }
 
+// One exp per element: the sum is rescaled only when the maximum grows. The element that sets the
+// maximum adds exp(x - x), not 1, so that +inf gives NaN as exp(inf - inf) does in the reference.
 template <typename acc_t>
 __device__ __forceinline__ RowStats<acc_t> add_element(RowStats<acc_t> s, acc_t x) {
-  return merge_stats(s, RowStats<acc_t>{x, x == -std::numeric_limits<acc_t>::infinity() ? acc_t(0) : acc_t(1)});
+  if (x == -std::numeric_limits<acc_t>::infinity()) return s;  // contributes exp(-inf) = 0
+  if (!(x <= s.max)) return RowStats<acc_t>{x, s.sum * rescale(s.max, x) + std::exp(x - x)};  // a new maximum, or NaN
+  return RowStats<acc_t>{s.max, s.sum + std::exp(x - s.max)};
 }
 
 template <typename N, typename T, typename acc_t, int kThreadsPerRow>
