@@ -146,7 +146,8 @@ py::capsule dlpack(const Tensor& self, py::handle stream, py::handle max_version
       if (type != kDLCPU || index != 0 || copy == false) {
         throw py::buffer_error("__dlpack__: a tensor on " + device_str(self.device()) +
                                " can only be exported to dl_device (" + std::to_string(ours.device_type) + ", " +
-                               std::to_string(ours.device_id) + ")" + (copy == false ? "" : " or, copied, (1, 0)") +
+                               std::to_string(ours.device_id) + ")" +
+                               (copy == false || ours.device_type == kDLCPU ? "" : " or, copied, (1, 0)") +
                                ", not " + std::string(py::repr(dl_device)));
       }
       t = to_device(self, Device{});
