@@ -47,30 +47,6 @@ __device__ To convert(From v) {
   }
 }
 
-template <typename To, typename From>
-__global__ void cast_copy(char* out, const char* in, int64_t n, CopyLayout layout) {
-  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
-    int64_t rest = i, out_offset = 0, in_offset = 0;
-    for (int d = layout.ndim - 1; d >= 0; --d) {
-      const int64_t index = rest % layout.shape[d];
-      rest /= layout.shape[d];
-      out_offset += index * layout.out_strides[d];
-      in_offset += index * layout.in_strides[d];
-    }
-    *reinterpret_cast<To*>(out + out_offset) = convert<To>(*reinterpret_cast<const From*>(in + in_offset));
-  }
-}
-
-template <typename To, typename From>
-void launch(char* out, const char* in, int64_t n, const CopyLayout& layout, cudaStream_t stream) {
-  constexpr int kThreads = 256;
-  const int64_t blocks = (n + kThreads - 1) / kThreads;
-  // Grid-stride loop: past this many blocks each thread copies several elements.
-  const unsigned grid = static_cast<unsigned>(blocks < 65536 ? blocks : 65536);
-  cast_copy<To, From><<<grid, kThreads, 0, stream>>>(out, in, n, layout);
-}
-
 // Every dtype the copy handles: its DType enumerator and its element type on the
 // device. A new dtype is one line here (float16 and bfloat16:
 // X(Float16, __half) X(BFloat16, __nv_bfloat16), layout-compatible with
@@ -88,37 +64,74 @@ void launch(char* out, const char* in, int64_t n, const CopyLayout& layout, cuda
   X(Float32, float)            \
   X(Float64, double)
 
-template <typename To>
-bool launch_from(DType from, char* out, const char* in, int64_t n, const CopyLayout& layout, cudaStream_t stream) {
-  switch (from) {
-#define TS_CUDA_COPY_FROM(D, T)                           \
-  case DType::D:                                          \
-    launch<To, T>(out, in, n, layout, stream);            \
+bool supported(DType d) {
+  switch (d) {
+#define TS_CUDA_COPY_CASE(D, T) case DType::D:
+    TS_CUDA_COPY_DTYPES(TS_CUDA_COPY_CASE)
+#undef TS_CUDA_COPY_CASE
     return true;
-    TS_CUDA_COPY_DTYPES(TS_CUDA_COPY_FROM)
-#undef TS_CUDA_COPY_FROM
     default:
       return false;
   }
+}
+
+// One kernel per destination type; the source type is a switch per element,
+// the same branch for every thread (no divergence) in a memory-bound copy. A
+// kernel per (destination, source) pair, 121 of them, took over two minutes of
+// nvcc on the 2-core CI machine; this takes seconds.
+template <typename To>
+__device__ To load_converted(const char* p, DType from) {
+  switch (from) {
+#define TS_CUDA_COPY_LOAD(D, T) \
+  case DType::D:                \
+    return convert<To>(*reinterpret_cast<const T*>(p));
+    TS_CUDA_COPY_DTYPES(TS_CUDA_COPY_LOAD)
+#undef TS_CUDA_COPY_LOAD
+    default:
+      return To();  // unreachable: the host checks `from` before launching
+  }
+}
+
+template <typename To>
+__global__ void cast_copy(char* out, const char* in, DType from, int64_t n, CopyLayout layout) {
+  const int64_t step = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    int64_t rest = i, out_offset = 0, in_offset = 0;
+    for (int d = layout.ndim - 1; d >= 0; --d) {
+      const int64_t index = rest % layout.shape[d];
+      rest /= layout.shape[d];
+      out_offset += index * layout.out_strides[d];
+      in_offset += index * layout.in_strides[d];
+    }
+    *reinterpret_cast<To*>(out + out_offset) = load_converted<To>(in + in_offset, from);
+  }
+}
+
+template <typename To>
+void launch(char* out, const char* in, DType from, int64_t n, const CopyLayout& layout, cudaStream_t stream) {
+  constexpr int kThreads = 256;
+  const int64_t blocks = (n + kThreads - 1) / kThreads;
+  // Grid-stride loop: past this many blocks each thread copies several elements.
+  const unsigned grid = static_cast<unsigned>(blocks < 65536 ? blocks : 65536);
+  cast_copy<To><<<grid, kThreads, 0, stream>>>(out, in, from, n, layout);
 }
 
 }  // namespace
 
 void launch_cast_copy(DType to, DType from, char* out, const char* in, int64_t n, const CopyLayout& layout,
                       cudaStream_t stream, const char* what) {
-  bool launched = false;
+  TS_CHECK(supported(to) && supported(from), NotImplementedError,
+           what << ": no CUDA copy from " << dtype_name(from) << " to " << dtype_name(to));
   switch (to) {
-#define TS_CUDA_COPY_TO(D, T)                                            \
-  case DType::D:                                                         \
-    launched = launch_from<T>(from, out, in, n, layout, stream);         \
+#define TS_CUDA_COPY_TO(D, T)                          \
+  case DType::D:                                       \
+    launch<T>(out, in, from, n, layout, stream);       \
     break;
     TS_CUDA_COPY_DTYPES(TS_CUDA_COPY_TO)
 #undef TS_CUDA_COPY_TO
     default:
       break;
   }
-  TS_CHECK(launched, NotImplementedError,
-           what << ": no CUDA copy from " << dtype_name(from) << " to " << dtype_name(to));
   TS_CUDA_CHECK_LAUNCH(what);
 }
 
