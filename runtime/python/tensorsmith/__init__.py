@@ -13,6 +13,9 @@ _openblas = _load_openblas()  # before _C, which links it
 
 from tensorsmith import _C  # noqa: E402
 from tensorsmith._C import *  # noqa: E402, F403
+from tensorsmith._cuda_libs import preload_cublas as _preload_cublas  # noqa: E402
+
+_cublas = _preload_cublas(_C.build_info())  # None unless built with CUDA and the nvidia-cublas wheel is installed
 
 __all__ = [name for name in dir(_C) if not name.startswith("_")]
 __version__ = _version("tensorsmith")

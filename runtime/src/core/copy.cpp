@@ -9,6 +9,9 @@
 
 #include "tensorsmith/engine.h"
 #include "tensorsmith/errors.h"
+#ifdef TS_WITH_CUDA
+#include "tensorsmith/cuda/copy.h"
+#endif
 
 namespace ts {
 
@@ -68,6 +71,12 @@ PointwiseKernel cast_kernel(DType to, DType from) {
 }  // namespace
 
 void Tensor::copy_from(const Tensor& src) {
+#ifdef TS_WITH_CUDA
+  if (device().type == DeviceType::CUDA || src.device().type == DeviceType::CUDA) {
+    cuda::copy(*this, src);  // any pair of devices
+    return;
+  }
+#endif
   TS_CHECK(src.device() == device(), ValueError,
            "copy_from: cannot copy a tensor on " << device_str(src.device()) << " into one on " << device_str(device()));
   TS_CHECK(device().type == DeviceType::CPU, NotImplementedError, "CUDA is not built into this tensorsmith");

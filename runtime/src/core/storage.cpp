@@ -12,6 +12,9 @@
 #include "tensorsmith/errors.h"
 #include "tensorsmith/tensor.h"
 #include "tensorsmith/testing.h"
+#ifdef TS_WITH_CUDA
+#include "tensorsmith/cuda/allocator.h"
+#endif
 
 namespace ts {
 
@@ -117,14 +120,27 @@ Storage::Storage(void* data, size_t nbytes, Device device, std::shared_ptr<void>
     : data_(data), nbytes_(nbytes), device_(device), owner_(std::move(owner)) {}
 
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
-  TS_CHECK(device.type == DeviceType::CPU, NotImplementedError, "CUDA is not built into this tensorsmith");
+  if (device.type == DeviceType::CUDA) {
+#ifdef TS_WITH_CUDA
+    const int fill = allocator::g_allocation_fill.load(std::memory_order_relaxed);
+    return std::make_shared<Storage>(cuda::allocate(nbytes, device.index, fill), nbytes, device, nullptr);
+#else
+    throw NotImplementedError("CUDA is not built into this tensorsmith");
+#endif
+  }
   return std::make_shared<Storage>(allocator::allocate(nbytes), nbytes, device, nullptr);
 }
 
 Storage::~Storage() {
-  // Only runtime-allocated (owner-less) blocks are ours to free; allocate()
-  // creates CPU blocks only.
-  if (owner_ == nullptr && device_.type == DeviceType::CPU) allocator::release(data_, nbytes_);
+  // Only runtime-allocated (owner-less) blocks are ours to free.
+  if (owner_ != nullptr) return;
+  if (device_.type == DeviceType::CPU) {
+    allocator::release(data_, nbytes_);
+#ifdef TS_WITH_CUDA
+  } else if (data_ != nullptr) {
+    cuda::release(data_, nbytes_, device_.index);
+#endif
+  }
 }
 
 }  // namespace ts

@@ -8,6 +8,7 @@
 
 #include <climits>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "tensorsmith/cuda/runtime.h"
@@ -33,7 +34,8 @@ constexpr int kR16F = 2, kR16BF = 14;  // CUDA_R_16F, CUDA_R_16BF (library_types
 constexpr int kCompute32F = 68;        // CUBLAS_COMPUTE_32F
 constexpr int kGemmDefault = -1;       // CUBLAS_GEMM_DEFAULT
 
-constexpr const char* kLibrary = "libcublas.so.13";
+// The soname of the cuBLAS built for this CUDA major version (libcublas.so.13 for CUDA 13).
+const std::string kLibrary = "libcublas.so." + std::to_string(CUDART_VERSION / 1000);
 
 struct Library {
   CreateFn create = nullptr;
@@ -48,7 +50,7 @@ struct Library {
 Library& library() {
   static Library* lib = [] {
     auto* l = new Library();  // never destroyed: handles may be used during exit
-    void* so = dlopen(kLibrary, RTLD_NOW | RTLD_GLOBAL);
+    void* so = dlopen(kLibrary.c_str(), RTLD_NOW | RTLD_LOCAL);
     TS_CHECK(so != nullptr, RuntimeError,
              "matmul: CUDA floating-point matmul needs cuBLAS (" << kLibrary << "), which could not be loaded: "
                  << dlerror() << "; pip install nvidia-cublas, or install the CUDA toolkit's cuBLAS");

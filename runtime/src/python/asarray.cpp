@@ -40,14 +40,22 @@ void bind_asarray(py::module_& m) {
   m.def(
       "asarray",
       [](py::handle obj, py::handle dtype, py::handle device, std::optional<bool> copy) {
-        device_arg(device);  // validates only: every tensor of this build lives on the CPU
-        return asarray(obj, dtype.is_none() ? std::nullopt : std::optional<DType>(dtype_arg(dtype)), copy);
+        const std::optional<DType> dt = dtype.is_none() ? std::nullopt : std::optional<DType>(dtype_arg(dtype));
+        // No device: a tensor stays where it is, anything else lands on the CPU.
+        if (device.is_none()) return asarray(obj, dt, copy);
+        const Device target = device_arg(device);
+        const Device source = py::isinstance<Tensor>(obj) ? obj.cast<const Tensor&>().device() : Device{};
+        if (source == target) return asarray(obj, dt, copy);
+        TS_CHECK(copy != false, ValueError,
+                 "asarray(copy=False): moving data from " << device_str(source) << " to " << device_str(target)
+                                                          << " requires a copy");
+        return to_device(asarray(obj, dt, std::nullopt), target);  // the move is the copy
       },
       py::arg("obj"), py::pos_only(), py::kw_only(), py::arg("dtype") = py::none(), py::arg("device") = py::none(),
       py::arg("copy") = py::none(),
       "Convert a tensor, numpy array, buffer, nested sequence or Python scalar to a tensor.\n\n"
-      "Shares memory with the input when dtype and layout allow, unless copy=True; copy=False\n"
-      "raises ValueError when a copy is needed.");
+      "Shares memory with the input when dtype, layout and device allow, unless copy=True; copy=False\n"
+      "raises ValueError when a copy is needed. device='cuda' / 'cuda:1' copies the data to that GPU.");
 }
 
 }  // namespace ts::python

@@ -26,6 +26,7 @@ void bind_numpy_protocols(py::class_<Tensor>& cls);
 void bind_dlpack(py::module_& m, py::class_<Tensor>& cls);
 void bind_asarray(py::module_& m);
 void bind_manipulation(py::module_& m);
+void bind_cuda(py::module_& m);  // the ts.cuda submodule and ts.build_info (every build)
 
 // ---- dtypes (dtypes.cpp) ------------------------------------------------------
 // A DType, a numpy dtype, a numpy scalar type or a dtype name; TypeError otherwise.
@@ -35,14 +36,21 @@ DType dtype_from_numpy(const py::dtype& dt);
 py::dtype numpy_dtype(DType dtype);
 
 // ---- devices (devices.cpp) ---------------------------------------------------
-// None (CPU), a Device or a device string; ValueError for a device this build lacks.
+// None (CPU), a Device or a device string; ValueError for a device this build
+// or this machine lacks ("built without CUDA" / "no CUDA device/driver available").
 Device device_arg(py::handle obj);
+// The tensor on `device`: itself when it is there already, else a contiguous copy.
+Tensor to_device(const Tensor& t, Device device);
 
 // ---- numpy interop (numpy_interop.cpp) ----------------------------------------
 // A numpy array viewing the tensor's memory; `owner` (a Python object holding
-// the tensor) becomes the array's base and keeps the memory alive.
+// the tensor) becomes the array's base and keeps the memory alive. TypeError
+// for a tensor on a CUDA device (numpy reads host memory only).
 py::array numpy_view(const Tensor& t, py::handle owner);
 py::array numpy_view(const Tensor& t);
+// A numpy view of the tensor's values on the host: a view for a CPU tensor, a
+// copy to the host for a CUDA one (for item, tolist, repr).
+py::array host_numpy(const Tensor& t);
 // A tensor sharing the array's memory (the array is kept alive by the storage),
 // or nullopt when the array's layout cannot be shared (unaligned, byte strides
 // that are not a multiple of the itemsize, read-only, non-native byte order).
@@ -52,9 +60,10 @@ std::optional<Tensor> share_numpy_array(const py::array& arr);
 // Keeps a Python object alive from C++ (a Storage owner). Releasing it takes
 // the GIL, since the last tensor may die on a thread that does not hold it.
 std::shared_ptr<void> keep_alive(py::object obj);
-// A CPU tensor over memory kept alive by `owner`; `origin` is element [0, ..., 0]
-// and strides are in elements.
-Tensor wrap_foreign_memory(char* origin, DType dtype, Shape shape, Strides strides, std::shared_ptr<void> owner);
+// A tensor on `device` over memory kept alive by `owner`; `origin` is element
+// [0, ..., 0] and strides are in elements.
+Tensor wrap_foreign_memory(char* origin, DType dtype, Shape shape, Strides strides, std::shared_ptr<void> owner,
+                           Device device = Device{});
 
 // ---- asarray (asarray.cpp) ------------------------------------------------------
 // Array API asarray on the CPU; `copy` is None/True/False with Array API semantics.

@@ -5,6 +5,10 @@
 
 #include "bindings.h"
 #include "tensorsmith/errors.h"
+#ifdef TS_WITH_CUDA
+#include "tensorsmith/cuda/device.h"
+#include "tensorsmith/cuda/runtime.h"
+#endif
 
 namespace ts::python {
 
@@ -22,9 +26,24 @@ Device device_arg(py::handle obj) {
     throw ts::TypeError("device must be a string such as 'cpu' or a tensorsmith Device, not " +
                         type_name(obj));
   }
-  TS_CHECK(device.type == DeviceType::CPU, ValueError,
-           "device '" << spelling << "' is not available: tensorsmith was built without CUDA");
+  if (device.type == DeviceType::CPU) return device;
+#ifdef TS_WITH_CUDA
+  TS_CHECK(cuda::is_available(), ValueError,
+           "device '" << spelling << "' is not available: no CUDA device/driver available ("
+                      << cuda::unavailable_reason() << ")");
+  TS_CHECK(device.index < cuda::device_count(), ValueError,
+           "device '" << spelling << "' is not available: there are " << cuda::device_count() << " CUDA device(s)");
   return device;
+#else
+  throw ts::ValueError("device '" + spelling + "' is not available: tensorsmith was built without CUDA");
+#endif
+}
+
+Tensor to_device(const Tensor& t, Device device) {
+  if (t.device() == device) return t;
+  Tensor out = Tensor::empty(t.shape(), t.dtype(), device);
+  out.copy_from(t);
+  return out;
 }
 
 void bind_devices(py::module_& m) {

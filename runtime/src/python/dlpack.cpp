@@ -1,6 +1,8 @@
-// DLPack exchange (CPU): Tensor.__dlpack__/__dlpack_device__ and ts.from_dlpack.
-// Producers are asked for a versioned (1.x) capsule; legacy capsules are
-// accepted from producers that predate it.
+// DLPack exchange (CPU, and CUDA where built with it): Tensor.__dlpack__ /
+// __dlpack_device__ and ts.from_dlpack. Producers are asked for a versioned
+// (1.x) capsule; legacy capsules are accepted from producers that predate it.
+// CUDA streams follow the Array API: the consumer names its stream and the
+// producer orders its pending work before anything queued there later.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -12,6 +14,12 @@
 #include "bindings.h"
 #include "dlpack.h"
 #include "tensorsmith/errors.h"
+#ifdef TS_WITH_CUDA
+#include <cuda_runtime_api.h>
+
+#include "tensorsmith/cuda/device.h"
+#include "tensorsmith/cuda/runtime.h"
+#endif
 
 namespace ts::python {
 
@@ -33,6 +41,36 @@ struct Capsule<DLManagedTensorVersioned> {
 };
 
 // ---- export -------------------------------------------------------------------
+
+DLDevice dl_device_of(Device d) {
+  return d.type == DeviceType::CPU ? DLDevice{kDLCPU, 0} : DLDevice{kDLCUDA, d.index};
+}
+
+#ifdef TS_WITH_CUDA
+// The Array API's stream argument for CUDA: None or 1 the legacy default
+// stream, 2 the per-thread default stream, -1 no ordering, anything else a
+// cudaStream_t. Work queued on the consumer's stream from now on runs after
+// what this device's stream holds now.
+void order_for_consumer(int device, py::handle stream) {
+  const int64_t s = stream.is_none() ? 1 : int_arg(stream, "stream");
+  TS_CHECK(s != 0, ValueError,
+           "__dlpack__: stream=0 is ambiguous for CUDA; pass 1 (legacy default stream), 2 (per-thread default "
+           "stream), -1 (no synchronisation) or a cudaStream_t");
+  if (s == -1) return;
+  cudaStream_t consumer = s == 1   ? cudaStreamLegacy
+                          : s == 2 ? cudaStreamPerThread
+                                   : reinterpret_cast<cudaStream_t>(static_cast<uintptr_t>(s));
+  cudaStream_t ours = cuda::current_stream(device);
+  if (consumer == ours) return;
+  cuda::DeviceGuard guard(device);
+  cudaEvent_t ready;
+  TS_CUDA_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), "__dlpack__ (cudaEventCreateWithFlags)");
+  const cudaError_t recorded = cudaEventRecord(ready, ours);
+  const cudaError_t waited = recorded == cudaSuccess ? cudaStreamWaitEvent(consumer, ready, 0) : recorded;
+  (void)cudaEventDestroy(ready);  // released once the wait is satisfied
+  TS_CUDA_CHECK(waited, "__dlpack__ (ordering the consumer's stream)");
+}
+#endif
 
 // What an exported DLTensor points into; owned by the managed tensor.
 struct ExportContext {
@@ -75,7 +113,7 @@ py::capsule export_capsule(const Tensor& t, bool copied) {
   managed->deleter = &delete_exported<Managed>;
   DLTensor& dl = managed->dl_tensor;
   dl.data = t.data_ptr();
-  dl.device = {kDLCPU, 0};
+  dl.device = dl_device_of(t.device());
   dl.ndim = static_cast<int32_t>(t.ndim());
   dl.dtype = dl_dtype(t.dtype());
   dl.shape = ctx->shape.data();
@@ -97,16 +135,36 @@ py::capsule export_capsule(const Tensor& t, bool copied) {
 
 py::capsule dlpack(const Tensor& self, py::handle stream, py::handle max_version, py::handle dl_device,
                    std::optional<bool> copy) {
-  TS_CHECK(stream.is_none(), ValueError, "__dlpack__: stream must be None for a CPU tensor");
+  Tensor t = self;
+  bool copied = false;
   if (!dl_device.is_none()) {
     const auto device = py::reinterpret_borrow<py::sequence>(dl_device);
-    if (int_arg(device[0], "dl_device[0]") != kDLCPU || int_arg(device[1], "dl_device[1]") != 0) {
-      throw py::buffer_error("__dlpack__: a CPU tensor can only be exported to dl_device (1, 0), not " +
-                             std::string(py::repr(dl_device)));
+    const int64_t type = int_arg(device[0], "dl_device[0]"), index = int_arg(device[1], "dl_device[1]");
+    const DLDevice ours = dl_device_of(self.device());
+    if (type != ours.device_type || index != ours.device_id) {
+      // The one other device a tensor can be exported to is the host, as a copy.
+      if (type != kDLCPU || index != 0 || copy == false) {
+        throw py::buffer_error("__dlpack__: a tensor on " + device_str(self.device()) +
+                               " can only be exported to dl_device (" + std::to_string(ours.device_type) + ", " +
+                               std::to_string(ours.device_id) + ")" +
+                               (copy == false || ours.device_type == kDLCPU ? "" : " or, copied, (1, 0)") +
+                               ", not " + std::string(py::repr(dl_device)));
+      }
+      t = to_device(self, Device{});
+      copied = true;
     }
   }
-  const bool copied = copy == true;
-  const Tensor t = copied ? self.clone() : self;
+  if (copy == true && !copied) {
+    t = self.clone();
+    copied = true;
+  }
+  if (t.device().type == DeviceType::CPU) {
+    TS_CHECK(stream.is_none(), ValueError, "__dlpack__: stream must be None for a CPU tensor");
+  } else {
+#ifdef TS_WITH_CUDA
+    order_for_consumer(t.device().index, stream);
+#endif
+  }
   const bool versioned =
       !max_version.is_none() && int_arg(py::reinterpret_borrow<py::sequence>(max_version)[0], "max_version[0]") >= 1;
   return versioned ? export_capsule<DLManagedTensorVersioned>(t, copied) : export_capsule<DLManagedTensor>(t, copied);
@@ -144,11 +202,28 @@ std::optional<DType> dtype_from_dl(DLDataType t) {
   return std::nullopt;
 }
 
-Tensor tensor_from_dl(const DLTensor& dl, std::shared_ptr<void> owner) {
-  if (dl.device.device_type != kDLCPU) {
-    throw py::buffer_error("from_dlpack(): the producer returned a tensor on DLPack device type " +
-                           std::to_string(dl.device.device_type) + "; only CPU tensors can be imported");
+// The tensorsmith device of a DLPack device, or a BufferError saying why it cannot be imported.
+Device device_from_dl(int64_t type, int64_t index) {
+  if (type == kDLCPU) return Device{};
+  if (type != kDLCUDA) {
+    throw py::buffer_error("from_dlpack(): DLPack device type " + std::to_string(type) +
+                           " is not supported; tensorsmith imports CPU (1) and CUDA (2) tensors");
   }
+#ifdef TS_WITH_CUDA
+  if (index < 0 || index >= cuda::device_count()) {
+    throw py::buffer_error("from_dlpack(): the tensor lives on CUDA device " + std::to_string(index) + ", but " +
+                           (cuda::is_available() ? std::to_string(cuda::device_count()) + " CUDA device(s) are available"
+                                                 : "no CUDA device/driver is available (" + cuda::unavailable_reason() + ")"));
+  }
+  return Device{DeviceType::CUDA, static_cast<int>(index)};
+#else
+  throw py::buffer_error("from_dlpack(): the tensor lives on a CUDA device (DLPack device type 2, index " +
+                         std::to_string(index) + "); tensorsmith was built without CUDA and imports CPU tensors only");
+#endif
+}
+
+Tensor tensor_from_dl(const DLTensor& dl, std::shared_ptr<void> owner) {
+  const Device device = device_from_dl(dl.device.device_type, dl.device.device_id);
   const std::optional<DType> dtype = dtype_from_dl(dl.dtype);
   TS_CHECK(dtype, TypeError,
            "from_dlpack(): DLPack dtype (code " << int(dl.dtype.code) << ", bits " << int(dl.dtype.bits) << ", lanes "
@@ -159,7 +234,7 @@ Tensor tensor_from_dl(const DLTensor& dl, std::shared_ptr<void> owner) {
   }
   Shape shape(dl.shape, dl.shape + dl.ndim);
   Strides strides = dl.strides != nullptr ? Strides(dl.strides, dl.strides + dl.ndim) : contiguous_strides(shape);
-  return wrap_foreign_memory(origin, *dtype, std::move(shape), std::move(strides), std::move(owner));
+  return wrap_foreign_memory(origin, *dtype, std::move(shape), std::move(strides), std::move(owner), device);
 }
 
 // Takes ownership of the capsule's managed tensor. `read_only` reports the
@@ -186,25 +261,36 @@ Tensor import_capsule(py::handle capsule, bool& read_only) {
 }
 
 Tensor from_dlpack(py::handle x, py::handle device, std::optional<bool> copy) {
-  device_arg(device);  // validates only: imports land on the CPU
+  const std::optional<Device> target = device.is_none() ? std::nullopt : std::optional<Device>(device_arg(device));
   TS_CHECK(py::hasattr(x, "__dlpack__"), TypeError,
            "from_dlpack() needs an object implementing the DLPack protocol (__dlpack__), not " << type_name(x));
+  Device source{};
   if (py::hasattr(x, "__dlpack_device__")) {
     const auto dl_device = py::reinterpret_borrow<py::sequence>(x.attr("__dlpack_device__")());
-    const int64_t type = int_arg(dl_device[0], "__dlpack_device__()[0]");
-    if (type != kDLCPU) {
-      throw py::buffer_error("from_dlpack(): the object lives on DLPack device type " + std::to_string(type) +
-                             "; tensorsmith was built without CUDA and imports CPU tensors only");
-    }
+    source = device_from_dl(int_arg(dl_device[0], "__dlpack_device__()[0]"), int_arg(dl_device[1], "__dlpack_device__()[1]"));
   }
+  // A CUDA producer orders its work before what we queue on our stream later.
+  py::object stream = py::none();
+#ifdef TS_WITH_CUDA
+  if (source.type == DeviceType::CUDA) {
+    stream = py::int_(reinterpret_cast<uintptr_t>(cuda::current_stream(source.index)));
+  }
+#endif
+  const bool moving = target && *target != source;
+  TS_CHECK(!(moving && copy == false), ValueError,
+           "from_dlpack(copy=False): moving data from " << device_str(source) << " to " << device_str(*target)
+                                                        << " requires a copy");
   py::object capsule;
-  bool producer_copied = copy == true;
+  const std::optional<bool> producer_copy = moving ? std::nullopt : copy;  // the move is the copy
+  bool producer_copied = producer_copy == true;
   try {
-    capsule = x.attr("__dlpack__")(py::arg("max_version") = py::make_tuple(kDLPackMajorVersion, kDLPackMinorVersion),
-                                   py::arg("copy") = py::cast(copy));
+    capsule = x.attr("__dlpack__")(py::arg("stream") = stream,
+                                   py::arg("max_version") = py::make_tuple(kDLPackMajorVersion, kDLPackMinorVersion),
+                                   py::arg("copy") = py::cast(producer_copy));
   } catch (py::error_already_set& e) {
     if (!e.matches(PyExc_TypeError)) throw;
-    capsule = x.attr("__dlpack__")();  // producers older than DLPack 1.0 take no keywords
+    // Producers older than DLPack 1.0 take stream alone.
+    capsule = source.type == DeviceType::CPU ? x.attr("__dlpack__")() : x.attr("__dlpack__")(py::arg("stream") = stream);
     producer_copied = false;
   }
 
@@ -220,6 +306,7 @@ Tensor from_dlpack(py::handle x, py::handle device, std::optional<bool> copy) {
   // Tensors have no read-only flag, so read-only memory is never shared.
   TS_CHECK(!(read_only && copy == false), ValueError,
            "from_dlpack(copy=False): the producer's memory is read-only and cannot be shared");
+  if (moving) return to_device(t, *target);
   return (copy == true && !producer_copied) || read_only ? t.clone() : t;
 }
 
@@ -228,11 +315,15 @@ Tensor from_dlpack(py::handle x, py::handle device, std::optional<bool> copy) {
 void bind_dlpack(py::module_& m, py::class_<Tensor>& cls) {
   cls.def("__dlpack__", &dlpack, py::kw_only(), py::arg("stream") = py::none(), py::arg("max_version") = py::none(),
           py::arg("dl_device") = py::none(), py::arg("copy") = py::none());
-  cls.def("__dlpack_device__", [](const Tensor&) { return py::make_tuple(static_cast<int>(kDLCPU), 0); });
+  cls.def("__dlpack_device__", [](const Tensor& t) {
+    const DLDevice d = dl_device_of(t.device());
+    return py::make_tuple(static_cast<int>(d.device_type), d.device_id);
+  });
 
   m.def("from_dlpack", &from_dlpack, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("device") = py::none(),
         py::arg("copy") = py::none(),
-        "A tensor sharing memory with an object implementing the DLPack protocol (CPU only).");
+        "A tensor sharing memory with an object implementing the DLPack protocol (CPU, or CUDA where built\n"
+        "with it); device= copies it to another device.");
 }
 
 }  // namespace ts::python

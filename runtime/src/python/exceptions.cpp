@@ -2,6 +2,7 @@
 #include <pybind11/pybind11.h>
 
 #include "bindings.h"
+#include "tensorsmith/cuda/allocator.h"
 #include "tensorsmith/errors.h"
 
 namespace ts::python {
@@ -22,6 +23,10 @@ void register_exceptions(py::module_& m) {
       py::set_error(PyExc_IndexError, e.what());
     } catch (const ts::NotImplementedError& e) {
       py::set_error(PyExc_NotImplementedError, e.what());
+    } catch (const ts::cuda::OutOfMemoryError& e) {  // before its base, RuntimeError
+      py::set_error(PyExc_MemoryError, e.what());
+    } catch (const ts::RuntimeError& e) {
+      py::set_error(PyExc_RuntimeError, e.what());
     }
   });
 }

@@ -13,7 +13,8 @@ std::shared_ptr<void> keep_alive(py::object obj) {
   });
 }
 
-Tensor wrap_foreign_memory(char* origin, DType dtype, Shape shape, Strides strides, std::shared_ptr<void> owner) {
+Tensor wrap_foreign_memory(char* origin, DType dtype, Shape shape, Strides strides, std::shared_ptr<void> owner,
+                           Device device) {
   // Storage covers exactly the elements' extent, which may lie before `origin`
   // when strides are negative.
   int64_t lo = 0, hi = 1;  // in elements, relative to origin
@@ -25,7 +26,7 @@ Tensor wrap_foreign_memory(char* origin, DType dtype, Shape shape, Strides strid
     (strides[i] < 0 ? lo : hi) += (shape[i] - 1) * strides[i];
   }
   const auto item = static_cast<int64_t>(itemsize(dtype));
-  auto storage = std::make_shared<Storage>(origin + lo * item, static_cast<size_t>((hi - lo) * item), Device{},
+  auto storage = std::make_shared<Storage>(origin + lo * item, static_cast<size_t>((hi - lo) * item), device,
                                            std::move(owner));
   return Tensor(std::move(storage), dtype, std::move(shape), std::move(strides), -lo);
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "tensorsmith/errors.h"
 
 namespace ts::python {
 
@@ -17,11 +18,16 @@ static std::vector<py::ssize_t> byte_strides(const Tensor& t) {
 }
 
 py::array numpy_view(const Tensor& t, py::handle owner) {
+  TS_CHECK(t.device().type == DeviceType::CPU, TypeError,
+           "cannot convert a tensor on " << device_str(t.device())
+                                         << " to a numpy array: numpy reads host memory; call .cpu() first");
   std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
   return py::array(numpy_dtype(t.dtype()), shape, byte_strides(t), t.data_ptr(), owner);
 }
 
 py::array numpy_view(const Tensor& t) { return numpy_view(t, py::cast(t)); }
+
+py::array host_numpy(const Tensor& t) { return numpy_view(to_device(t, Device{})); }
 
 std::optional<Tensor> share_numpy_array(const py::array& arr) {
   const DType dtype = dtype_from_numpy(arr.dtype());
@@ -75,6 +81,8 @@ void bind_numpy_protocols(py::class_<Tensor>& cls) {
           py::arg("dtype") = py::none(), py::arg("copy") = py::none());
 
   cls.def_buffer([](const Tensor& t) {
+    TS_CHECK(t.device().type == DeviceType::CPU, TypeError,
+             "a tensor on " << device_str(t.device()) << " has no host buffer; call .cpu() first");
     std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
     return py::buffer_info(t.data_ptr(), static_cast<py::ssize_t>(t.itemsize()), buffer_format(t.dtype()),
                            t.ndim(), shape, byte_strides(t), /*readonly=*/false);

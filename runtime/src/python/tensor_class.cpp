@@ -30,7 +30,7 @@ std::vector<int64_t> ints_from_args(const py::args& args, const char* what) {
 }
 
 // The element of a one-element tensor as a Python scalar (callers check the size).
-py::object only_element(const Tensor& t) { return numpy_view(t).attr("item")(); }
+py::object only_element(const Tensor& t) { return host_numpy(t).attr("item")(); }
 
 // Mirrors numpy's array_repr: array2string plus the shape/dtype extras numpy
 // shows when the printed values do not imply them.
@@ -38,7 +38,7 @@ std::string tensor_repr(const Tensor& t) {
   py::module_ np = py::module_::import("numpy");
   const py::dict options = np.attr("get_printoptions")();
   const std::string prefix = "tensor(";
-  const std::string body = py::str(np.attr("array2string")(numpy_view(t), py::arg("separator") = ", ",
+  const std::string body = py::str(np.attr("array2string")(host_numpy(t), py::arg("separator") = ", ",
                                                            py::arg("prefix") = prefix, py::arg("suffix") = ")"));
   std::vector<std::string> extras;
   const int64_t size = t.numel();
@@ -111,12 +111,28 @@ py::class_<Tensor> bind_tensor_class(py::module_& m) {
   cls.def(
          "astype",
          [](const Tensor& t, py::handle dtype, bool copy, py::handle device) {
-           device_arg(device);  // validates only: every tensor of this build lives on the CPU
            const DType target = dtype_arg(dtype);
+           const Device where = device.is_none() ? t.device() : device_arg(device);
+           if (where != t.device()) return to_device(t.dtype() == target ? t : t.astype(target), where);
            return !copy && target == t.dtype() ? t : t.astype(target);
          },
          py::arg("dtype"), py::pos_only(), py::kw_only(), py::arg("copy") = true, py::arg("device") = py::none())
       .def("copy", &Tensor::clone, "A contiguous copy.");
+
+  // Devices.
+  cls.def(
+         "to", [](const Tensor& t, py::handle device) { return to_device(t, device_arg(device)); }, py::arg("device"),
+         "The tensor on `device` ('cpu', 'cuda', 'cuda:1'): itself when it is there already, else a copy.")
+      .def(
+          "to_device",
+          [](const Tensor& t, py::handle device, py::handle stream) {
+            TS_CHECK(stream.is_none(), ValueError, "to_device: stream must be None (copies use the runtime's stream)");
+            return to_device(t, device_arg(device));
+          },
+          py::arg("device"), py::pos_only(), py::kw_only(), py::arg("stream") = py::none(),
+          "Array API to_device: the tensor on `device` (a copy unless it is there already).")
+      .def("cpu", [](const Tensor& t) { return to_device(t, Device{}); },
+           "The tensor in host memory: itself for a CPU tensor, else a copy.");
 
   // Python scalars and sequences; numpy's rules and messages.
   cls.def("item",
@@ -124,7 +140,7 @@ py::class_<Tensor> bind_tensor_class(py::module_& m) {
             TS_CHECK(t.numel() == 1, ValueError, "can only convert a tensor of size 1 to a Python scalar");
             return only_element(t);
           })
-      .def("tolist", [](const Tensor& t) { return numpy_view(t).attr("tolist")(); })
+      .def("tolist", [](const Tensor& t) { return host_numpy(t).attr("tolist")(); })
       .def("__bool__",
            [](const Tensor& t) {
              TS_CHECK(t.numel() != 0, ValueError, "The truth value of an empty tensor is ambiguous.");
