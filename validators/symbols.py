@@ -71,7 +71,8 @@ DEFAULT_ALLOWLIST = Allowlist(
 # for the floating dtypes (tensorsmith/cuda/blas.h). Device code itself links to nothing on the host.
 CUDA_PATTERNS = (
     r"__cuda\w+", r"__nv_\w+", r"__fatbinwrap\w*",
-    r"cuda(?:GetDevice|SetDevice|GetLastError|LaunchKernel|MemsetAsync)(?:_ptsz)?",
+    r"cuda(?:GetLastError|LaunchKernel)(?:_ptsz)?",
+    r"ts::cuda::DeviceGuard::(?:DeviceGuard\(int\)|~DeviceGuard\(\))",
     r"__cxa_guard_(?:acquire|release|abort)", "atexit",  # nvcc's function-local static of the fat-binary handle
     r"ts::cuda::(?:check\(cudaError, char const\*\)|current_stream\(int\))",
     r"ts::cuda::Workspace::(?:Workspace\(unsigned long, int\)|~Workspace\(\))",

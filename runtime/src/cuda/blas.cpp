@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tensorsmith/cuda/device.h"
 #include "tensorsmith/cuda/runtime.h"
 #include "tensorsmith/errors.h"
 
@@ -100,7 +101,7 @@ Handle stream_handle(Library& lib, int device, cudaStream_t stream) {
 // Row-major C = A B is column-major C^T = B^T A^T: cuBLAS sees B (n x k) times A (k x m).
 template <typename T>
 void gemm(const GemmArgs& a, GemmFn<T> Library::*fn) {
-  DeviceGuard guard(a.device, "matmul");
+  DeviceGuard guard(a.device);
   const cudaStream_t stream = current_stream(a.device);
   if (!prepare(a, sizeof(T), stream)) return;
   Library& lib = library();
@@ -114,7 +115,7 @@ void gemm(const GemmArgs& a, GemmFn<T> Library::*fn) {
 }
 
 void gemm_16bit(const GemmArgs& a, int type) {
-  DeviceGuard guard(a.device, "matmul");
+  DeviceGuard guard(a.device);
   const cudaStream_t stream = current_stream(a.device);
   if (!prepare(a, 2, stream)) return;
   Library& lib = library();

@@ -26,7 +26,7 @@ __global__ void __launch_bounds__(kBlockThreads) gemm_tiles(GemmArgs a) {
 template <typename G>
 void launch_gemm(const GemmArgs& a, const char* op) {
   if (a.batch == 0 || a.m == 0 || a.n == 0) return;
-  DeviceGuard guard(a.device, op);
+  DeviceGuard guard(a.device);
   const cudaStream_t stream = current_stream(a.device);
   constexpr int64_t kMaxGridYZ = 65535;
   const auto capped = [](int64_t v, int64_t cap) { return static_cast<unsigned>(v < cap ? v : cap); };

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "tensorsmith/cuda/device.h"
 #include "tensorsmith/cuda/runtime.h"
 
 namespace ts::cuda {

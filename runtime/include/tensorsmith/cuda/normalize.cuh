@@ -81,7 +81,7 @@ __global__ void __launch_bounds__(kBlockThreads) normalize_rows(RowArgs a) {
 template <typename N, typename T, typename acc_t>
 void launch_normalize(const RowArgs& a, const char* op) {
   if (a.rows == 0 || a.cols == 0) return;
-  DeviceGuard guard(a.device, op);
+  DeviceGuard guard(a.device);
   const cudaStream_t stream = current_stream(a.device);
   if (a.cols <= kWarpRowLimitNormalize) {
     normalize_rows<N, T, acc_t, kWarpSize><<<grid_for(a.rows, kBlockThreads / kWarpSize), kBlockThreads, 0, stream>>>(a);

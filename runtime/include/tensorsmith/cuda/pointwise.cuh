@@ -124,7 +124,7 @@ template <typename F, typename Out, typename... In>
 void launch_pointwise(const PointwiseNdArgs& a, const char* op) {
   static_assert(sizeof...(In) + 1 <= kMaxOperands, "too many operands");
   if (a.numel == 0) return;
-  DeviceGuard guard(a.device, op);
+  DeviceGuard guard(a.device);
   const cudaStream_t stream = current_stream(a.device);
   using Op = Functor<F, Out, In...>;
   constexpr int N = Op::kPack;

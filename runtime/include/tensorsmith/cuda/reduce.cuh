@@ -163,7 +163,7 @@ __global__ void __launch_bounds__(kBlockThreads) reduce_partials(ReduceArgs a, i
 template <typename P>
 void launch_reduce(const ReduceArgs& a, const char* op) {
   if (a.n_outer == 0) return;
-  DeviceGuard guard(a.device, op);
+  DeviceGuard guard(a.device);
   const cudaStream_t stream = current_stream(a.device);
   const bool adjacent_outputs = a.in_outer_stride == static_cast<int64_t>(sizeof(typename P::In)) && a.n_outer > 1;
   if ((adjacent_outputs && a.n_outer >= kColumnsX) || a.n_reduce < kWarpSize) {

@@ -31,26 +31,3 @@ void check(cudaError_t status, const char* what);
 // Every CUDA call and every launch goes through one of these.
 #define TS_CUDA_CHECK(expr, what) ::ts::cuda::check((expr), (what))
 #define TS_CUDA_CHECK_LAUNCH(what) ::ts::cuda::check(cudaGetLastError(), (what))
-
-namespace ts::cuda {
-
-// Makes `device` current for the scope, so launches and allocations go to it.
-class DeviceGuard {
- public:
-  DeviceGuard(int device, const char* what) : what_(what) {
-    TS_CUDA_CHECK(cudaGetDevice(&previous_), what_);
-    if (previous_ != device) TS_CUDA_CHECK(cudaSetDevice(device), what_);
-  }
-  ~DeviceGuard() {
-    int now = previous_;
-    if (cudaGetDevice(&now) == cudaSuccess && now != previous_) (void)cudaSetDevice(previous_);
-  }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  const char* what_;
-  int previous_ = 0;
-};
-
-}  // namespace ts::cuda
