@@ -14,7 +14,7 @@ from .signature import Argument
 def body_context(spec: OpSpec, device: str) -> dict[str, object]:
     """What the template proposer's body template for the op's family needs."""
     inputs = [
-        {"name": name, "index": i + 1, "ctype": api.input_cpp_type(spec, i)}
+        {"name": name, "index": i + 1, "ctype": api.input_cpp_type(spec, i), "compute": api.input_compute_type(spec, i)}
         for i, name in enumerate(a.name for a in spec.signature.tensor_arguments)
     ]
     fields = dict(spec.fields)
@@ -28,7 +28,8 @@ def kernel_context(spec: OpSpec, device: str, body: str, proposer: str, header: 
     kernels = []
     for dtype in api.kernel_dtypes(spec):
         types = api.kernel_types(spec, dtype)
-        kernels.append({"dtype_enum": api.DTYPE_ENUM[dtype], "scalar": types.scalar, "acc": types.acc, "out": types.out})
+        kernels.append({"dtype_enum": api.DTYPE_ENUM[dtype], "scalar": types.scalar, "acc": types.acc, "out": types.out,
+                        "compute": types.compute})  # fmt: skip
     out_type = "bool" if api.kernel_types(spec, "float64").out == "bool" else "T"
     return {
         "header": header,
