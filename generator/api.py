@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import ml_dtypes  # noqa: F401  (numpy's bfloat16: np.dtype("bfloat16") works once it is imported)
 import numpy as np
 
-from .model import DTYPES, FLOATING, Family, OpSpec, Promotion
+from .model import DTYPES, FLOATING, HALF, Family, OpSpec, Promotion
 from .signature import Argument, BaseType
 
 DEVICES = ("cpu", "cuda")  # every op gets a kernel for each; an op missing on one is left out of the runtime
@@ -22,13 +23,14 @@ DEVICE_GUARD = {"cpu": None, "cuda": "TS_WITH_CUDA"}
 CPP_TYPE = {
     "bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
     "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
-    "float32": "float", "float64": "double",
+    "float32": "float", "float64": "double", "float16": "ts::float16", "bfloat16": "ts::bfloat16",
 }  # fmt: skip
 DTYPE_ENUM = {
     "bool": "ts::DType::Bool", "int8": "ts::DType::Int8", "int16": "ts::DType::Int16",
     "int32": "ts::DType::Int32", "int64": "ts::DType::Int64", "uint8": "ts::DType::UInt8",
     "uint16": "ts::DType::UInt16", "uint32": "ts::DType::UInt32", "uint64": "ts::DType::UInt64",
-    "float32": "ts::DType::Float32", "float64": "ts::DType::Float64",
+    "float32": "ts::DType::Float32", "float64": "ts::DType::Float64", "float16": "ts::DType::Float16",
+    "bfloat16": "ts::DType::BFloat16",
 }  # fmt: skip
 DEVICE_ENUM = {"cpu": "ts::DeviceType::CPU", "cuda": "ts::DeviceType::CUDA"}
 FAMILY_ENUM = {
@@ -59,14 +61,24 @@ REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__", "__
 
 
 def promote(a: str, b: str) -> str:
-    """numpy.result_type for two arrays; the C++ runtime's promote_types must agree (tested)."""
-    return np.result_type(np.dtype(a), np.dtype(b)).name
+    """numpy.result_type for two arrays (with ml_dtypes' rules for bfloat16); TypeError where they have no
+    common dtype (bfloat16 with float16 or integers wider than 8 bits). The C++ runtime's promote_types
+    must agree (tested)."""
+    return np.result_type(np.dtype(a), np.dtype(b)).name  # numpy's DTypePromotionError is a TypeError
 
 
-def float_result(dtype: str) -> str | None:
-    """The float dtype numpy computes float functions of `dtype` in; None where it needs float16."""
-    result = np.result_type(np.dtype(dtype), np.float16).name
-    return None if result == "float16" else result
+def float_result(dtype: str) -> str:
+    """The float dtype numpy computes float functions of `dtype` in (bool, int8, uint8 -> float16)."""
+    return dtype if dtype in FLOATING else np.result_type(np.dtype(dtype), np.float16).name
+
+
+def compatible(a: str, b: str) -> bool:
+    """Whether two dtypes have a common dtype (see promote)."""
+    try:
+        promote(a, b)
+    except TypeError:
+        return False
+    return True
 
 
 def sum_result(dtype: str) -> str:
@@ -80,11 +92,11 @@ def kernel_dtypes(spec: OpSpec) -> tuple[str, ...]:
     if p in (Promotion.same, Promotion.reduce_same, Promotion.reduce_sum, Promotion.reduce_mean, Promotion.reduce_index):
         found = set(accepted)
     elif p is Promotion.float:
-        found = {f for f in map(float_result, accepted) if f is not None}
+        found = set(map(float_result, accepted))
     elif p is Promotion.logical:
         found = {"bool"}
     else:  # binary-style: every promotion of two accepted dtypes
-        found = {promote(a, b) for a in accepted for b in accepted}
+        found = {promote(a, b) for a in accepted for b in accepted if compatible(a, b)}
         if p is Promotion.binary_float:
             found = {d if d in FLOATING else "float64" for d in found}
     return tuple(d for d in DTYPES if d in found)
@@ -95,28 +107,30 @@ class KernelTypes:
     """C++ types one kernel instantiation works with."""
 
     dtype: str
-    scalar: str  # T: the kernel dtype's C++ type
+    scalar: str  # T: the kernel dtype's C++ type (how elements are stored)
     acc: str  # accumulator type (reductions, normalization, contraction); T elsewhere
     out: str  # the output element type
-    compute: str  # what pointwise expressions are evaluated in (T, or float for the 16-bit floats)
-
-
-def compute_type(dtype: str) -> str:
-    return CPP_TYPE[dtype]
+    compute: str  # compute_t: what spec expressions are evaluated in (float for float16/bfloat16, else T)
 
 
 def kernel_types(spec: OpSpec, dtype: str) -> KernelTypes:
-    scalar, compute = CPP_TYPE[dtype], compute_type(dtype)
+    scalar = CPP_TYPE[dtype]
+    compute = "float" if dtype in HALF else scalar
     p = spec.promotion
     if p in (Promotion.comparison, Promotion.logical):
         return KernelTypes(dtype, scalar, scalar, "bool", compute)
     if p is Promotion.reduce_sum:
+        # float32 and the 16-bit floats sum and multiply in double: partial products of a float accumulator
+        # overflow and underflow where numpy's float64 ones do not (inf * 0 in a regrouped product)
         out = CPP_TYPE[sum_result(dtype)]
-        return KernelTypes(dtype, scalar, "double" if dtype == "float32" else out, out, compute)
+        acc = "double" if dtype == "float32" or dtype in HALF else out
+        return KernelTypes(dtype, scalar, acc, out, compute)
     if p is Promotion.reduce_mean:
         return KernelTypes(dtype, scalar, "double", scalar if dtype in FLOATING else "double", compute)
     if p is Promotion.reduce_index:
         return KernelTypes(dtype, scalar, scalar, "int64_t", compute)
+    if dtype in HALF and spec.family is not Family.pointwise:  # max/min (exact), softmax, matmul: in float
+        return KernelTypes(dtype, scalar, "float", scalar, compute)
     if spec.family in (Family.normalization, Family.contraction) and dtype in FLOATING:
         return KernelTypes(dtype, scalar, "double", scalar, compute)
     return KernelTypes(dtype, scalar, scalar, scalar, compute)
@@ -129,12 +143,12 @@ def interface(spec: OpSpec) -> str:
 
 
 def input_cpp_type(spec: OpSpec, index: int) -> str:
-    """C++ type of tensor input `index` inside a kernel (T, or bool for where's condition)."""
+    """C++ type of tensor input `index` in memory (T, or bool for where's condition)."""
     return "bool" if spec.promotion is Promotion.where and index == 0 else "T"
 
 
 def input_compute_type(spec: OpSpec, index: int) -> str:
-    """C++ type a CUDA pointwise functor takes input `index` as (compute_t, or bool for where's condition)."""
+    """C++ type tensor input `index` is loaded into for the spec expression (compute_t, or bool)."""
     return "bool" if spec.promotion is Promotion.where and index == 0 else "compute_t"
 
 

@@ -20,10 +20,12 @@ from .yaml_lines import LoadedMapping, load_mapping
 
 DTYPES = (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
-)  # fmt: skip
+    "float16", "bfloat16",
+)  # fmt: skip  (the runtime's DType order: the 16-bit floats came last)
 SIGNED = ("int8", "int16", "int32", "int64")
 UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
-FLOATING = ("float32", "float64")
+FLOATING = ("float32", "float64", "float16", "bfloat16")
+HALF = ("float16", "bfloat16")  # stored in 16 bits, computed in float
 DTYPE_CLASSES: dict[str, tuple[str, ...]] = {
     "all": DTYPES,
     "numeric": SIGNED + UNSIGNED + FLOATING,

@@ -9,6 +9,10 @@ The policy (research note torchgen_opinfo.md §3.3, §3.6 item 12; kernel_agents
   ops with a floating result, converted first), cast to the result dtype, with torch.testing's default
   rtol/atol per dtype or the spec's override. NaN positions must match, infinities exactly, and zeros'
   signs too where the spec is tagged `signed_zero`.
+* float16 and bfloat16 (computed in float, stored narrow): the reference runs in float64 on the inputs
+  upcast, rounded to the result dtype; that dtype, the shape and any error come from numpy's own rules
+  (bfloat16 through a float16 stand-in, since ml_dtypes' loops promote differently: bfloat16 matmul
+  gives float32 there).
 * Low-precision rule: where the result dtype is below float64, an element also passes when it is no
   farther from the float64 result than numpy's own same-precision computation (an honest float32 kernel
   is not held to more than numpy achieves).
@@ -29,11 +33,14 @@ from typing import Any
 
 import numpy as np
 
-from generator.model import FLOATING, Family, OpSpec
+from generator.model import FLOATING, HALF, Family, OpSpec, Promotion
 
-from .inputs import Case
+from .inputs import Case, is_float
 
-DEFAULT_TOLERANCE = {"float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7)}  # (rtol, atol) as torch.testing
+# (rtol, atol) as torch.testing. float16/bfloat16: one unit in the last place is 2**-10 / 2**-7 relative, and
+# a kernel that computes in float and rounds once may land one unit from the rounded float64 result.
+DEFAULT_TOLERANCE = {"float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7), "float16": (1e-3, 1e-5),
+                     "bfloat16": (1.6e-2, 1e-5)}  # fmt: skip
 REASSOCIATING_FAMILIES = (Family.reduction, Family.normalization, Family.contraction)
 # Exception classes too general to count as "the same error" when numpy raises a subclass.
 _GENERIC_ERRORS = {"Exception", "BaseException", "LookupError", "ArithmeticError", "object"}
@@ -87,6 +94,8 @@ def expected_result(spec: OpSpec, case: Case, which: str = "a", fn=None) -> Expe
     """Runs the reference on the case's value set `which` ("a" or "b")."""
     fn = fn or reference_function(spec)
     args = [np.array(a, copy=True) for a in case.arrays(which)]
+    if any(a.dtype.name in HALF for a in args):
+        return _expected_half(spec, case, fn, args)
     try:
         own = np.asarray(_quiet(fn, args, case.kwargs))
     except ValueError as exc:
@@ -98,7 +107,9 @@ def expected_result(spec: OpSpec, case: Case, which: str = "a", fn=None) -> Expe
         return Expected(dtype=dtype, shape=shape, values=own.copy())
     if dtype == "float64":
         return Expected(dtype=dtype, shape=shape, values=own.copy(), precise=own.copy())
-    wide = [a.astype(np.float64) if a.dtype.kind in "iuf" else a for a in args]  # bool stays (where's condition)
+    # bool too (exp(bool) is float16 in numpy, computed in float16 without this); where's condition stays
+    condition = 0 if spec.promotion is Promotion.where else -1
+    wide = [a.astype(np.float64) if a.dtype.kind in "iufb" and i != condition else a for i, a in enumerate(args)]
     try:
         precise = np.asarray(_quiet(fn, wide, case.kwargs)).astype(np.float64)
     except Exception as exc:  # noqa: BLE001
@@ -108,6 +119,33 @@ def expected_result(spec: OpSpec, case: Case, which: str = "a", fn=None) -> Expe
     with np.errstate(all="ignore"):
         values = precise.astype(own.dtype)
     return Expected(dtype=dtype, shape=shape, values=values, precise=precise, honest=own.copy())
+
+
+def _expected_half(spec: OpSpec, case: Case, fn, args: list[np.ndarray]) -> Expected:
+    """float16/bfloat16 inputs: numpy's rules (on float16 stand-ins for bfloat16) give the result's dtype,
+    shape or error; the values are the float64 result on the upcast inputs, rounded to that dtype."""
+    bfloat16 = any(a.dtype.name == "bfloat16" for a in args)
+    stand_in = [a.astype(np.float16) if a.dtype.name == "bfloat16" else a for a in args]
+    try:
+        own = np.asarray(_quiet(fn, stand_in, case.kwargs))
+    except ValueError as exc:
+        return Expected(error=Raised.from_exception(exc))
+    except Exception as exc:  # noqa: BLE001 - anything else is our bug, not the candidate's
+        raise HarnessError(f"{spec.name} {case.id}: the reference raised {type(exc).__name__}: {exc}") from exc
+    dtype = "bfloat16" if bfloat16 and own.dtype.name == "float16" else own.dtype.name
+    wide = [a.astype(np.float64) if a.dtype.name in HALF else a for a in args]
+    try:
+        precise = np.asarray(_quiet(fn, wide, case.kwargs))
+    except Exception as exc:  # noqa: BLE001
+        raise HarnessError(f"{spec.name} {case.id}: the float64 reference raised {type(exc).__name__}: {exc}") from exc
+    if precise.shape != own.shape:
+        raise HarnessError(f"{spec.name} {case.id}: the float64 reference has shape {precise.shape}, not {own.shape}")
+    with np.errstate(all="ignore"):
+        values = precise.astype(dtype)
+    if not is_float(dtype):  # comparisons, argmax: exact on the exactly upcast inputs
+        return Expected(dtype=dtype, shape=own.shape, values=values)
+    honest = own.copy() if dtype == "float16" else None  # numpy has no bfloat16 arithmetic of its own here
+    return Expected(dtype=dtype, shape=own.shape, values=values, precise=precise.astype(np.float64), honest=honest)
 
 
 def _quiet(fn, args: Sequence[np.ndarray], kwargs: dict[str, Any]):
@@ -240,7 +278,7 @@ def compare(spec: OpSpec, case: Case, actual: Any, *, which: str = "a", expected
     assert expected.values is not None
     if _bitwise_equal(got, expected.values).all():
         return None
-    if got.dtype.kind != "f":  # bitwise, so a bool stored as byte 2 (or a canary byte) is not "True"
+    if not is_float(got.dtype):  # bitwise, so a bool stored as byte 2 (or a canary byte) is not "True"
         wrong = ~_bitwise_equal(got, expected.values)
         return _report(case, which, meta, wrong, got, expected.values, None) if wrong.any() else None
     tol = tolerance(spec, case.dtype, expected.dtype)
@@ -289,7 +327,7 @@ def _report(case: Case, which: str, meta: dict, wrong: np.ndarray, got: np.ndarr
     index = tuple(int(i) for i in np.argwhere(wrong)[0]) if wrong.ndim else ()
     a, e = got[index], want[index]
     kind, what = "values", "wrong values"
-    if got.dtype.kind == "f":
+    if is_float(got.dtype):
         if np.isnan(a) != np.isnan(e):
             kind, what = "nan", "NaN in the wrong place"
         elif (np.isinf(a) or np.isinf(e)) and a != e:
@@ -325,8 +363,10 @@ def _errors(got: np.ndarray, want: np.ndarray) -> tuple[float, float]:
 
 def _show(value: Any) -> str:
     value = np.asarray(value)
-    if value.dtype.kind == "f":
-        return repr(float(value)) if value.dtype == np.float64 else np.format_float_scientific(value, unique=True)
+    if is_float(value.dtype):
+        if value.dtype in (np.float16, np.float32):
+            return np.format_float_scientific(value, unique=True)
+        return repr(float(value))  # float64, and bfloat16 (exact as a float)
     return repr(value.item())
 
 
@@ -379,7 +419,8 @@ def device_parity(spec: OpSpec, case: Case, cpu: Any, device: Any, *, which: str
 
 def _bitwise_equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Elementwise bit-for-bit equality (so -0.0 != 0.0 and NaN == the same NaN); same dtype and shape."""
-    if a.dtype == b.dtype and a.dtype.kind in "fiub" and a.dtype.itemsize in (1, 2, 4, 8):  # bool too: 0xA5 is not 1
+    bits = a.dtype.kind in "fiub" or a.dtype.name == "bfloat16"
+    if a.dtype == b.dtype and bits and a.dtype.itemsize in (1, 2, 4, 8):  # bool too: 0xA5 is not 1
         unsigned = np.dtype(f"u{a.dtype.itemsize}")
         # ascontiguousarray makes 0-d arrays 1-d: reshape back
         return np.ascontiguousarray(a).view(unsigned).reshape(a.shape) == np.ascontiguousarray(b).view(unsigned).reshape(b.shape)

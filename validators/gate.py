@@ -46,7 +46,7 @@ from generator.model import OpSpec
 from . import compare, inputs, static_check, symbols
 from .build import CUDA_VARIANT, BuildError, CandidateBuilder
 from .cuda import gpu_count
-from .runner import FILLS, write_job
+from .runner import FILLS, load_arrays, write_job
 from .sandbox import GiB, MiB, Limits, run_sandboxed
 
 STAGES = ("static", "compile", "symbols", "differential", "sanitizers")
@@ -259,7 +259,7 @@ class Gate:
             return "the sanitizers report:\n" + _sanitizer_excerpt(result.stderr)
         if not result.ok:
             return f"the candidate's process {result.reason()}" + _tail(result.stderr)
-        outputs = np.load(run_dir / "out.npz", allow_pickle=False)
+        outputs = load_arrays(run_dir / "out.npz")
         errors = json.loads((run_dir / "out.errors.json").read_text(encoding="utf-8"))
         try:
             mismatches = [m for i, case in enumerate(cases) if (m := _check_case(candidate.spec, case, i, outputs, errors))]

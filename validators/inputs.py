@@ -34,9 +34,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import ml_dtypes  # noqa: F401  (numpy's bfloat16 dtype, by name)
 import numpy as np
 
-from generator.model import FLOATING, Family, OpSpec, Promotion
+from generator.model import FLOATING, HALF, Family, OpSpec, Promotion
+
+from .runner import load_arrays, save_arrays
 
 LAYOUTS = ("contiguous", "offset", "transposed", "permuted", "strided", "negative", "padded", "expanded", "mixed")
 # Value distributions a template names; for integers and bool each maps to its own kind (see _dist_name).
@@ -139,6 +142,16 @@ class Case:
         return sum(math.prod(op.shape) for op in self.operands)
 
 
+def is_float(dtype: Any) -> bool:
+    """A floating dtype, ml_dtypes' bfloat16 (numpy kind 'V') included."""
+    dt = np.dtype(dtype)
+    return dt.kind == "f" or dt.name == "bfloat16"
+
+
+# Largest finite values: generated values beyond them would overflow to infinity when stored.
+HALF_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38}
+
+
 def poison(dtype: str) -> Any:
     """What fills the buffer outside the view."""
     if dtype in FLOATING:
@@ -170,7 +183,10 @@ def generate_cases(spec: OpSpec, dtype: str, *, salt: bytes, hidden: bool = Fals
     templates = [(f"c{i:02d}", t, False) for i, t in enumerate(_shown_templates(ctx))]
     if hidden:
         hrng = ctx.rng("hidden-templates")
-        templates += [(f"h{i:02d}", t, True) for i, t in enumerate(_hidden_templates(ctx, hrng))]
+        drawn = list(enumerate(_hidden_templates(ctx, hrng)))
+        if dtype in HALF:  # half of them: the kernels share float32's code paths, only loads and stores differ
+            drawn = drawn[::2]
+        templates += [(f"h{i:02d}", t, True) for i, t in drawn]
     return [_build_case(ctx, case_id, t, is_hidden) for case_id, t, is_hidden in templates]
 
 
@@ -223,7 +239,7 @@ def _probe_float_result(spec: OpSpec, dtype: str) -> bool:
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            return np.asarray(fn(*args, **defaults)).dtype.kind == "f"
+            return is_float(np.asarray(fn(*args, **defaults)).dtype)
     except Exception:  # noqa: BLE001 - a probe only
         return dtype in FLOATING
 
@@ -684,6 +700,13 @@ _FLOAT_SPECIALS = {
     "float32": [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, np.pi, -np.pi, np.pi / 2, -np.pi / 2, np.inf, -np.inf, np.nan,
                 1e-3, -1e-3, 2.0, -2.0, 3.0, 1.4e-45, -1.4e-45, 1e-40, 1.1754944e-38, 1e20, -1e20,
                 4988429.2, -4988429.2, 3e38, -3e38, 3.4028234e38],
+    # the same roles at float16's and bfloat16's scale: smallest subnormal, a subnormal, smallest normal, large, max
+    "float16": [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, np.pi, -np.pi, np.pi / 2, -np.pi / 2, np.inf, -np.inf, np.nan,
+                1e-3, -1e-3, 2.0, -2.0, 3.0, 6e-8, -6e-8, 1e-6, 6.1035e-05, 1e4, -1e4, 4988.4, -4988.4, 6e4, -6e4,
+                65504.0],
+    "bfloat16": [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, np.pi, -np.pi, np.pi / 2, -np.pi / 2, np.inf, -np.inf, np.nan,
+                 1e-3, -1e-3, 2.0, -2.0, 3.0, 9.2e-41, -9.2e-41, 1e-39, 1.1754944e-38, 1e20, -1e20, 4988429.2,
+                 -4988429.2, 3e38, -3e38, 3.3895314e38],
 }  # fmt: skip
 # For ops whose float result depends on the order of a sum or product: nothing that overflows or
 # underflows part-way (inf * 0 vs 0 * inf), so any honest association gives the same answer.
@@ -757,7 +780,11 @@ def _values(ctx: _Context, name: str, dtype: str, shape: tuple[int, ...], dist: 
             return _cycle(rng, np.array([False, True]), n).reshape(shape)
         return (rng.random(n) < rng.uniform(0.2, 0.8)).reshape(shape)
     if dtype in FLOATING:
-        return _fold(_float_values(ctx, dtype, n, dist, rng), bounds).astype(dtype, copy=False).reshape(shape)
+        data = _fold(_float_values(ctx, dtype, n, dist, rng), bounds)
+        if dtype in HALF and dist not in ("specials", "mixed"):  # stay finite where float32 would
+            with np.errstate(invalid="ignore"):
+                data = np.where(np.isnan(data), data, np.clip(data, -HALF_MAX[dtype], HALF_MAX[dtype]))
+        return data.astype(dtype, copy=False).reshape(shape)
     return _int_values(ctx, dtype, n, dist, rng, bounds).reshape(shape)
 
 
@@ -779,9 +806,9 @@ def _float_values(ctx: _Context, dtype: str, n: int, dist: str, rng: np.random.G
     if dist == "specials":
         return _cycle(rng, special_values(ctx, dtype).astype(np.float64), n)
     if dist == "large":
-        top = 38.4 if dtype == "float32" else 300.0
+        top = {"float32": 38.4, "float16": 4.8, "bfloat16": 38.4}.get(dtype, 300.0)
         mags = 10.0 ** rng.uniform(4.0, top, n)
-        mags[rng.random(n) < 0.25] = 1e20
+        mags[rng.random(n) < 0.25] = 6e4 if dtype == "float16" else 1e20
         return mags * rng.choice([-1.0, 1.0], n)
     if dist == "ties":
         return rng.integers(-3, 4, n).astype(np.float64)
@@ -911,25 +938,24 @@ def to_npz(cases: Sequence[Case], path: str | Path) -> None:
                      "operands": [op.meta() for op in case.operands]})  # fmt: skip
     header = json.dumps({"format": FORMAT_VERSION, "cases": meta}).encode()
     arrays["__meta__"] = np.frombuffer(header, dtype=np.uint8)
-    with open(path, "wb") as handle:
-        np.savez(handle, **arrays)
+    save_arrays(Path(path), arrays)
 
 
 def from_npz(path: str | Path) -> list[Case]:
-    with np.load(path, allow_pickle=False) as data:
-        header = json.loads(data["__meta__"].tobytes().decode())
-        if header.get("format") != FORMAT_VERSION:
-            raise ValueError(f"{path}: case file format {header.get('format')}, expected {FORMAT_VERSION}")
-        cases = []
-        for ci, m in enumerate(header["cases"]):
-            operands = tuple(
-                Operand(o["name"], o["dtype"], tuple(o["shape"]), tuple(o["strides"]), o["offset"],
-                        np.ascontiguousarray(data[f"{ci}_{oi}_a"]), np.ascontiguousarray(data[f"{ci}_{oi}_b"]),
-                        o["layout"], o["layout_text"], o["values"])  # fmt: skip
-                for oi, o in enumerate(m["operands"])
-            )
-            cases.append(Case(m["op"], m["dtype"], m["id"], m["description"], operands,
-                              _kwargs_from_json(m["kwargs"]), m["hidden"]))  # fmt: skip
+    data = load_arrays(Path(path))
+    header = json.loads(data["__meta__"].tobytes().decode())
+    if header.get("format") != FORMAT_VERSION:
+        raise ValueError(f"{path}: case file format {header.get('format')}, expected {FORMAT_VERSION}")
+    cases = []
+    for ci, m in enumerate(header["cases"]):
+        operands = tuple(
+            Operand(o["name"], o["dtype"], tuple(o["shape"]), tuple(o["strides"]), o["offset"],
+                    np.ascontiguousarray(data[f"{ci}_{oi}_a"]), np.ascontiguousarray(data[f"{ci}_{oi}_b"]),
+                    o["layout"], o["layout_text"], o["values"])  # fmt: skip
+            for oi, o in enumerate(m["operands"])
+        )
+        cases.append(Case(m["op"], m["dtype"], m["id"], m["description"], operands,
+                          _kwargs_from_json(m["kwargs"]), m["hidden"]))  # fmt: skip
     return cases
 
 

@@ -28,6 +28,33 @@ from typing import Any
 import numpy as np
 
 FILLS = {"a": 0xA5, "b": 0x5A, "a2": 0x5A}
+# .npy files cannot describe ml_dtypes' bfloat16: such arrays travel as their uint16 bits under KEY + this suffix.
+BFLOAT16_SUFFIX = "@bfloat16"
+
+
+def save_arrays(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """np.savez, with bfloat16 arrays stored as their bits (see load_arrays)."""
+    packed = {}
+    for key, array in arrays.items():
+        if array.dtype.name == "bfloat16":
+            packed[key + BFLOAT16_SUFFIX] = array.view(np.uint16)
+        else:
+            packed[key] = array
+    np.savez(path, **packed)
+
+
+def load_arrays(path: Path) -> dict[str, np.ndarray]:
+    """Every array save_arrays wrote, bfloat16 ones viewed as bfloat16 again."""
+    arrays = {}
+    with np.load(path, allow_pickle=False) as data:
+        for key in data.files:
+            if key.endswith(BFLOAT16_SUFFIX):
+                import ml_dtypes  # noqa: PLC0415 - only jobs with bfloat16 need it
+
+                arrays[key.removesuffix(BFLOAT16_SUFFIX)] = data[key].view(ml_dtypes.bfloat16)
+            else:
+                arrays[key] = data[key]
+    return arrays
 
 
 def write_job(path: Path, op: str, cases: list[Any]) -> None:
@@ -42,7 +69,7 @@ def write_job(path: Path, op: str, cases: list[Any]) -> None:
             operands.append({"shape": list(operand.shape), "strides": list(operand.strides), "offset": operand.offset})
         meta.append({"id": case.id, "operands": operands, "kwargs": _json_kwargs(case.kwargs)})
     arrays["meta"] = np.array(json.dumps({"op": op, "cases": meta}))
-    np.savez(path, **arrays)
+    save_arrays(path, arrays)
 
 
 def _json_kwargs(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -107,9 +134,8 @@ def main(argv: list[str]) -> int:
     module_path, job_path, out_path = map(Path, argv[:3])
     device = argv[3] if len(argv) > 3 else "cpu"
     module = load_module(module_path)
-    with np.load(job_path, allow_pickle=False) as job:
-        outputs, errors = run_job(module, job, device, parity="parity" in argv[4:])
-    np.savez(out_path, **outputs)
+    outputs, errors = run_job(module, load_arrays(job_path), device, parity="parity" in argv[4:])
+    save_arrays(out_path, outputs)
     out_path.with_suffix(".errors.json").write_text(json.dumps(errors), encoding="utf-8")
     return 0
 

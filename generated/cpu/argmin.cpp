@@ -6,8 +6,9 @@
 namespace ts::generated {
 namespace {
 
-template <typename T>
+template <typename T, typename compute_t>
 struct argmin_cpu_kernel {
+  // T: elements in memory; compute_t: what `better` compares in (float for float16/bfloat16, else T).
   // out[i] (int64) = index j of the best in[i, j]; strides in bytes; n_reduce >= 1.
   // The body, inlined into one function per instruction-set level (tensorsmith/isa.h).
   static TS_ALWAYS_INLINE void loop(const ts::ReduceArgs& args) {
@@ -16,10 +17,10 @@ struct argmin_cpu_kernel {
     // --- kernel body (proposer: template) ---
     for (int64_t i = 0; i < args.n_outer; ++i) {
       const char* row = args.in + i * args.in_outer_stride;
-      T best = *reinterpret_cast<const T*>(row);
+      compute_t best = static_cast<compute_t>(*reinterpret_cast<const T*>(row));
       int64_t best_index = 0;
       for (int64_t j = 1; j < args.n_reduce; ++j) {
-        const T x = *reinterpret_cast<const T*>(row + j * args.in_reduce_stride);
+        const compute_t x = static_cast<compute_t>(*reinterpret_cast<const T*>(row + j * args.in_reduce_stride));
         if (ts::ops::less_nan_first(x, best)) {
           best = x;
           best_index = j;
@@ -39,26 +40,32 @@ struct argmin_cpu_kernel {
 
 void register_argmin_cpu(ts::Registry& registry) {
   const ts::isa::Level isa = ts::isa::detect();
-  registry.set_kernel("argmin", ts::DeviceType::CPU, ts::DType::Bool, ts::isa::variant<argmin_cpu_kernel<bool>>(isa));
-  registry.set_kernel("argmin", ts::DeviceType::CPU, ts::DType::Int8, ts::isa::variant<argmin_cpu_kernel<int8_t>>(isa));
+  registry.set_kernel("argmin", ts::DeviceType::CPU, ts::DType::Bool,
+                      ts::isa::variant<argmin_cpu_kernel<bool, bool>>(isa));
+  registry.set_kernel("argmin", ts::DeviceType::CPU, ts::DType::Int8,
+                      ts::isa::variant<argmin_cpu_kernel<int8_t, int8_t>>(isa));
   registry.set_kernel("argmin", ts::DeviceType::CPU, ts::DType::Int16,
-                      ts::isa::variant<argmin_cpu_kernel<int16_t>>(isa));
+                      ts::isa::variant<argmin_cpu_kernel<int16_t, int16_t>>(isa));
   registry.set_kernel("argmin", ts::DeviceType::CPU, ts::DType::Int32,
-                      ts::isa::variant<argmin_cpu_kernel<int32_t>>(isa));
+                      ts::isa::variant<argmin_cpu_kernel<int32_t, int32_t>>(isa));
   registry.set_kernel("argmin", ts::DeviceType::CPU, ts::DType::Int64,
-                      ts::isa::variant<argmin_cpu_kernel<int64_t>>(isa));
+                      ts::isa::variant<argmin_cpu_kernel<int64_t, int64_t>>(isa));
   registry.set_kernel("argmin", ts::DeviceType::CPU, ts::DType::UInt8,
-                      ts::isa::variant<argmin_cpu_kernel<uint8_t>>(isa));
+                      ts::isa::variant<argmin_cpu_kernel<uint8_t, uint8_t>>(isa));
   registry.set_kernel("argmin", ts::DeviceType::CPU, ts::DType::UInt16,
-                      ts::isa::variant<argmin_cpu_kernel<uint16_t>>(isa));
+                      ts::isa::variant<argmin_cpu_kernel<uint16_t, uint16_t>>(isa));
   registry.set_kernel("argmin", ts::DeviceType::CPU, ts::DType::UInt32,
-                      ts::isa::variant<argmin_cpu_kernel<uint32_t>>(isa));
+                      ts::isa::variant<argmin_cpu_kernel<uint32_t, uint32_t>>(isa));
   registry.set_kernel("argmin", ts::DeviceType::CPU, ts::DType::UInt64,
-                      ts::isa::variant<argmin_cpu_kernel<uint64_t>>(isa));
+                      ts::isa::variant<argmin_cpu_kernel<uint64_t, uint64_t>>(isa));
   registry.set_kernel("argmin", ts::DeviceType::CPU, ts::DType::Float32,
-                      ts::isa::variant<argmin_cpu_kernel<float>>(isa));
+                      ts::isa::variant<argmin_cpu_kernel<float, float>>(isa));
   registry.set_kernel("argmin", ts::DeviceType::CPU, ts::DType::Float64,
-                      ts::isa::variant<argmin_cpu_kernel<double>>(isa));
+                      ts::isa::variant<argmin_cpu_kernel<double, double>>(isa));
+  registry.set_kernel("argmin", ts::DeviceType::CPU, ts::DType::Float16,
+                      ts::isa::variant<argmin_cpu_kernel<ts::float16, float>>(isa));
+  registry.set_kernel("argmin", ts::DeviceType::CPU, ts::DType::BFloat16,
+                      ts::isa::variant<argmin_cpu_kernel<ts::bfloat16, float>>(isa));
 }
 
 }  // namespace ts::generated

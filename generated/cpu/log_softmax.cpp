@@ -42,6 +42,10 @@ void register_log_softmax_cpu(ts::Registry& registry) {
                       ts::isa::variant<log_softmax_cpu_kernel<float, double>>(isa));
   registry.set_kernel("log_softmax", ts::DeviceType::CPU, ts::DType::Float64,
                       ts::isa::variant<log_softmax_cpu_kernel<double, double>>(isa));
+  registry.set_kernel("log_softmax", ts::DeviceType::CPU, ts::DType::Float16,
+                      ts::isa::variant<log_softmax_cpu_kernel<ts::float16, float>>(isa));
+  registry.set_kernel("log_softmax", ts::DeviceType::CPU, ts::DType::BFloat16,
+                      ts::isa::variant<log_softmax_cpu_kernel<ts::bfloat16, float>>(isa));
 }
 
 }  // namespace ts::generated

@@ -71,6 +71,10 @@ void register_matmul_cpu(ts::Registry& registry) {
                       reinterpret_cast<void*>(&matmul_cpu_kernel<uint64_t, uint64_t>::loop));
   registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Float32, reinterpret_cast<void*>(&ts::blas_sgemm));
   registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Float64, reinterpret_cast<void*>(&ts::blas_dgemm));
+  registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Float16,
+                      reinterpret_cast<void*>(&matmul_cpu_kernel<ts::float16, float>::loop));
+  registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::BFloat16,
+                      reinterpret_cast<void*>(&matmul_cpu_kernel<ts::bfloat16, float>::loop));
 }
 
 }  // namespace ts::generated

@@ -130,6 +130,10 @@ void register_min_cpu(ts::Registry& registry) {
                       ts::isa::variant<min_cpu_kernel<float, float, float>>(isa));
   registry.set_kernel("min", ts::DeviceType::CPU, ts::DType::Float64,
                       ts::isa::variant<min_cpu_kernel<double, double, double>>(isa));
+  registry.set_kernel("min", ts::DeviceType::CPU, ts::DType::Float16,
+                      ts::isa::variant<min_cpu_kernel<ts::float16, float, ts::float16>>(isa));
+  registry.set_kernel("min", ts::DeviceType::CPU, ts::DType::BFloat16,
+                      ts::isa::variant<min_cpu_kernel<ts::bfloat16, float, ts::bfloat16>>(isa));
 }
 
 }  // namespace ts::generated

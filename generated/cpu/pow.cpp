@@ -6,9 +6,10 @@
 namespace ts::generated {
 namespace {
 
-template <typename T>
+template <typename T, typename compute_t>
 struct pow_cpu_kernel {
   using out_t = T;
+  // T: elements in memory; compute_t: what the expression is evaluated in (float for float16/bfloat16, else T).
   // One run of n elements: data[0] = out, data[1..] = x1, x2; strides in bytes.
   // The body, inlined into one function per instruction-set level (tensorsmith/isa.h).
   static TS_ALWAYS_INLINE void loop(char* const* data, const int64_t* strides, int64_t n) {
@@ -25,32 +26,32 @@ struct pow_cpu_kernel {
       const T* p_x1 = reinterpret_cast<const T*>(in_x1);
       const T* p_x2 = reinterpret_cast<const T*>(in_x2);
       for (int64_t i = 0; i < n; ++i) {
-        const T x1 = p_x1[i];
-        const T x2 = p_x2[i];
+        const compute_t x1 = static_cast<compute_t>(p_x1[i]);
+        const compute_t x2 = static_cast<compute_t>(p_x2[i]);
         o[i] = static_cast<out_t>(ts::ops::pow(x1, x2));
       }
     } else if (strides[0] == sizeof(out_t) && strides[1] == 0 && strides[2] == sizeof(T)) {
       // x1 broadcast (stride 0), the rest contiguous: x1 is loaded once.
       out_t* o = reinterpret_cast<out_t*>(out);
-      const T x1 = *reinterpret_cast<const T*>(in_x1);
+      const compute_t x1 = static_cast<compute_t>(*reinterpret_cast<const T*>(in_x1));
       const T* p_x2 = reinterpret_cast<const T*>(in_x2);
       for (int64_t i = 0; i < n; ++i) {
-        const T x2 = p_x2[i];
+        const compute_t x2 = static_cast<compute_t>(p_x2[i]);
         o[i] = static_cast<out_t>(ts::ops::pow(x1, x2));
       }
     } else if (strides[0] == sizeof(out_t) && strides[2] == 0 && strides[1] == sizeof(T)) {
       // x2 broadcast (stride 0), the rest contiguous: x2 is loaded once.
       out_t* o = reinterpret_cast<out_t*>(out);
-      const T x2 = *reinterpret_cast<const T*>(in_x2);
+      const compute_t x2 = static_cast<compute_t>(*reinterpret_cast<const T*>(in_x2));
       const T* p_x1 = reinterpret_cast<const T*>(in_x1);
       for (int64_t i = 0; i < n; ++i) {
-        const T x1 = p_x1[i];
+        const compute_t x1 = static_cast<compute_t>(p_x1[i]);
         o[i] = static_cast<out_t>(ts::ops::pow(x1, x2));
       }
     } else {
       for (int64_t i = 0; i < n; ++i) {
-        const T x1 = *reinterpret_cast<const T*>(in_x1 + i * strides[1]);
-        const T x2 = *reinterpret_cast<const T*>(in_x2 + i * strides[2]);
+        const compute_t x1 = static_cast<compute_t>(*reinterpret_cast<const T*>(in_x1 + i * strides[1]));
+        const compute_t x2 = static_cast<compute_t>(*reinterpret_cast<const T*>(in_x2 + i * strides[2]));
         *reinterpret_cast<out_t*>(out + i * strides[0]) = static_cast<out_t>(ts::ops::pow(x1, x2));
       }
     }
@@ -68,16 +69,30 @@ struct pow_cpu_kernel {
 
 void register_pow_cpu(ts::Registry& registry) {
   const ts::isa::Level isa = ts::isa::detect();
-  registry.set_kernel("pow", ts::DeviceType::CPU, ts::DType::Int8, ts::isa::variant<pow_cpu_kernel<int8_t>>(isa));
-  registry.set_kernel("pow", ts::DeviceType::CPU, ts::DType::Int16, ts::isa::variant<pow_cpu_kernel<int16_t>>(isa));
-  registry.set_kernel("pow", ts::DeviceType::CPU, ts::DType::Int32, ts::isa::variant<pow_cpu_kernel<int32_t>>(isa));
-  registry.set_kernel("pow", ts::DeviceType::CPU, ts::DType::Int64, ts::isa::variant<pow_cpu_kernel<int64_t>>(isa));
-  registry.set_kernel("pow", ts::DeviceType::CPU, ts::DType::UInt8, ts::isa::variant<pow_cpu_kernel<uint8_t>>(isa));
-  registry.set_kernel("pow", ts::DeviceType::CPU, ts::DType::UInt16, ts::isa::variant<pow_cpu_kernel<uint16_t>>(isa));
-  registry.set_kernel("pow", ts::DeviceType::CPU, ts::DType::UInt32, ts::isa::variant<pow_cpu_kernel<uint32_t>>(isa));
-  registry.set_kernel("pow", ts::DeviceType::CPU, ts::DType::UInt64, ts::isa::variant<pow_cpu_kernel<uint64_t>>(isa));
-  registry.set_kernel("pow", ts::DeviceType::CPU, ts::DType::Float32, ts::isa::variant<pow_cpu_kernel<float>>(isa));
-  registry.set_kernel("pow", ts::DeviceType::CPU, ts::DType::Float64, ts::isa::variant<pow_cpu_kernel<double>>(isa));
+  registry.set_kernel("pow", ts::DeviceType::CPU, ts::DType::Int8,
+                      ts::isa::variant<pow_cpu_kernel<int8_t, int8_t>>(isa));
+  registry.set_kernel("pow", ts::DeviceType::CPU, ts::DType::Int16,
+                      ts::isa::variant<pow_cpu_kernel<int16_t, int16_t>>(isa));
+  registry.set_kernel("pow", ts::DeviceType::CPU, ts::DType::Int32,
+                      ts::isa::variant<pow_cpu_kernel<int32_t, int32_t>>(isa));
+  registry.set_kernel("pow", ts::DeviceType::CPU, ts::DType::Int64,
+                      ts::isa::variant<pow_cpu_kernel<int64_t, int64_t>>(isa));
+  registry.set_kernel("pow", ts::DeviceType::CPU, ts::DType::UInt8,
+                      ts::isa::variant<pow_cpu_kernel<uint8_t, uint8_t>>(isa));
+  registry.set_kernel("pow", ts::DeviceType::CPU, ts::DType::UInt16,
+                      ts::isa::variant<pow_cpu_kernel<uint16_t, uint16_t>>(isa));
+  registry.set_kernel("pow", ts::DeviceType::CPU, ts::DType::UInt32,
+                      ts::isa::variant<pow_cpu_kernel<uint32_t, uint32_t>>(isa));
+  registry.set_kernel("pow", ts::DeviceType::CPU, ts::DType::UInt64,
+                      ts::isa::variant<pow_cpu_kernel<uint64_t, uint64_t>>(isa));
+  registry.set_kernel("pow", ts::DeviceType::CPU, ts::DType::Float32,
+                      ts::isa::variant<pow_cpu_kernel<float, float>>(isa));
+  registry.set_kernel("pow", ts::DeviceType::CPU, ts::DType::Float64,
+                      ts::isa::variant<pow_cpu_kernel<double, double>>(isa));
+  registry.set_kernel("pow", ts::DeviceType::CPU, ts::DType::Float16,
+                      ts::isa::variant<pow_cpu_kernel<ts::float16, float>>(isa));
+  registry.set_kernel("pow", ts::DeviceType::CPU, ts::DType::BFloat16,
+                      ts::isa::variant<pow_cpu_kernel<ts::bfloat16, float>>(isa));
 }
 
 }  // namespace ts::generated

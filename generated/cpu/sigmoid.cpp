@@ -6,9 +6,10 @@
 namespace ts::generated {
 namespace {
 
-template <typename T>
+template <typename T, typename compute_t>
 struct sigmoid_cpu_kernel {
   using out_t = T;
+  // T: elements in memory; compute_t: what the expression is evaluated in (float for float16/bfloat16, else T).
   // One run of n elements: data[0] = out, data[1..] = x; strides in bytes.
   // The body, inlined into one function per instruction-set level (tensorsmith/isa.h).
   static TS_ALWAYS_INLINE void loop(char* const* data, const int64_t* strides, int64_t n) {
@@ -23,12 +24,12 @@ struct sigmoid_cpu_kernel {
       out_t* o = reinterpret_cast<out_t*>(out);
       const T* p_x = reinterpret_cast<const T*>(in_x);
       for (int64_t i = 0; i < n; ++i) {
-        const T x = p_x[i];
+        const compute_t x = static_cast<compute_t>(p_x[i]);
         o[i] = static_cast<out_t>(ts::ops::sigmoid(x));
       }
     } else {
       for (int64_t i = 0; i < n; ++i) {
-        const T x = *reinterpret_cast<const T*>(in_x + i * strides[1]);
+        const compute_t x = static_cast<compute_t>(*reinterpret_cast<const T*>(in_x + i * strides[1]));
         *reinterpret_cast<out_t*>(out + i * strides[0]) = static_cast<out_t>(ts::ops::sigmoid(x));
       }
     }
@@ -47,9 +48,13 @@ struct sigmoid_cpu_kernel {
 void register_sigmoid_cpu(ts::Registry& registry) {
   const ts::isa::Level isa = ts::isa::detect();
   registry.set_kernel("sigmoid", ts::DeviceType::CPU, ts::DType::Float32,
-                      ts::isa::variant<sigmoid_cpu_kernel<float>>(isa));
+                      ts::isa::variant<sigmoid_cpu_kernel<float, float>>(isa));
   registry.set_kernel("sigmoid", ts::DeviceType::CPU, ts::DType::Float64,
-                      ts::isa::variant<sigmoid_cpu_kernel<double>>(isa));
+                      ts::isa::variant<sigmoid_cpu_kernel<double, double>>(isa));
+  registry.set_kernel("sigmoid", ts::DeviceType::CPU, ts::DType::Float16,
+                      ts::isa::variant<sigmoid_cpu_kernel<ts::float16, float>>(isa));
+  registry.set_kernel("sigmoid", ts::DeviceType::CPU, ts::DType::BFloat16,
+                      ts::isa::variant<sigmoid_cpu_kernel<ts::bfloat16, float>>(isa));
 }
 
 }  // namespace ts::generated

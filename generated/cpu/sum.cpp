@@ -129,6 +129,10 @@ void register_sum_cpu(ts::Registry& registry) {
                       ts::isa::variant<sum_cpu_kernel<float, double, float>>(isa));
   registry.set_kernel("sum", ts::DeviceType::CPU, ts::DType::Float64,
                       ts::isa::variant<sum_cpu_kernel<double, double, double>>(isa));
+  registry.set_kernel("sum", ts::DeviceType::CPU, ts::DType::Float16,
+                      ts::isa::variant<sum_cpu_kernel<ts::float16, double, ts::float16>>(isa));
+  registry.set_kernel("sum", ts::DeviceType::CPU, ts::DType::BFloat16,
+                      ts::isa::variant<sum_cpu_kernel<ts::bfloat16, double, ts::bfloat16>>(isa));
 }
 
 }  // namespace ts::generated

@@ -13,6 +13,7 @@ import itertools
 import warnings
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -33,6 +34,22 @@ CATALOG = load_catalog(ROOT)
 KIND = {"bool": "b", "signed": "i", "unsigned": "u", "floating": "f"}
 
 
+def kind(dtype: str) -> str:
+    """numpy's kind letter; ml_dtypes' bfloat16 is a floating type numpy files under 'V'."""
+    return "f" if dtype == "bfloat16" else np.dtype(dtype).kind
+
+
+def stand_in(dtype: str) -> str:
+    """numpy has no bfloat16 loops of its own (ml_dtypes' promote differently: bfloat16 matmul gives float32);
+    the runtime follows float16's rules for it, so references run on float16 in its place."""
+    return "float16" if dtype == "bfloat16" else dtype
+
+
+def reference_dtype(result: np.dtype, inputs) -> str:
+    """The result dtype of a reference run on stand-ins, mapped back to bfloat16 where that was an input."""
+    return "bfloat16" if "bfloat16" in inputs and result.name == "float16" else result.name
+
+
 def op(name: str) -> OpSpec:
     return CATALOG.op(name)
 
@@ -49,19 +66,19 @@ def spec_with(dtypes: str, promotion: str = "same", func: str = "t(Tensor x, /) 
 
 
 def test_dtype_classes_match_numpy_kinds() -> None:
-    for name, kind in KIND.items():
+    for name, letter in KIND.items():
         assert DTYPE_CLASSES[name], name
-        assert all(np.dtype(d).kind == kind for d in DTYPE_CLASSES[name]), name
-    every_kind = {np.dtype(d).kind for d in DTYPES}
+        assert all(kind(d) == letter for d in DTYPE_CLASSES[name]), name
+    every_kind = {kind(d) for d in DTYPES}
     assert every_kind == set(KIND.values())
     # each class holds every dtype of its kind
-    for name, kind in KIND.items():
-        assert set(DTYPE_CLASSES[name]) == {d for d in DTYPES if np.dtype(d).kind == kind}
+    for name, letter in KIND.items():
+        assert set(DTYPE_CLASSES[name]) == {d for d in DTYPES if kind(d) == letter}
 
 
 def test_dtype_classes_compose() -> None:
     c = {k: set(v) for k, v in DTYPE_CLASSES.items()}
-    assert c["all"] == set(DTYPES) and len(DTYPES) == len(set(DTYPES)) == 11
+    assert c["all"] == set(DTYPES) and len(DTYPES) == len(set(DTYPES)) == 13
     assert c["integer"] == c["signed"] | c["unsigned"] and not c["signed"] & c["unsigned"]
     assert c["numeric"] == c["integer"] | c["floating"]
     assert c["all"] == c["numeric"] | c["bool"] and "bool" not in c["numeric"]
@@ -69,7 +86,7 @@ def test_dtype_classes_compose() -> None:
 
 def test_spec_dtypes_expand_classes_dedupe_and_keep_canonical_order() -> None:
     spec = spec_with("[float64, floating, uint8, bool, unsigned]")
-    assert spec.dtypes == ("bool", "uint8", "uint16", "uint32", "uint64", "float32", "float64")
+    assert spec.dtypes == ("bool", "uint8", "uint16", "uint32", "uint64", "float32", "float64", "float16", "bfloat16")
     assert spec_with("[all]").dtypes == DTYPES
     assert spec_with("signed").dtypes == ("int8", "int16", "int32", "int64")  # a bare string is a one-item list
 
@@ -80,6 +97,13 @@ def test_spec_dtypes_expand_classes_dedupe_and_keep_canonical_order() -> None:
 @pytest.mark.parametrize("a", DTYPES)
 def test_promote_matches_numpy_arithmetic_for_all_pairs(a: str) -> None:
     for b in DTYPES:
+        try:
+            np.result_type(np.dtype(a), np.dtype(b))
+        except TypeError:  # ml_dtypes: bfloat16 has no common dtype with float16 or wider integers
+            with pytest.raises(TypeError):
+                api.promote(a, b)
+            assert not api.compatible(a, b) and not api.compatible(b, a)
+            continue
         computed = np.add(np.ones(2, dtype=a), np.ones(2, dtype=b)).dtype.name
         assert api.promote(a, b) == computed, (a, b)
         assert api.promote(a, b) == api.promote(b, a)
@@ -101,6 +125,12 @@ def test_promote_matches_numpy_arithmetic_for_all_pairs(a: str) -> None:
         ("int32", "float32", "float64"),
         ("uint16", "float32", "float32"),
         ("float32", "float64", "float64"),
+        ("int8", "float16", "float16"),
+        ("int16", "float16", "float32"),
+        ("uint8", "bfloat16", "bfloat16"),
+        ("bool", "bfloat16", "bfloat16"),
+        ("bfloat16", "float32", "float32"),
+        ("float16", "float64", "float64"),
     ],
 )
 def test_promote_known_cases(a: str, b: str, result: str) -> None:
@@ -109,15 +139,14 @@ def test_promote_known_cases(a: str, b: str, result: str) -> None:
 
 def test_float_result_is_what_numpy_computes_float_functions_in() -> None:
     for d in DTYPES:
-        numpy_dtype = np.exp(np.ones(2, dtype=d)).dtype.name
-        assert api.float_result(d) == (None if numpy_dtype == "float16" else numpy_dtype), d
-    assert api.float_result("int8") is None and api.float_result("bool") is None
+        assert api.float_result(d) == np.exp(np.ones(2, dtype=d)).dtype.name, d  # bfloat16 too (ml_dtypes' loop)
+    assert api.float_result("int8") == "float16" and api.float_result("bool") == "float16"
     assert api.float_result("int16") == "float32" and api.float_result("int32") == "float64"
 
 
 def test_sum_result() -> None:
     expected = {"bool": "int64", "int8": "int64", "int32": "int64", "uint8": "uint64", "uint64": "uint64",
-                "float32": "float32", "float64": "float64"}  # fmt: skip
+                "float32": "float32", "float64": "float64", "float16": "float16", "bfloat16": "bfloat16"}  # fmt: skip
     for d, result in expected.items():
         assert api.sum_result(d) == result
         assert np.prod(np.ones(3, dtype=d)).dtype.name == result  # prod shares the rule
@@ -127,9 +156,9 @@ def test_sum_result() -> None:
 
 
 def test_kernel_dtypes_of_catalog_ops() -> None:
-    assert api.kernel_dtypes(op("divide")) == ("float32", "float64")
-    assert api.kernel_dtypes(op("exp")) == ("float32", "float64")
-    assert api.kernel_dtypes(op("softmax")) == ("float32", "float64")
+    assert api.kernel_dtypes(op("divide")) == ("float32", "float64", "float16", "bfloat16")
+    assert api.kernel_dtypes(op("exp")) == ("float32", "float64", "float16", "bfloat16")
+    assert api.kernel_dtypes(op("softmax")) == ("float32", "float64", "float16", "bfloat16")
     assert api.kernel_dtypes(op("logical_and")) == ("bool",)
     assert api.kernel_dtypes(op("logical_not")) == ("bool",)
     assert "bool" not in api.kernel_dtypes(op("subtract"))
@@ -141,14 +170,18 @@ def test_kernel_dtypes_of_catalog_ops() -> None:
 
 
 def test_kernel_dtypes_of_synthetic_specs() -> None:
-    # float: int8 and uint8 would compute in float16, which the runtime does not have
-    assert api.kernel_dtypes(spec_with("[int8, uint8, bool]", "float")) == ()
+    # float: bool, int8 and uint8 compute in float16, as numpy
+    assert api.kernel_dtypes(spec_with("[int8, uint8, bool]", "float")) == ("float16",)
+    assert api.kernel_dtypes(spec_with("[bfloat16]", "float")) == ("bfloat16",)
     assert api.kernel_dtypes(spec_with("[int16]", "float")) == ("float32",)
     assert api.kernel_dtypes(spec_with("[uint32]", "float")) == ("float64",)
     # binary: every pairwise promotion, so int64 with uint64 needs a float64 kernel
     two = "t(Tensor x1, Tensor x2, /) -> Tensor"
     assert api.kernel_dtypes(spec_with("[int64, uint64]", "binary", two)) == ("int64", "uint64", "float64")
     assert api.kernel_dtypes(spec_with("[int8, uint8]", "binary", two)) == ("int8", "int16", "uint8")
+    # pairs without a common dtype (bfloat16 with float16 or int16) need no kernel: the runtime raises TypeError
+    assert api.kernel_dtypes(spec_with("[int16, float16, bfloat16]", "binary", two)) == (
+        "int16", "float32", "float16", "bfloat16")
     # binary_float: integers divide in float64, float32 stays float32
     assert api.kernel_dtypes(spec_with("[int8, float32]", "binary_float", two)) == ("float32", "float64")
     assert api.kernel_dtypes(spec_with("[int8]", "binary_float", two)) == ("float64",)
@@ -189,13 +222,17 @@ def test_elementwise_kernels_cover_what_numpy_computes(name: str) -> None:
         choices[0] = ("bool",)  # the condition is cast to bool before the kernel
     reached = set()
     for inputs in itertools.product(*choices):
+        operands = inputs[1:] if spec.promotion is Promotion.where else inputs
+        if not all(api.compatible(a, b) for a in operands for b in operands):
+            continue  # the runtime raises TypeError, as np.result_type does (tests/runtime/test_half.py)
         kernel = runtime_kernel_dtype(spec, inputs)
         assert kernel in api.kernel_dtypes(spec), (name, inputs, kernel)
         reached.add(kernel)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            out = np.asarray(reference(*(np.ones(shape, dtype=d) for d in inputs)))
-        assert api.CPP_TYPE[out.dtype.name] == api.kernel_types(spec, kernel).out, (name, inputs, out.dtype)
+            out = np.asarray(reference(*(np.ones(shape, dtype=stand_in(d)) for d in inputs)))
+        out_dtype = reference_dtype(out.dtype, inputs)
+        assert api.CPP_TYPE[out_dtype] == api.kernel_types(spec, kernel).out, (name, inputs, out_dtype)
     assert reached == set(api.kernel_dtypes(spec)), f"{name}: kernels no input combination reaches"
 
 
@@ -210,26 +247,36 @@ def test_reduction_and_normalization_output_types_match_numpy(name: str) -> None
         kernel = runtime_kernel_dtype(spec, (d,))
         assert kernel in api.kernel_dtypes(spec), (name, d)
         reached.add(kernel)
-        out = np.asarray(reference(np.ones((2, 3), dtype=d), *options))
+        out = np.asarray(reference(np.ones((2, 3), dtype=stand_in(d)), *options))
         types = api.kernel_types(spec, kernel)
-        assert api.CPP_TYPE[out.dtype.name] == types.out, (name, d, out.dtype)
+        assert api.CPP_TYPE[reference_dtype(out.dtype, (d,))] == types.out, (name, d, out.dtype)
     assert reached == set(api.kernel_dtypes(spec))
 
 
 def test_accumulator_types() -> None:
     assert api.kernel_types(op("sum"), "float32").acc == "double"  # float32 sums accumulate in double
     assert api.kernel_types(op("sum"), "int8").acc == "int64_t"
-    assert api.kernel_types(op("mean"), "int32") == api.KernelTypes("int32", "int32_t", "double", "double")
+    assert api.kernel_types(op("mean"), "int32") == api.KernelTypes("int32", "int32_t", "double", "double", "int32_t")
     assert api.kernel_types(op("mean"), "float32").out == "float"
     assert api.kernel_types(op("softmax"), "float32").acc == "double"
     assert api.kernel_types(op("matmul"), "float32").acc == "double"
     assert api.kernel_types(op("matmul"), "int32").acc == "int32_t"
     assert api.kernel_types(op("argmax"), "uint8").out == "int64_t"
+    # float16/bfloat16: stored narrow, computed in float; sums, products and means accumulate in double as float32's
+    for half, cpp in (("float16", "ts::float16"), ("bfloat16", "ts::bfloat16")):
+        assert api.kernel_types(op("exp"), half) == api.KernelTypes(half, cpp, cpp, cpp, "float")
+        assert api.kernel_types(op("less"), half).out == "bool"
+        for name in ("max", "softmax", "matmul"):
+            assert api.kernel_types(op(name), half) == api.KernelTypes(half, cpp, "float", cpp, "float"), name
+        for name in ("sum", "prod", "mean"):
+            assert api.kernel_types(op(name), half) == api.KernelTypes(half, cpp, "double", cpp, "float"), name
+    assert api.kernel_types(op("add"), "float32").compute == "float"
 
 
 def test_where_condition_is_bool_and_other_inputs_are_t() -> None:
     where = op("where")
     assert [api.input_cpp_type(where, i) for i in range(3)] == ["bool", "T", "T"]
+    assert [api.input_compute_type(where, i) for i in range(3)] == ["bool", "compute_t", "compute_t"]
     assert api.input_cpp_type(op("add"), 0) == "T"
 
 
@@ -242,6 +289,7 @@ def test_cpp_type_and_enum_tables_cover_every_dtype() -> None:
     for d in DTYPES:
         if d.startswith(("int", "uint")):
             assert api.CPP_TYPE[d] == f"{d}_t"
+    assert api.CPP_TYPE["float16"] == "ts::float16" and api.CPP_TYPE["bfloat16"] == "ts::bfloat16"
     assert len(set(api.DTYPE_ENUM.values())) == len(DTYPES)
 
 

@@ -143,11 +143,12 @@ def test_shapes_too_big_to_address_are_refused(make) -> None:
         (lambda: ts.negative(ts.asarray([True])), NotImplementedError, r"negative is not implemented .*dtype bool"),
         (lambda: -ts.asarray([True]), NotImplementedError, r"negative is not implemented .*dtype bool"),
         (lambda: ts.sign(ts.asarray([True])), NotImplementedError, r"sign is not implemented .*dtype bool"),
-        (lambda: ts.exp(ts.asarray([1], dtype=ts.int8)), TypeError, r"dtype int8 would need float16"),
-        (lambda: ts.sqrt(ts.asarray([4], dtype=ts.uint8)), TypeError, r"dtype uint8 would need float16"),
-        (lambda: ts.softmax(ts.asarray([True, False])), TypeError, r"dtype bool would need float16"),
+        (lambda: ts.add(ts.asarray([1], dtype=ts.bfloat16), ts.asarray([1], dtype=ts.float16)), TypeError,
+         r"no common dtype for bfloat16 and float16 \(as ml_dtypes\)"),
+        (lambda: ts.exp(ts.asarray([1], dtype=ts.bfloat16)) * ts.asarray([4], dtype=ts.int32), TypeError,
+         r"no common dtype for bfloat16 and int32"),
     ],
-    ids=["subtract", "sub-operator", "negative", "neg-operator", "sign", "exp-int8", "sqrt-uint8", "softmax-bool"],
+    ids=["subtract", "sub-operator", "negative", "neg-operator", "sign", "bfloat16-float16", "bfloat16-int32"],
 )
 def test_unsupported_dtype_names_the_op_or_dtype(call, exc, pattern: str) -> None:
     with pytest.raises(exc, match=pattern):
@@ -157,7 +158,6 @@ def test_unsupported_dtype_names_the_op_or_dtype(call, exc, pattern: str) -> Non
 @pytest.mark.parametrize(
     "a",
     [
-        np.zeros(2, np.float16),
         np.zeros(2, np.complex64),
         np.zeros(2, np.complex128),
         np.array([None, 1], dtype=object),
@@ -183,7 +183,7 @@ def test_asarray_of_python_objects_without_a_numeric_dtype(obj) -> None:
         ts.asarray(obj)
 
 
-@pytest.mark.parametrize("dtype", ["float16", np.complex64, "U3", object, "nope", None, 3.5])
+@pytest.mark.parametrize("dtype", ["float8_e4m3fn", np.complex64, "U3", object, "nope", None, 3.5])
 def test_unsupported_dtype_arguments(dtype) -> None:
     pattern = {
         "nope": r"data type 'nope' not understood",
@@ -629,7 +629,7 @@ def test_from_dlpack_capsule_is_consumed_once() -> None:
         ts.from_dlpack(Replays())
 
 
-@pytest.mark.parametrize(("dtype", "code_bits"), [(np.float16, "code 2, bits 16"), (np.complex64, "code 5, bits 64")])
+@pytest.mark.parametrize(("dtype", "code_bits"), [(np.complex64, "code 5, bits 64"), (np.complex128, "code 5, bits 128")])
 def test_from_dlpack_of_unsupported_dtype(dtype, code_bits: str) -> None:
     with pytest.raises(TypeError, match=rf"DLPack dtype \({code_bits}, lanes 1\) is not supported by tensorsmith"):
         ts.from_dlpack(np.zeros(2, dtype))
@@ -653,11 +653,11 @@ SURVIVAL_SCRIPT = textwrap.dedent(
         lambda: ts.add(ts.asarray(np.zeros((2, 3))), ts.asarray(np.zeros((4, 5)))),
         lambda: ts.matmul(t, t),
         lambda: ts.subtract(ts.asarray([True]), ts.asarray([True])),
-        lambda: ts.exp(ts.asarray([1], dtype=ts.int8)),
+        lambda: ts.exp(ts.asarray([1], dtype=ts.bfloat16)) + ts.asarray([1], dtype=ts.float16),
         lambda: ts.sum(t, axis=2), lambda: ts.softmax(t, axis=-3), lambda: ts.argmax(t, axis=9),
         lambda: ts.sum(t, axis=(0, 0)), lambda: t.reshape(4, 2), lambda: t[2], lambda: t[0, 0, 0], lambda: t[[0]],
         lambda: t[ts.asarray([True, False])], lambda: ts.sum("abc"), lambda: ts.add(object(), 1),
-        lambda: ts.sum(t, axis="x"), lambda: ts.asarray(np.zeros(2, np.float16)),
+        lambda: ts.sum(t, axis="x"), lambda: ts.asarray(np.zeros(2, np.clongdouble)),
         lambda: ts.asarray(np.zeros(2, complex)), lambda: ts.asarray(np.array([None])),
         lambda: ts.asarray(np.array(["s"])), lambda: ts.asarray([1], device="cuda"),
         lambda: ts.max(ts.asarray(np.zeros(0))), lambda: int(ts.asarray([1, 2])),
@@ -668,7 +668,7 @@ SURVIVAL_SCRIPT = textwrap.dedent(
         lambda: t.permute_dims(2**62, 0), lambda: t.expand_dims(-(2**62)), lambda: t.squeeze(2**62),
         lambda: t.__dlpack__(dl_device=5), lambda: t.__dlpack__(dl_device=(1,)), lambda: t.__dlpack__(max_version=5),
         lambda: t.__dlpack__(max_version=()), lambda: t.__dlpack__(stream=3),
-        lambda: ts.from_dlpack(t.__dlpack__()), lambda: ts.from_dlpack(np.zeros(2, np.float16)),
+        lambda: ts.from_dlpack(t.__dlpack__()), lambda: ts.from_dlpack(np.zeros(2, np.complex64)),
         lambda: t.__setitem__(0, np.zeros(7)), lambda: t.__setitem__((0, 0, 0), 1), lambda: t.__setitem__(0, "x"),
         lambda: ts.asarray([1], dtype=ts.uint8) + 300, lambda: ts.asarray([[1], [1, 2]]),
         lambda: ts.dtype(None), lambda: ts.dtype([1]), lambda: ts.asarray(t, dtype=ts.int32, copy=False),

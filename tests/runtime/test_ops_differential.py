@@ -109,7 +109,7 @@ def test_mixed_dtype_promotion_matches_numpy(name: str, a: str, b: str) -> None:
 SCALARS = [2, -1, 1.5, True]
 
 
-@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int32", "float32", "float64"])
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int32", "float16", "float32", "float64"])
 @pytest.mark.parametrize("scalar", SCALARS, ids=repr)
 @pytest.mark.parametrize("expr", ["t + s", "s + t", "t * s", "s - t", "t / s", "t < s", "t == s", "t ** s"])
 def test_python_scalars_follow_nep50(expr: str, scalar, dtype: str) -> None:

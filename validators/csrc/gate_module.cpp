@@ -25,18 +25,12 @@ void register_cuda_kernels(ts::Registry& registry);
 
 namespace {
 
-ts::DType dtype_of(const py::dtype& dt) {
-  static const std::pair<const char*, ts::DType> table[] = {
-      {"bool", ts::DType::Bool},     {"int8", ts::DType::Int8},       {"int16", ts::DType::Int16},
-      {"int32", ts::DType::Int32},   {"int64", ts::DType::Int64},     {"uint8", ts::DType::UInt8},
-      {"uint16", ts::DType::UInt16}, {"uint32", ts::DType::UInt32},   {"uint64", ts::DType::UInt64},
-      {"float32", ts::DType::Float32}, {"float64", ts::DType::Float64},
-  };
-  const std::string name = py::str(dt.attr("name"));
-  for (const auto& [n, d] : table) {
-    if (name == n) return d;
-  }
-  throw ts::TypeError("the gate has no dtype " + name);
+// numpy's dtype names are the runtime's (bfloat16 is ml_dtypes' numpy dtype); TypeError for any other.
+ts::DType dtype_of(const py::dtype& dt) { return ts::dtype_from_name(py::str(dt.attr("name"))); }
+
+py::dtype numpy_dtype(ts::DType d) {
+  if (d == ts::DType::BFloat16) return py::dtype::from_args(py::module_::import("ml_dtypes").attr("bfloat16"));
+  return py::dtype(ts::dtype_name(d));
 }
 
 // A tensor viewing the array's memory (strides and offset kept), holding the array alive.
@@ -66,9 +60,7 @@ ts::Tensor view_of(const py::array& array) {
 
 py::array to_numpy(const ts::Tensor& t) {
   const ts::Tensor c = t.contiguous();
-  static const char* names[] = {"bool", "int8", "int16", "int32", "int64", "uint8",
-                                "uint16", "uint32", "uint64", "float32", "float64"};
-  py::array out(py::dtype(names[static_cast<int>(c.dtype())]), std::vector<py::ssize_t>(c.shape().begin(), c.shape().end()));
+  py::array out(numpy_dtype(c.dtype()), std::vector<py::ssize_t>(c.shape().begin(), c.shape().end()));
   std::memcpy(out.mutable_data(), c.data_ptr(), static_cast<size_t>(c.numel()) * c.itemsize());
   return out;
 }

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "tensorsmith/half.h"
+
 namespace ts {
 
 // Order matters: it indexes the per-dtype kernel tables (see dispatch.h).
@@ -20,24 +22,28 @@ enum class DType : uint8_t {
   UInt64,
   Float32,
   Float64,
+  Float16,   // appended: earlier table indices stay
+  BFloat16,
 };
-constexpr int kNumDTypes = 11;
+constexpr int kNumDTypes = 13;
 
 size_t itemsize(DType d);
-const char* dtype_name(DType d);             // "float32", "bool", ...
+const char* dtype_name(DType d);             // "float32", "bool", "bfloat16", ...
 DType dtype_from_name(const std::string& s);  // throws TypeError on an unknown name
 
 bool is_bool(DType d);
 bool is_integer(DType d);  // signed or unsigned integer; bool is not an integer
 bool is_signed_integer(DType d);
 bool is_unsigned_integer(DType d);
-bool is_floating(DType d);
+bool is_floating(DType d);  // float16, bfloat16, float32, float64
 
-// numpy.result_type for two arrays (NumPy 2 rules, no value-based casting).
+// numpy.result_type for two arrays (NumPy 2 rules, no value-based casting);
+// for bfloat16 what np.result_type gives with ml_dtypes.bfloat16: bool, int8,
+// uint8 -> bfloat16, float32/float64 win, and TypeError where ml_dtypes has no
+// rule (wider integers, float16).
 DType promote_types(DType a, DType b);
 // The floating type NumPy computes a float-valued function of `d` in
-// (np.exp(int16) -> float32, int32/int64 -> float64). Throws TypeError where
-// NumPy would need float16 (bool, int8, uint8), which the runtime lacks.
+// (np.exp(int8) -> float16, int16 -> float32, int32/int64 -> float64).
 DType float_result_type(DType d);
 // Accumulator/result type of sum and prod: bool and signed -> int64,
 // unsigned -> uint64, floating unchanged.
@@ -56,6 +62,8 @@ template <> struct cpp_type<DType::UInt32> { using type = uint32_t; };
 template <> struct cpp_type<DType::UInt64> { using type = uint64_t; };
 template <> struct cpp_type<DType::Float32> { using type = float; };
 template <> struct cpp_type<DType::Float64> { using type = double; };
+template <> struct cpp_type<DType::Float16> { using type = float16; };
+template <> struct cpp_type<DType::BFloat16> { using type = bfloat16; };
 template <DType D> using cpp_type_t = typename cpp_type<D>::type;
 
 }  // namespace ts

@@ -9,11 +9,13 @@
 #include <limits>
 #include <type_traits>
 
+#include "tensorsmith/half.h"
+
 namespace ts::ops {
 
 template <typename T>
 constexpr bool is_nan(T x) {
-  if constexpr (std::is_floating_point_v<T>) {
+  if constexpr (ts::is_floating_v<T>) {
     return x != x;
   } else {
     (void)x;

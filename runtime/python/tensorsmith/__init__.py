@@ -7,6 +7,8 @@ here whole, so newly generated ops need no edit to this file.
 
 from importlib.metadata import version as _version
 
+import ml_dtypes as _ml_dtypes  # noqa: F401  (registers numpy's bfloat16 dtype, which ts.bfloat16 exchanges with)
+
 from tensorsmith._blas import load_openblas as _load_openblas
 
 _openblas = _load_openblas()  # before _C, which links it

@@ -34,7 +34,7 @@ To float_to_int(From v) {
 // C-style conversion (bool results are v != 0), with float -> int defined everywhere.
 template <typename To, typename From>
 To convert(From v) {
-  if constexpr (std::is_floating_point_v<From> && std::is_integral_v<To> && !std::is_same_v<To, bool>) {
+  if constexpr (is_floating_v<From> && std::is_integral_v<To> && !std::is_same_v<To, bool>) {
     return float_to_int<To>(v);
   } else {
     return static_cast<To>(v);

@@ -1,6 +1,6 @@
 #include "tensorsmith/dtype.h"
 
-#include <algorithm>
+#include <string>
 
 #include "tensorsmith/errors.h"
 
@@ -16,8 +16,18 @@ struct DTypeInfo {
 // Indexed by DType.
 constexpr DTypeInfo kInfo[kNumDTypes] = {
     {"bool", 1},   {"int8", 1},   {"int16", 2},  {"int32", 4},   {"int64", 8},   {"uint8", 1},
-    {"uint16", 2}, {"uint32", 4}, {"uint64", 8}, {"float32", 4}, {"float64", 8},
+    {"uint16", 2}, {"uint32", 4}, {"uint64", 8}, {"float32", 4}, {"float64", 8}, {"float16", 2}, {"bfloat16", 2},
 };
+
+// Floating types by precision (the enum order is not: the 16-bit ones came last).
+int float_rank(DType d) {
+  switch (d) {
+    case DType::Float16: return 0;
+    case DType::BFloat16: return 0;
+    case DType::Float32: return 1;
+    default: return 2;
+  }
+}
 
 const DTypeInfo& info(DType d) { return kInfo[static_cast<int>(d)]; }
 
@@ -40,9 +50,20 @@ DType promote_integers(DType a, DType b) {
 }
 
 DType promote_integer_float(DType i, DType f) {
-  // float32 holds every int8/int16 value exactly, wider integers need float64.
-  if (f == DType::Float32 && itemsize(i) <= 2) return DType::Float32;
-  return DType::Float64;
+  if (f == DType::Float64) return f;
+  // float16 and bfloat16 hold every int8/uint8 value exactly, float32 every int16/uint16 value.
+  if (itemsize(i) == 1) return f;
+  if (f == DType::BFloat16) {
+    throw TypeError(std::string("no common dtype for bfloat16 and ") + dtype_name(i) + " (as ml_dtypes)");
+  }
+  return itemsize(i) == 2 ? DType::Float32 : DType::Float64;
+}
+
+DType promote_floats(DType a, DType b) {
+  // float16 and bfloat16 have no common type in ml_dtypes (numpy would need one wider than both).
+  TS_CHECK(float_rank(a) != 0 || float_rank(b) != 0, TypeError,
+           "no common dtype for " << dtype_name(a) << " and " << dtype_name(b) << " (as ml_dtypes)");
+  return float_rank(a) >= float_rank(b) ? a : b;
 }
 
 }  // namespace
@@ -62,21 +83,21 @@ bool is_bool(DType d) { return d == DType::Bool; }
 bool is_signed_integer(DType d) { return d >= DType::Int8 && d <= DType::Int64; }
 bool is_unsigned_integer(DType d) { return d >= DType::UInt8 && d <= DType::UInt64; }
 bool is_integer(DType d) { return is_signed_integer(d) || is_unsigned_integer(d); }
-bool is_floating(DType d) { return d == DType::Float32 || d == DType::Float64; }
+bool is_floating(DType d) {
+  return d == DType::Float16 || d == DType::BFloat16 || d == DType::Float32 || d == DType::Float64;
+}
 
 DType promote_types(DType a, DType b) {
   if (a == b || is_bool(b)) return a;
   if (is_bool(a)) return b;
-  if (is_floating(a) && is_floating(b)) return std::max(a, b);
+  if (is_floating(a) && is_floating(b)) return promote_floats(a, b);
   if (is_integer(a) && is_integer(b)) return promote_integers(a, b);
   return is_integer(a) ? promote_integer_float(a, b) : promote_integer_float(b, a);
 }
 
 DType float_result_type(DType d) {
   if (is_floating(d)) return d;
-  TS_CHECK(itemsize(d) > 1 && !is_bool(d), TypeError,
-           "a floating-point result for dtype " << dtype_name(d)
-                                                 << " would need float16, which tensorsmith does not support yet");
+  if (itemsize(d) == 1) return DType::Float16;  // bool, int8, uint8
   return itemsize(d) == 2 ? DType::Float32 : DType::Float64;
 }
 

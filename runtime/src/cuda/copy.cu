@@ -1,7 +1,5 @@
 // The on-device strided copy with dtype cast: one kernel per (destination,
 // source) dtype pair, with the CPU copy's conversion rules (core/copy.cpp).
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -9,6 +7,7 @@
 
 #include "copy_kernel.h"
 #include "tensorsmith/cuda/runtime.h"
+#include "tensorsmith/dtype.h"
 #include "tensorsmith/errors.h"
 
 namespace ts::cuda {
@@ -28,15 +27,15 @@ __device__ To float_to_int(From v) {
 }
 
 // C-style conversion as core/copy.cpp's convert. Types that are not C++
-// arithmetic types (the 16-bit floats) convert through float (double from a
-// double, so that it rounds once).
+// arithmetic types (the 16-bit floats) convert through float (through double
+// from a double or an integer, so that it rounds once).
 template <typename To, typename From>
 __device__ To convert(From v) {
   if constexpr (!std::is_arithmetic_v<From>) {
     return convert<To>(static_cast<float>(v));
   } else if constexpr (!std::is_arithmetic_v<To>) {
-    if constexpr (std::is_same_v<From, double>) {
-      return To(v);
+    if constexpr (std::is_same_v<From, double> || std::is_integral_v<From>) {
+      return To(static_cast<double>(v));  // one rounding, as the CPU's ts::float16(double) / (integer)
     } else {
       return To(static_cast<float>(v));
     }
@@ -48,9 +47,7 @@ __device__ To convert(From v) {
 }
 
 // Every dtype the copy handles: its DType enumerator and its element type on the
-// device. A new dtype is one line here (float16 and bfloat16:
-// X(Float16, __half) X(BFloat16, __nv_bfloat16), layout-compatible with
-// ts::float16 / ts::bfloat16).
+// device (the 16-bit floats are tensorsmith's own, so they round as the CPU's do).
 #define TS_CUDA_COPY_DTYPES(X) \
   X(Bool, bool)                \
   X(Int8, int8_t)              \
@@ -62,7 +59,9 @@ __device__ To convert(From v) {
   X(UInt32, uint32_t)          \
   X(UInt64, uint64_t)          \
   X(Float32, float)            \
-  X(Float64, double)
+  X(Float64, double)            \
+  X(Float16, ts::float16)      \
+  X(BFloat16, ts::bfloat16)
 
 bool supported(DType d) {
   switch (d) {

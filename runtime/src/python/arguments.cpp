@@ -94,6 +94,8 @@ void visit_cpp_type(DType d, F&& f) {
     case DType::UInt64: return f(uint64_t{});
     case DType::Float32: return f(float{});
     case DType::Float64: return f(double{});
+    case DType::Float16: return f(float16{});
+    case DType::BFloat16: return f(bfloat16{});
   }
 }
 
@@ -126,7 +128,7 @@ Tensor weak_scalar_tensor(py::handle obj, Kind kind, DType dtype) {
     T* out = reinterpret_cast<T*>(t.data_ptr());
     if (kind == Kind::Bool) {
       *out = static_cast<T>(obj.ptr() == Py_True);
-    } else if constexpr (std::is_floating_point_v<T>) {
+    } else if constexpr (is_floating_v<T>) {
       const double v = PyFloat_AsDouble(obj.ptr());  // ints too; OverflowError beyond the double range
       if (v == -1.0 && PyErr_Occurred()) throw py::error_already_set();
       *out = static_cast<T>(v);

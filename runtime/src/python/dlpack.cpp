@@ -82,6 +82,7 @@ struct ExportContext {
 DLDataType dl_dtype(DType d) {
   const auto bits = static_cast<uint8_t>(itemsize(d) * 8);
   if (is_bool(d)) return {kDLBool, bits, 1};
+  if (d == DType::BFloat16) return {kDLBfloat, bits, 1};
   if (is_floating(d)) return {kDLFloat, bits, 1};
   return {is_signed_integer(d) ? kDLInt : kDLUInt, bits, 1};
 }
@@ -195,8 +196,12 @@ std::optional<DType> dtype_from_dl(DLDataType t) {
       }
       break;
     case kDLFloat:
+      if (t.bits == 16) return DType::Float16;
       if (t.bits == 32) return DType::Float32;
       if (t.bits == 64) return DType::Float64;
+      break;
+    case kDLBfloat:
+      if (t.bits == 16) return DType::BFloat16;
       break;
   }
   return std::nullopt;

@@ -13,19 +13,28 @@ namespace ts::python {
 DType dtype_from_numpy(const py::dtype& dt) {
   const char kind = dt.kind();
   const size_t size = static_cast<size_t>(dt.itemsize());
-  // numpy's dtype names coincide with ours for every dtype both libraries have.
-  if (kind == 'b' || ((kind == 'i' || kind == 'u') && size <= 8) || (kind == 'f' && (size == 4 || size == 8))) {
-    return dtype_from_name(py::str(dt.attr("name")));
+  // numpy's dtype names coincide with ours for every dtype both libraries have
+  // (bfloat16 is ml_dtypes' numpy dtype, of kind 'V').
+  const std::string name = py::str(dt.attr("name"));
+  if (kind == 'b' || ((kind == 'i' || kind == 'u') && size <= 8) || (kind == 'f' && size <= 8 && size >= 2) ||
+      (kind == 'V' && name == "bfloat16" && size == 2)) {
+    return dtype_from_name(name);
   }
   throw ts::TypeError("numpy dtype '" + std::string(py::str(dt)) + "' is not supported by tensorsmith");
 }
 
-py::dtype numpy_dtype(DType dtype) { return py::dtype(dtype_name(dtype)); }
+py::dtype numpy_dtype(DType dtype) {
+  // numpy knows "bfloat16" only through ml_dtypes, which `import tensorsmith` imports.
+  if (dtype == DType::BFloat16) return py::dtype::from_args(py::module_::import("ml_dtypes").attr("bfloat16"));
+  return py::dtype(dtype_name(dtype));
+}
 
 DType dtype_arg(py::handle obj) {
   if (py::isinstance<DType>(obj)) return obj.cast<DType>();
   if (obj.is_none()) throw ts::TypeError("dtype must be a tensorsmith dtype, a numpy dtype or a dtype name, not None");
-  // numpy parses names, scalar types and dtypes alike ("float32", np.float32, float).
+  // numpy parses names, scalar types and dtypes alike ("float32", np.float32, float);
+  // "bfloat16" needs ml_dtypes' type.
+  if (py::isinstance<py::str>(obj) && obj.cast<std::string>() == "bfloat16") return DType::BFloat16;
   return dtype_from_numpy(py::dtype::from_args(py::reinterpret_borrow<py::object>(obj)));
 }
 

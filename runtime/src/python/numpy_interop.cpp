@@ -63,8 +63,10 @@ static const char* buffer_format(DType d) {
     case DType::UInt64: return "Q";
     case DType::Float32: return "f";
     case DType::Float64: return "d";
+    case DType::Float16: return "e";
+    case DType::BFloat16: break;  // no PEP 3118 code: numpy reads it through __array__
   }
-  return "";  // unreachable: the switch covers every dtype
+  throw py::buffer_error(std::string("a ") + dtype_name(d) + " tensor has no buffer-protocol format; use numpy.asarray(t)");
 }
 
 void bind_numpy_protocols(py::class_<Tensor>& cls) {

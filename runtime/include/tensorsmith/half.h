@@ -1,0 +1,139 @@
+// 16-bit floating-point value types: ts::float16 (IEEE 754 binary16) and
+// ts::bfloat16 (the top half of a float32). Both store two bytes and compute in
+// float: they convert implicitly to float, and explicitly (round to nearest,
+// ties to even; NaN stays NaN, overflow gives infinity, subnormals kept) from
+// float, double and integers. Everything is plain integer bit manipulation so
+// the same code compiles for the host and for CUDA devices (TS_HOST_DEVICE).
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "tensorsmith/macros.h"
+
+namespace ts {
+
+namespace half_detail {
+
+// Bit patterns of float/double (a union: nvcc and GCC accept it in host and device code).
+TS_HOST_DEVICE inline uint32_t bits_of(float f) {
+  union {
+    float f;
+    uint32_t u;
+  } v{f};
+  return v.u;
+}
+TS_HOST_DEVICE inline uint64_t bits_of(double d) {
+  union {
+    double d;
+    uint64_t u;
+  } v{d};
+  return v.u;
+}
+TS_HOST_DEVICE inline float float_from_bits(uint32_t u) {
+  union {
+    uint32_t u;
+    float f;
+  } v{u};
+  return v.f;
+}
+
+// Rounds a binary float with SE exponent and SM mantissa bits (bit pattern x) to
+// one with DE exponent and DM mantissa bits, to nearest, ties to even. NaNs stay
+// NaN (quiet, keeping the payload's top bits), too-large values become infinity.
+template <typename U, int SE, int SM, int DE, int DM>
+TS_HOST_DEVICE constexpr uint16_t narrow(U x) {
+  constexpr int kSrcBias = (1 << (SE - 1)) - 1;
+  constexpr int kDstBias = (1 << (DE - 1)) - 1;
+  constexpr U kSrcInf = static_cast<U>((U(1) << SE) - 1) << SM;
+  constexpr uint16_t kDstInf = static_cast<uint16_t>(((1u << DE) - 1) << DM);
+  const uint16_t sign = static_cast<uint16_t>(static_cast<uint16_t>(x >> (SE + SM)) << (DE + DM));
+  const U ax = x & ((U(1) << (SE + SM)) - 1);
+  if (ax > kSrcInf) {
+    const uint16_t payload = static_cast<uint16_t>((ax >> (SM - DM)) & ((U(1) << DM) - 1));
+    return static_cast<uint16_t>(sign | kDstInf | (1u << (DM - 1)) | payload);
+  }
+  if (ax == kSrcInf) return static_cast<uint16_t>(sign | kDstInf);
+  const U exponent_field = ax >> SM;
+  // value = m * 2^(e - SM), m with its implicit leading bit.
+  const int e = exponent_field == 0 ? 1 - kSrcBias : static_cast<int>(exponent_field) - kSrcBias;
+  const U m = exponent_field == 0 ? (ax & ((U(1) << SM) - 1)) : ((ax & ((U(1) << SM) - 1)) | (U(1) << SM));
+  if (e > kDstBias) return static_cast<uint16_t>(sign | kDstInf);
+  const bool normal = e >= 1 - kDstBias;
+  const int ulp_exponent = (normal ? e : 1 - kDstBias) - DM;  // exponent of the destination's last mantissa bit
+  const int shift = ulp_exponent - (e - SM);                  // >= SM - DM > 0
+  if (shift > SM + 1) return sign;                            // below half the smallest subnormal
+  U q = m >> shift;
+  const U rest = m & ((U(1) << shift) - 1);
+  const U half = U(1) << (shift - 1);
+  if (rest > half || (rest == half && (q & 1) != 0)) ++q;
+  // A normal q includes the implicit bit; rounding up may carry into the exponent.
+  const U magnitude = normal ? (static_cast<U>(e + kDstBias - 1) << DM) + q : q;
+  if (magnitude >= kDstInf) return static_cast<uint16_t>(sign | kDstInf);
+  return static_cast<uint16_t>(sign | magnitude);
+}
+
+TS_HOST_DEVICE constexpr uint32_t float16_to_float_bits(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exponent = (h >> 10) & 0x1fu;
+  uint32_t mantissa = h & 0x3ffu;
+  if (exponent == 0x1fu) return sign | 0x7f800000u | (mantissa << 13);
+  if (exponent != 0) return sign | ((exponent + 112u) << 23) | (mantissa << 13);
+  if (mantissa == 0) return sign;
+  uint32_t e = 113;  // a subnormal: normalize the mantissa
+  while ((mantissa & 0x400u) == 0) {
+    mantissa <<= 1;
+    --e;
+  }
+  return sign | (e << 23) | ((mantissa & 0x3ffu) << 13);
+}
+
+}  // namespace half_detail
+
+// CRTP base: storage, conversions and comparisons shared by both types.
+template <typename Derived>
+struct half_base {
+  uint16_t bits;
+
+  TS_HOST_DEVICE static constexpr Derived from_bits(uint16_t b) {
+    Derived d{};
+    d.bits = b;
+    return d;
+  }
+  // Comparisons between two values of the same type follow IEEE (NaN compares unequal).
+  TS_HOST_DEVICE friend bool operator==(Derived a, Derived b) { return float(a) == float(b); }
+  TS_HOST_DEVICE friend bool operator!=(Derived a, Derived b) { return float(a) != float(b); }
+  TS_HOST_DEVICE friend bool operator<(Derived a, Derived b) { return float(a) < float(b); }
+  TS_HOST_DEVICE friend bool operator<=(Derived a, Derived b) { return float(a) <= float(b); }
+  TS_HOST_DEVICE friend bool operator>(Derived a, Derived b) { return float(a) > float(b); }
+  TS_HOST_DEVICE friend bool operator>=(Derived a, Derived b) { return float(a) >= float(b); }
+};
+
+struct float16 : half_base<float16> {
+  float16() = default;
+  TS_HOST_DEVICE explicit float16(float f) : half_base{half_detail::narrow<uint32_t, 8, 23, 5, 10>(half_detail::bits_of(f))} {}
+  TS_HOST_DEVICE explicit float16(double d) : half_base{half_detail::narrow<uint64_t, 11, 52, 5, 10>(half_detail::bits_of(d))} {}
+  template <typename I, typename = std::enable_if_t<std::is_integral_v<I>>>
+  TS_HOST_DEVICE explicit float16(I i) : float16(static_cast<double>(i)) {}
+  TS_HOST_DEVICE operator float() const { return half_detail::float_from_bits(half_detail::float16_to_float_bits(bits)); }
+};
+
+struct bfloat16 : half_base<bfloat16> {
+  bfloat16() = default;
+  TS_HOST_DEVICE explicit bfloat16(float f) : half_base{half_detail::narrow<uint32_t, 8, 23, 8, 7>(half_detail::bits_of(f))} {}
+  TS_HOST_DEVICE explicit bfloat16(double d) : half_base{half_detail::narrow<uint64_t, 11, 52, 8, 7>(half_detail::bits_of(d))} {}
+  template <typename I, typename = std::enable_if_t<std::is_integral_v<I>>>
+  TS_HOST_DEVICE explicit bfloat16(I i) : bfloat16(static_cast<double>(i)) {}
+  TS_HOST_DEVICE operator float() const { return half_detail::float_from_bits(static_cast<uint32_t>(bits) << 16); }
+};
+
+static_assert(sizeof(float16) == 2 && sizeof(bfloat16) == 2, "16-bit storage");
+static_assert(std::is_trivially_copyable_v<float16> && std::is_trivially_copyable_v<bfloat16>, "plain bytes");
+
+template <typename T>
+constexpr bool is_half_v = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
+// float, double, float16, bfloat16.
+template <typename T>
+constexpr bool is_floating_v = std::is_floating_point_v<T> || is_half_v<T>;
+
+}  // namespace ts
