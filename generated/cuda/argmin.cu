@@ -6,11 +6,12 @@
 namespace ts::generated {
 namespace {
 
-template <typename T>
+// T: the dtype as stored; compute_t: what elements are compared in.
+template <typename T, typename compute_t>
 struct argmin_cuda_kernel {
   // Whether x beats best. tensorsmith/cuda/reduce.cuh keeps the first index among
   // elements neither of which beats the other.
-  static __device__ __forceinline__ bool better(T x, T best) {
+  static __device__ __forceinline__ bool better(compute_t x, compute_t best) {
     // The body stays exactly as its proposer wrote it (compiler messages cite its own lines).
     // clang-format off
     // --- kernel body (proposer: template) ---
@@ -27,27 +28,31 @@ struct argmin_cuda_kernel {
 
 void register_argmin_cuda(ts::Registry& registry) {
   registry.set_kernel("argmin", ts::DeviceType::CUDA, ts::DType::Bool,
-                      reinterpret_cast<void*>(&argmin_cuda_kernel<bool>::launch));
+                      reinterpret_cast<void*>(&argmin_cuda_kernel<bool, bool>::launch));
   registry.set_kernel("argmin", ts::DeviceType::CUDA, ts::DType::Int8,
-                      reinterpret_cast<void*>(&argmin_cuda_kernel<int8_t>::launch));
+                      reinterpret_cast<void*>(&argmin_cuda_kernel<int8_t, int8_t>::launch));
   registry.set_kernel("argmin", ts::DeviceType::CUDA, ts::DType::Int16,
-                      reinterpret_cast<void*>(&argmin_cuda_kernel<int16_t>::launch));
+                      reinterpret_cast<void*>(&argmin_cuda_kernel<int16_t, int16_t>::launch));
   registry.set_kernel("argmin", ts::DeviceType::CUDA, ts::DType::Int32,
-                      reinterpret_cast<void*>(&argmin_cuda_kernel<int32_t>::launch));
+                      reinterpret_cast<void*>(&argmin_cuda_kernel<int32_t, int32_t>::launch));
   registry.set_kernel("argmin", ts::DeviceType::CUDA, ts::DType::Int64,
-                      reinterpret_cast<void*>(&argmin_cuda_kernel<int64_t>::launch));
+                      reinterpret_cast<void*>(&argmin_cuda_kernel<int64_t, int64_t>::launch));
   registry.set_kernel("argmin", ts::DeviceType::CUDA, ts::DType::UInt8,
-                      reinterpret_cast<void*>(&argmin_cuda_kernel<uint8_t>::launch));
+                      reinterpret_cast<void*>(&argmin_cuda_kernel<uint8_t, uint8_t>::launch));
   registry.set_kernel("argmin", ts::DeviceType::CUDA, ts::DType::UInt16,
-                      reinterpret_cast<void*>(&argmin_cuda_kernel<uint16_t>::launch));
+                      reinterpret_cast<void*>(&argmin_cuda_kernel<uint16_t, uint16_t>::launch));
   registry.set_kernel("argmin", ts::DeviceType::CUDA, ts::DType::UInt32,
-                      reinterpret_cast<void*>(&argmin_cuda_kernel<uint32_t>::launch));
+                      reinterpret_cast<void*>(&argmin_cuda_kernel<uint32_t, uint32_t>::launch));
   registry.set_kernel("argmin", ts::DeviceType::CUDA, ts::DType::UInt64,
-                      reinterpret_cast<void*>(&argmin_cuda_kernel<uint64_t>::launch));
+                      reinterpret_cast<void*>(&argmin_cuda_kernel<uint64_t, uint64_t>::launch));
   registry.set_kernel("argmin", ts::DeviceType::CUDA, ts::DType::Float32,
-                      reinterpret_cast<void*>(&argmin_cuda_kernel<float>::launch));
+                      reinterpret_cast<void*>(&argmin_cuda_kernel<float, float>::launch));
   registry.set_kernel("argmin", ts::DeviceType::CUDA, ts::DType::Float64,
-                      reinterpret_cast<void*>(&argmin_cuda_kernel<double>::launch));
+                      reinterpret_cast<void*>(&argmin_cuda_kernel<double, double>::launch));
+  registry.set_kernel("argmin", ts::DeviceType::CUDA, ts::DType::Float16,
+                      reinterpret_cast<void*>(&argmin_cuda_kernel<ts::float16, float>::launch));
+  registry.set_kernel("argmin", ts::DeviceType::CUDA, ts::DType::BFloat16,
+                      reinterpret_cast<void*>(&argmin_cuda_kernel<ts::bfloat16, float>::launch));
 }
 
 }  // namespace ts::generated

@@ -50,6 +50,10 @@ void register_floor_cuda(ts::Registry& registry) {
                       reinterpret_cast<void*>(&floor_cuda_kernel<float, float>::launch));
   registry.set_kernel("floor", ts::DeviceType::CUDA, ts::DType::Float64,
                       reinterpret_cast<void*>(&floor_cuda_kernel<double, double>::launch));
+  registry.set_kernel("floor", ts::DeviceType::CUDA, ts::DType::Float16,
+                      reinterpret_cast<void*>(&floor_cuda_kernel<ts::float16, float>::launch));
+  registry.set_kernel("floor", ts::DeviceType::CUDA, ts::DType::BFloat16,
+                      reinterpret_cast<void*>(&floor_cuda_kernel<ts::bfloat16, float>::launch));
 }
 
 }  // namespace ts::generated

@@ -11,7 +11,7 @@ template <typename T, typename acc_t>
 struct matmul_cuda_kernel {
   // The kTile x kTile tile of C[b] at (row0, col0), C[b] = A[b] (m x k) @ B[b] (k x n), row-major,
   // batch strides in elements; a block of kTile x kTile threads, launched by tensorsmith/cuda/gemm.cuh.
-  // Instantiated for the dtypes without a cuBLAS routine: float32/float64 register ts::cuda::blas_[sd]gemm below.
+  // Instantiated for the dtypes without a cuBLAS routine: the floating dtypes register ts::cuda::blas_*gemm below.
   static __device__ __forceinline__ void tile(const ts::GemmArgs& args, int64_t b, int64_t row0, int64_t col0) {
     using ts::cuda::kTile;
     // The body stays exactly as its proposer wrote it (compiler messages cite its own lines).
@@ -25,10 +25,11 @@ struct matmul_cuda_kernel {
     __shared__ T b_tile[kTile][kTile + 1];  // + 1: column reads hit distinct banks
     const int ty = threadIdx.y, tx = threadIdx.x;
     const int64_t row = row0 + ty, col = col0 + tx;
+    const T zero = static_cast<T>(acc_t(0));
     acc_t acc = acc_t(0);
     for (int64_t p0 = 0; p0 < args.k; p0 += kTile) {
-      a_tile[ty][tx] = (row < args.m && p0 + tx < args.k) ? a[row * args.k + p0 + tx] : T(0);
-      b_tile[ty][tx] = (p0 + ty < args.k && col < args.n) ? bm[(p0 + ty) * args.n + col] : T(0);
+      a_tile[ty][tx] = (row < args.m && p0 + tx < args.k) ? a[row * args.k + p0 + tx] : zero;
+      b_tile[ty][tx] = (p0 + ty < args.k && col < args.n) ? bm[(p0 + ty) * args.n + col] : zero;
       __syncthreads();
       for (int p = 0; p < kTile; ++p) acc = ts::ops::multiply_add(acc, a_tile[ty][p], b_tile[p][tx]);
       __syncthreads();
@@ -65,6 +66,10 @@ void register_matmul_cuda(ts::Registry& registry) {
                       reinterpret_cast<void*>(&ts::cuda::blas_sgemm));
   registry.set_kernel("matmul", ts::DeviceType::CUDA, ts::DType::Float64,
                       reinterpret_cast<void*>(&ts::cuda::blas_dgemm));
+  registry.set_kernel("matmul", ts::DeviceType::CUDA, ts::DType::Float16,
+                      reinterpret_cast<void*>(&ts::cuda::blas_hgemm));
+  registry.set_kernel("matmul", ts::DeviceType::CUDA, ts::DType::BFloat16,
+                      reinterpret_cast<void*>(&ts::cuda::blas_bgemm));
 }
 
 }  // namespace ts::generated

@@ -52,6 +52,10 @@ void register_min_cuda(ts::Registry& registry) {
                       reinterpret_cast<void*>(&min_cuda_kernel<float, float, float>::launch));
   registry.set_kernel("min", ts::DeviceType::CUDA, ts::DType::Float64,
                       reinterpret_cast<void*>(&min_cuda_kernel<double, double, double>::launch));
+  registry.set_kernel("min", ts::DeviceType::CUDA, ts::DType::Float16,
+                      reinterpret_cast<void*>(&min_cuda_kernel<ts::float16, float, ts::float16>::launch));
+  registry.set_kernel("min", ts::DeviceType::CUDA, ts::DType::BFloat16,
+                      reinterpret_cast<void*>(&min_cuda_kernel<ts::bfloat16, float, ts::bfloat16>::launch));
 }
 
 }  // namespace ts::generated

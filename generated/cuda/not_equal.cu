@@ -50,6 +50,10 @@ void register_not_equal_cuda(ts::Registry& registry) {
                       reinterpret_cast<void*>(&not_equal_cuda_kernel<float, float>::launch));
   registry.set_kernel("not_equal", ts::DeviceType::CUDA, ts::DType::Float64,
                       reinterpret_cast<void*>(&not_equal_cuda_kernel<double, double>::launch));
+  registry.set_kernel("not_equal", ts::DeviceType::CUDA, ts::DType::Float16,
+                      reinterpret_cast<void*>(&not_equal_cuda_kernel<ts::float16, float>::launch));
+  registry.set_kernel("not_equal", ts::DeviceType::CUDA, ts::DType::BFloat16,
+                      reinterpret_cast<void*>(&not_equal_cuda_kernel<ts::bfloat16, float>::launch));
 }
 
 }  // namespace ts::generated

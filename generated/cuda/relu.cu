@@ -16,7 +16,7 @@ struct relu_cuda_kernel {
     // The body stays exactly as its proposer wrote it (compiler messages cite its own lines).
     // clang-format off
     // --- kernel body (proposer: template) ---
-    return static_cast<out_t>(ts::ops::maximum(x, T(0)));
+    return static_cast<out_t>(ts::ops::maximum(x, compute_t(0)));
     // --- end kernel body ---
     // clang-format on
   }
@@ -48,6 +48,10 @@ void register_relu_cuda(ts::Registry& registry) {
                       reinterpret_cast<void*>(&relu_cuda_kernel<float, float>::launch));
   registry.set_kernel("relu", ts::DeviceType::CUDA, ts::DType::Float64,
                       reinterpret_cast<void*>(&relu_cuda_kernel<double, double>::launch));
+  registry.set_kernel("relu", ts::DeviceType::CUDA, ts::DType::Float16,
+                      reinterpret_cast<void*>(&relu_cuda_kernel<ts::float16, float>::launch));
+  registry.set_kernel("relu", ts::DeviceType::CUDA, ts::DType::BFloat16,
+                      reinterpret_cast<void*>(&relu_cuda_kernel<ts::bfloat16, float>::launch));
 }
 
 }  // namespace ts::generated

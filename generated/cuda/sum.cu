@@ -53,6 +53,10 @@ void register_sum_cuda(ts::Registry& registry) {
                       reinterpret_cast<void*>(&sum_cuda_kernel<float, double, float>::launch));
   registry.set_kernel("sum", ts::DeviceType::CUDA, ts::DType::Float64,
                       reinterpret_cast<void*>(&sum_cuda_kernel<double, double, double>::launch));
+  registry.set_kernel("sum", ts::DeviceType::CUDA, ts::DType::Float16,
+                      reinterpret_cast<void*>(&sum_cuda_kernel<ts::float16, double, ts::float16>::launch));
+  registry.set_kernel("sum", ts::DeviceType::CUDA, ts::DType::BFloat16,
+                      reinterpret_cast<void*>(&sum_cuda_kernel<ts::bfloat16, double, ts::bfloat16>::launch));
 }
 
 }  // namespace ts::generated
