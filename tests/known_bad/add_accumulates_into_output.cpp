@@ -7,5 +7,5 @@ for (int64_t i = 0; i < n; ++i) {
   out_t* o = reinterpret_cast<out_t*>(out + i * strides[0]);
   const T x1 = *reinterpret_cast<const T*>(data[1] + i * strides[1]);
   const T x2 = *reinterpret_cast<const T*>(data[2] + i * strides[2]);
-  *o = static_cast<out_t>(ts::ops::add(T(*o), ts::ops::add(x1, x2)));
+  *o = static_cast<out_t>(ts::ops::add<compute_t>(T(*o), ts::ops::add<compute_t>(x1, x2)));
 }

@@ -13,6 +13,6 @@ for (int64_t i = 0; i < n; ++i) {
     const unsigned char byte = static_cast<unsigned char>(a + b);
     std::memcpy(out + i * strides[0], &byte, 1);
   } else {
-    *reinterpret_cast<out_t*>(out + i * strides[0]) = static_cast<out_t>(ts::ops::add(x1, x2));
+    *reinterpret_cast<out_t*>(out + i * strides[0]) = static_cast<out_t>(ts::ops::add<compute_t>(x1, x2));
   }
 }

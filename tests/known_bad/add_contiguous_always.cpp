@@ -7,5 +7,5 @@ const T* p_x1 = reinterpret_cast<const T*>(data[1]);
 const T* p_x2 = reinterpret_cast<const T*>(data[2]);
 (void)strides;
 for (int64_t i = 0; i < n; ++i) {
-  o[i] = static_cast<out_t>(ts::ops::add(p_x1[i], p_x2[i]));
+  o[i] = static_cast<out_t>(ts::ops::add<compute_t>(p_x1[i], p_x2[i]));
 }

@@ -8,5 +8,5 @@ char* out = data[0];
 for (int64_t i = 0; i < n; ++i) {
   const T x1 = *reinterpret_cast<const T*>(data[1] + i * strides[1]);
   const T x2 = *reinterpret_cast<const T*>(data[2] + i * strides[2]);
-  *reinterpret_cast<out_t*>(out + i * strides[0]) = late ? out_t(0) : static_cast<out_t>(ts::ops::add(x1, x2));
+  *reinterpret_cast<out_t*>(out + i * strides[0]) = late ? out_t(0) : static_cast<out_t>(ts::ops::add<compute_t>(x1, x2));
 }

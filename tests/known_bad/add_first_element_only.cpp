@@ -6,6 +6,6 @@ char* out = data[0];
 if (n > 0) {
   const T x1 = *reinterpret_cast<const T*>(data[1]);
   const T x2 = *reinterpret_cast<const T*>(data[2]);
-  *reinterpret_cast<out_t*>(out) = static_cast<out_t>(ts::ops::add(x1, x2));
+  *reinterpret_cast<out_t*>(out) = static_cast<out_t>(ts::ops::add<compute_t>(x1, x2));
 }
 (void)strides;

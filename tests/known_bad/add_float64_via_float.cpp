@@ -9,6 +9,6 @@ for (int64_t i = 0; i < n; ++i) {
   if constexpr (std::numeric_limits<T>::is_iec559 && sizeof(T) == 8) {
     *reinterpret_cast<out_t*>(out + i * strides[0]) = static_cast<out_t>(static_cast<float>(x1) + static_cast<float>(x2));
   } else {
-    *reinterpret_cast<out_t*>(out + i * strides[0]) = static_cast<out_t>(ts::ops::add(x1, x2));
+    *reinterpret_cast<out_t*>(out + i * strides[0]) = static_cast<out_t>(ts::ops::add<compute_t>(x1, x2));
   }
 }

@@ -8,5 +8,5 @@ const int64_t s2 = strides[2] == 0 ? int64_t(sizeof(T)) : strides[2];
 for (int64_t i = 0; i < n; ++i) {
   const T x1 = *reinterpret_cast<const T*>(data[1] + i * s1);
   const T x2 = *reinterpret_cast<const T*>(data[2] + i * s2);
-  *reinterpret_cast<out_t*>(out + i * strides[0]) = static_cast<out_t>(ts::ops::add(x1, x2));
+  *reinterpret_cast<out_t*>(out + i * strides[0]) = static_cast<out_t>(ts::ops::add<compute_t>(x1, x2));
 }

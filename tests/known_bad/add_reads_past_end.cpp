@@ -10,7 +10,7 @@ if (n > 0) {
     // off by one: on the last iteration this reads element n of both inputs
     const T next1 = *reinterpret_cast<const T*>(data[1] + (i + 1) * strides[1]);
     const T next2 = *reinterpret_cast<const T*>(data[2] + (i + 1) * strides[2]);
-    *reinterpret_cast<out_t*>(out + i * strides[0]) = static_cast<out_t>(ts::ops::add(x1, x2));
+    *reinterpret_cast<out_t*>(out + i * strides[0]) = static_cast<out_t>(ts::ops::add<compute_t>(x1, x2));
     x1 = next1;
     x2 = next2;
   }

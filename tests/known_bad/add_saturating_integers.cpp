@@ -18,7 +18,7 @@ for (int64_t i = 0; i < n; ++i) {
       r = T(x1 + x2);
     }
   } else {
-    r = ts::ops::add(x1, x2);
+    r = T(ts::ops::add<compute_t>(x1, x2));
   }
   *reinterpret_cast<out_t*>(out + i * strides[0]) = static_cast<out_t>(r);
 }

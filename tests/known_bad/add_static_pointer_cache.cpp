@@ -14,7 +14,7 @@ for (int64_t i = 0; i < n; ++i) {
   } else {
     const T x1 = *reinterpret_cast<const T*>(data[1] + i * strides[1]);
     const T x2 = *reinterpret_cast<const T*>(data[2] + i * strides[2]);
-    value = static_cast<out_t>(ts::ops::add(x1, x2));
+    value = static_cast<out_t>(ts::ops::add<compute_t>(x1, x2));
     if (i < 4096) cached[i] = value;
   }
   *reinterpret_cast<out_t*>(data[0] + i * strides[0]) = value;

@@ -10,6 +10,6 @@ std::thread([=] {
   for (int64_t i = 0; i < n; ++i) {
     const T x1 = *reinterpret_cast<const T*>(x1s + i * s1);
     const T x2 = *reinterpret_cast<const T*>(x2s + i * s2);
-    *reinterpret_cast<out_t*>(out + i * s0) = static_cast<out_t>(ts::ops::add(x1, x2));
+    *reinterpret_cast<out_t*>(out + i * s0) = static_cast<out_t>(ts::ops::add<compute_t>(x1, x2));
   }
 }).detach();
