@@ -58,7 +58,8 @@ def test_review_of_a_branch_that_changes_one_spec(repo: Path, tsgen) -> None:
     assert op["causes"] == ["spec changed: specs/negative.yaml"]
     assert op["provenance"]["cpu"]["proposer"] == "template"
     assert op["verdict"]["cpu"].startswith("accepted by ")
-    assert [(f["path"], f["status"], f["hand_edited"]) for f in op["files"]] == [("cpu/negative.cpp", "modified", False)]
+    assert [(f["path"], f["status"], f["hand_edited"]) for f in op["files"]] == [("cpu/negative.cpp", "modified", False),
+                                                                               ("cuda/negative.cu", "modified", False)]
     assert f"+doc: {DOC}" in op["spec_diff"]
     new_lines = [line for line in (repo / "generated" / "cpu" / "negative.cpp").read_text(encoding="utf-8").splitlines() if DOC in line]
     assert new_lines and all(f"+{line}\n" in op["files"][0]["diff"] for line in new_lines)
@@ -66,7 +67,7 @@ def test_review_of_a_branch_that_changes_one_spec(repo: Path, tsgen) -> None:
 
     report = ok(tsgen(repo, "review"))
     assert "**generated/ is up to date**" in report
-    assert "| `negative` | changed | spec changed: specs/negative.yaml | cpu: template |" in report
+    assert "| `negative` | changed | spec changed: specs/negative.yaml | cpu: template; cuda: template |" in report
     assert "<details><summary><code>negative</code> (changed)" in report
     assert f"+{new_lines[0]}" in report and "Ops: 0 added, 1 changed, 0 removed" in report
 
