@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from validators import static_check
-from validators.gate import Gate, Verdict
+from validators.gate import PENDING_WHY, Gate, Verdict
 
 from . import api, dest, review
 from .agent.replay import ReplayProposer
@@ -226,7 +226,7 @@ def _validate(project: Project, args: argparse.Namespace) -> int:
             cases = (verdict.report.get("release", verdict.report.get("cuda", {})).get("cases", 0) if verdict else 0)
             seconds = sum(stage["seconds"] for stage in verdict.report.get("stages", {}).values()) if verdict else 0.0
             pending = verdict.report.get("pending", []) if verdict else []
-            result = ("pass" + (f" ({'+'.join(pending)} pending: no GPU)" if pending else "") if ok
+            result = ("pass" + (f" ({'+'.join(pending)} pending: {gate.pending_reason(device)})" if pending else "") if ok
                       else f"FAIL at {verdict.stage}" if verdict else f"FAIL: {proposer}")  # fmt: skip
             label = f"{spec.name}.{device}"
             rows.append((label, proposer if verdict else "-", str(cases), result, f"{seconds:.1f}"))
@@ -238,8 +238,9 @@ def _validate(project: Project, args: argparse.Namespace) -> int:
     print(f"\n{len(kernels) - failed} of {len(kernels)} kernels pass the gate ({time.monotonic() - started:.0f} s)")
     for device in devices:
         if gate.pending_stages(device):
-            print(f"{device} kernels were not run here ({', '.join(gate.pending_stages(device))} pending): no CUDA device; "
-                  "run `tsgen validate --device cuda` on a machine with a GPU (scripts/device_check.sh)")
+            print(f"{device} kernels were not fully judged here ({', '.join(gate.pending_stages(device))} pending): "
+                  f"{PENDING_WHY[gate.pending_reason(device)]}; run `tsgen validate --device {device}` on a machine with "
+                  "nvcc and a GPU (scripts/device_check.sh)")
     if args.json:
         args.json.write_text(json.dumps(reports, indent=2, default=str) + "\n", encoding="utf-8")
     return 1 if failed else 0

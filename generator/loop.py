@@ -308,7 +308,7 @@ class Regenerator:
         GPU) are named as pending, for `tsgen validate --device cuda` on a GPU machine to finish."""
         pending = self.gate.pending_stages(device)
         ran = ", ".join(stage for stage in self.gate.stages if stage not in pending)
-        return f"accepted by {ran}" + (f"; pending (no GPU): {', '.join(pending)}" if pending else "")
+        return f"accepted by {ran}" + (f"; pending ({self.gate.pending_reason(device)}): {', '.join(pending)}" if pending else "")
 
     def candidate(self, spec: OpSpec, device: str, body: str, proposer: str) -> Candidate:
         """What the gate judges: the body, its translation unit, and the op table for this op alone."""

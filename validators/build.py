@@ -4,7 +4,8 @@ The module holds the hand-written runtime core and validators/csrc/gate_module.c
 (compiled once per variant and cached by content hash under build/gate/), the op
 table for the candidate's op alone, and the candidate's translation unit. The
 runner loads it in a sandbox. Two variants: `release` (-O2, what ships) and
-`sanitize` (ASan + UBSan, uninitialised locals filled with a pattern).
+`sanitize` (ASan + UBSan, uninitialised locals filled with a pattern; the body
+compiled at the baseline instruction-set level only, see tensorsmith/isa.h).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from .cuda import CHECK_ARCHITECTURE, NVCC_FLAGS, RELEASE_ARCHITECTURES, CudaToo
 FLAGS = {
     "release": ["-O2"],
     "sanitize": ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined",
-                 "-fno-sanitize-recover=undefined", "-ftrivial-auto-var-init=pattern"],
+                 "-fno-sanitize-recover=undefined", "-ftrivial-auto-var-init=pattern", "-DTS_ISA_BASELINE_ONLY"],
 }  # fmt: skip
 # -ffp-contract=off as in CMakeLists.txt: the ISA variants of a kernel must round alike.
 COMMON = ["-std=c++17", "-fPIC", "-fvisibility=hidden", "-w", "-ffp-contract=off"]
@@ -84,6 +85,13 @@ class CandidateBuilder:
             except NvccMissing as exc:
                 raise BuildError(str(exc)) from exc
         return self._cuda
+
+    @property
+    def has_nvcc(self) -> bool:
+        try:
+            return self.cuda is not None
+        except BuildError:
+            return False
 
     def flags(self, variant: str) -> list[str]:
         if variant == CUDA_VARIANT:
@@ -142,15 +150,18 @@ class CandidateBuilder:
                    *map(str, objects), *BLAS_LINK, *cuda])  # fmt: skip
         return output
 
-    def build(self, kernel_source: str, registration_source: str, scratch: Path, variant: str, companion: str | None = None) -> Path:
+    def build(self, kernel_source: str, registration_source: str, scratch: Path, variant: str, companion: str | None = None,
+              kernel_o: Path | None = None) -> Path:  # fmt: skip
         """Compiles the candidate's translation unit and the op table for its op, links them with the
-        runtime, and returns the module's path (named so Python imports it as `_gate`)."""
+        runtime, and returns the module's path (named so Python imports it as `_gate`). `kernel_o`: the
+        candidate already compiled with this variant's flags (the compile stage's object), linked as is."""
         runtime = self.runtime_objects(variant)
-        kernel_cpp = scratch / (f"kernel.{variant}.cu" if variant == CUDA_VARIANT else f"kernel.{variant}.cpp")
         registration_cpp = scratch / f"registration.{variant}.cpp"
-        kernel_cpp.write_text(kernel_source, encoding="utf-8")
         registration_cpp.write_text(registration_source, encoding="utf-8")
-        kernel_o = self.compile(kernel_cpp, scratch / f"kernel.{variant}.o", variant)
+        if kernel_o is None:
+            kernel_cpp = scratch / (f"kernel.{variant}.cu" if variant == CUDA_VARIANT else f"kernel.{variant}.cpp")
+            kernel_cpp.write_text(kernel_source, encoding="utf-8")
+            kernel_o = self.compile(kernel_cpp, scratch / f"kernel.{variant}.o", variant)
         registration_o = self.compile(registration_cpp, scratch / f"registration.{variant}.o", variant)
         extra = []
         if companion is not None:  # the CPU twin of a CUDA candidate, for the device-parity check
@@ -162,7 +173,8 @@ class CandidateBuilder:
         return self.link([kernel_o, registration_o, *extra, *runtime], module_dir / f"_gate{sysconfig.get_config_var('EXT_SUFFIX')}", variant)
 
     def kernel_object(self, kernel_source: str, scratch: Path, device: str = "cpu", ptx_only: bool = False) -> Path:
-        """The candidate alone, compiled as the release build would (for the symbol check)."""
+        """The candidate alone, compiled as the release build would: for the symbol check, and (CPU) the
+        object the release module links."""
         if device == "cuda":
             source = scratch / "kernel.release.cu"
             source.write_text(kernel_source, encoding="utf-8")

@@ -96,12 +96,9 @@ def expected_result(spec: OpSpec, case: Case, which: str = "a", fn=None) -> Expe
     args = [np.array(a, copy=True) for a in case.arrays(which)]
     if any(a.dtype.name in HALF for a in args):
         return _expected_half(spec, case, fn, args)
-    try:
-        own = np.asarray(_quiet(fn, args, case.kwargs))
-    except ValueError as exc:
-        return Expected(error=Raised.from_exception(exc))
-    except Exception as exc:  # noqa: BLE001 - anything else is our bug, not the candidate's
-        raise HarnessError(f"{spec.name} {case.id}: the reference raised {type(exc).__name__}: {exc}") from exc
+    own = _reference(spec, case, fn, args)
+    if isinstance(own, Expected):
+        return own
     dtype, shape = own.dtype.name, own.shape
     if own.dtype.kind != "f":
         return Expected(dtype=dtype, shape=shape, values=own.copy())
@@ -110,12 +107,7 @@ def expected_result(spec: OpSpec, case: Case, which: str = "a", fn=None) -> Expe
     # bool too (exp(bool) is float16 in numpy, computed in float16 without this); where's condition stays
     condition = 0 if spec.promotion is Promotion.where else -1
     wide = [a.astype(np.float64) if a.dtype.kind in "iufb" and i != condition else a for i, a in enumerate(args)]
-    try:
-        precise = np.asarray(_quiet(fn, wide, case.kwargs)).astype(np.float64)
-    except Exception as exc:  # noqa: BLE001
-        raise HarnessError(f"{spec.name} {case.id}: the float64 reference raised {type(exc).__name__}: {exc}") from exc
-    if precise.shape != shape:
-        raise HarnessError(f"{spec.name} {case.id}: the float64 reference has shape {precise.shape}, not {shape}")
+    precise = _float64_reference(spec, case, fn, wide, shape).astype(np.float64)
     with np.errstate(all="ignore"):
         values = precise.astype(own.dtype)
     return Expected(dtype=dtype, shape=shape, values=values, precise=precise, honest=own.copy())
@@ -125,27 +117,38 @@ def _expected_half(spec: OpSpec, case: Case, fn, args: list[np.ndarray]) -> Expe
     """float16/bfloat16 inputs: numpy's rules (on float16 stand-ins for bfloat16) give the result's dtype,
     shape or error; the values are the float64 result on the upcast inputs, rounded to that dtype."""
     bfloat16 = any(a.dtype.name == "bfloat16" for a in args)
-    stand_in = [a.astype(np.float16) if a.dtype.name == "bfloat16" else a for a in args]
-    try:
-        own = np.asarray(_quiet(fn, stand_in, case.kwargs))
-    except ValueError as exc:
-        return Expected(error=Raised.from_exception(exc))
-    except Exception as exc:  # noqa: BLE001 - anything else is our bug, not the candidate's
-        raise HarnessError(f"{spec.name} {case.id}: the reference raised {type(exc).__name__}: {exc}") from exc
+    own = _reference(spec, case, fn, [a.astype(np.float16) if a.dtype.name == "bfloat16" else a for a in args])
+    if isinstance(own, Expected):
+        return own
     dtype = "bfloat16" if bfloat16 and own.dtype.name == "float16" else own.dtype.name
-    wide = [a.astype(np.float64) if a.dtype.name in HALF else a for a in args]
-    try:
-        precise = np.asarray(_quiet(fn, wide, case.kwargs))
-    except Exception as exc:  # noqa: BLE001
-        raise HarnessError(f"{spec.name} {case.id}: the float64 reference raised {type(exc).__name__}: {exc}") from exc
-    if precise.shape != own.shape:
-        raise HarnessError(f"{spec.name} {case.id}: the float64 reference has shape {precise.shape}, not {own.shape}")
+    precise = _float64_reference(spec, case, fn, [a.astype(np.float64) if a.dtype.name in HALF else a for a in args], own.shape)
     with np.errstate(all="ignore"):
         values = precise.astype(dtype)
     if not is_float(dtype):  # comparisons, argmax: exact on the exactly upcast inputs
         return Expected(dtype=dtype, shape=own.shape, values=values)
     honest = own.copy() if dtype == "float16" else None  # numpy has no bfloat16 arithmetic of its own here
     return Expected(dtype=dtype, shape=own.shape, values=values, precise=precise.astype(np.float64), honest=honest)
+
+
+def _reference(spec: OpSpec, case: Case, fn, args: list[np.ndarray]) -> np.ndarray | Expected:
+    """numpy's own result on `args`; the expected error where numpy raises ValueError."""
+    try:
+        return np.asarray(_quiet(fn, args, case.kwargs))
+    except ValueError as exc:
+        return Expected(error=Raised.from_exception(exc))
+    except Exception as exc:  # noqa: BLE001 - anything else is our bug, not the candidate's
+        raise HarnessError(f"{spec.name} {case.id}: the reference raised {type(exc).__name__}: {exc}") from exc
+
+
+def _float64_reference(spec: OpSpec, case: Case, fn, wide: list[np.ndarray], shape: tuple[int, ...]) -> np.ndarray:
+    """The reference on float64-upcast inputs, which must have the shape numpy's own result has."""
+    try:
+        precise = np.asarray(_quiet(fn, wide, case.kwargs))
+    except Exception as exc:  # noqa: BLE001
+        raise HarnessError(f"{spec.name} {case.id}: the float64 reference raised {type(exc).__name__}: {exc}") from exc
+    if precise.shape != shape:
+        raise HarnessError(f"{spec.name} {case.id}: the float64 reference has shape {precise.shape}, not {shape}")
+    return precise
 
 
 def _quiet(fn, args: Sequence[np.ndarray], kwargs: dict[str, Any]):

@@ -13,7 +13,8 @@ failure:
   sanitizers    the same on small cases, built with ASan + UBSan
 
 CUDA kernels go through the same stages. Where no GPU is present the stages that run the kernel are
-left pending: the verdict accepts what could be checked (static rules, nvcc, symbols) and says so, and
+left pending (where not even nvcc is, every stage after the static rules): the verdict accepts what could
+be checked (static rules, nvcc, symbols) and says so, and
 `tsgen validate --device cuda` on a machine with a GPU judges them in full (differential against the
 numpy reference, compute-sanitizer memcheck and racecheck when it is installed).
 
@@ -51,6 +52,9 @@ from .sandbox import GiB, MiB, Limits, run_sandboxed
 
 STAGES = ("static", "compile", "symbols", "differential", "sanitizers")
 RUN_STAGES = ("differential", "sanitizers")  # the stages that run the kernel: a CUDA kernel's need a GPU
+NVCC_STAGES = ("compile", "symbols", *RUN_STAGES)  # the stages that need a CUDA kernel compiled
+# Why a machine leaves a CUDA kernel's stages pending: the short form MANIFEST and tables show, and the long one.
+PENDING_WHY = {"no nvcc": "no CUDA compiler (nvcc) on this machine", "no GPU": "no CUDA device on this machine"}
 SANITIZER_CASE_LIMIT = 4096  # elements per case: ASan runs stay small and fast
 SANITIZER_REPORT = re.compile(r"ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer|SUMMARY: UndefinedBehaviorSanitizer")
 
@@ -139,17 +143,26 @@ class Gate:
             cuda_files = sorted([*(self.root / "runtime" / "include").rglob("*.cuh"), *(self.root / "runtime" / "src" / "cuda").glob("*")])
             for path in cuda_files:
                 digest.update(path.name.encode() + b"\0" + path.read_bytes())
-            digest.update(f"{self.builder.cuda.version}|gpu={gpu_count() > 0}".encode())
+            digest.update(f"{self.builder.cuda.version if self.builder.has_nvcc else 'no nvcc'}|gpu={gpu_count() > 0}".encode())
         for part in (self.builder.toolchain.version(), self.salt.hex(), ",".join(self.stages), str(self.wall_s), candidate.spec.text,
                      candidate.device, candidate.source, candidate.registration, candidate.companion or ""):  # fmt: skip
             digest.update(part.encode() + b"\0")
         return digest.hexdigest()
 
+    def pending_reason(self, device: str) -> str | None:
+        """Why this machine cannot run every stage for `device` kernels (a key of PENDING_WHY), or None."""
+        if device != "cuda":
+            return None
+        if not self.builder.has_nvcc:
+            return "no nvcc"
+        return "no GPU" if gpu_count() == 0 else None
+
     def pending_stages(self, device: str) -> tuple[str, ...]:
-        """The stages this machine cannot run for `device` kernels: those that run a CUDA kernel, without a GPU."""
-        if device == "cuda" and gpu_count() == 0:
-            return tuple(stage for stage in self.stages if stage in RUN_STAGES)
-        return ()
+        """The stages this machine cannot run for `device` kernels: without nvcc, all but the static rules;
+        without a GPU, those that run the kernel."""
+        reason = self.pending_reason(device)
+        held = () if reason is None else NVCC_STAGES if reason == "no nvcc" else RUN_STAGES
+        return tuple(stage for stage in self.stages if stage in held)
 
     def _judge(self, candidate: Candidate, on_stage: Callable[[str], None]) -> Verdict:
         if candidate.device not in ("cpu", "cuda"):
@@ -171,7 +184,7 @@ class Gate:
                     report["verdict"] = {"accepted": False, "stage": stage, "message": failure}
                     return Verdict(False, stage, failure, report)
             report["verdict"] = {"accepted": True}
-            message = f"{' and '.join(pending)} pending: no CUDA device on this machine" if pending else ""
+            message = f"{', '.join(pending)} pending: {PENDING_WHY[self.pending_reason(candidate.device)]}" if pending else ""
             return Verdict(True, "all", message, report)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -207,11 +220,15 @@ class Gate:
     def _differential(self, candidate: Candidate, scratch: Path, state: dict, report: dict) -> str | None:
         cases = [c for dtype in candidate.spec.dtypes for hidden in (False, True)
                  for c in inputs.generate_cases(candidate.spec, dtype, salt=self.salt, hidden=hidden)]  # fmt: skip
+        # The compile stage built the candidate as this module needs it (where a GPU will run it, the
+        # release SASS): the module links that object.
         if candidate.device == "cuda":  # the CUDA driver maps far more address space than it uses: no RLIMIT_AS
             return self._run_cases(candidate, scratch, CUDA_VARIANT, cases, report, Limits(wall_s=self.wall_s, memory_bytes=None,
-                                                                                          file_bytes=1024 * MiB))  # fmt: skip
+                                                                                          file_bytes=1024 * MiB),
+                                   kernel_o=state.get("object"))  # fmt: skip
         return self._run_cases(candidate, scratch, "release", cases, report, Limits(wall_s=self.wall_s, memory_bytes=4 * GiB,
-                                                                                    file_bytes=1024 * MiB))  # fmt: skip
+                                                                                    file_bytes=1024 * MiB),
+                               kernel_o=state.get("object"))  # fmt: skip
 
     def _sanitizers(self, candidate: Candidate, scratch: Path, state: dict, report: dict) -> str | None:
         cases = [c for dtype in candidate.spec.dtypes for c in inputs.generate_cases(candidate.spec, dtype, salt=self.salt)
@@ -238,10 +255,12 @@ class Gate:
     # ---- running ---------------------------------------------------------------------------------------
 
     def _run_cases(self, candidate: Candidate, scratch: Path, variant: str, cases: list[inputs.Case], report: dict,
-                   limits: Limits, wrapper: list[str] | None = None, label: str | None = None) -> str | None:  # fmt: skip
+                   limits: Limits, wrapper: list[str] | None = None, label: str | None = None,
+                   kernel_o: Path | None = None) -> str | None:  # fmt: skip
         label = label or variant
         try:
-            module = self.builder.build(candidate.source, candidate.registration, scratch, variant, companion=candidate.companion)
+            module = self.builder.build(candidate.source, candidate.registration, scratch, variant, companion=candidate.companion,
+                                        kernel_o=kernel_o)  # fmt: skip
         except BuildError as exc:
             return f"the {variant} build failed:\n{exc}"
         run_dir = scratch / f"run-{label}"

@@ -77,3 +77,25 @@ def test_cuda_compile_error_points_at_the_body_line(judge) -> None:
     verdict = judge("exp", "const compute_t y = x;\nreturn static_cast<out_t>(std::exp(undeclared_name + y));")
     assert not verdict.accepted and verdict.stage == "compile"
     assert "body line 2" in verdict.message and "undeclared_name" in verdict.message
+
+
+def test_without_nvcc_a_cuda_kernel_is_judged_by_its_static_rules_and_the_rest_is_pending(monkeypatch, tmp_path) -> None:
+    def no_nvcc() -> cuda.CudaToolchain:
+        raise cuda.NvccMissing("the gate needs nvcc for CUDA kernels (hidden by this test)")
+
+    monkeypatch.setattr(cuda.CudaToolchain, "find", staticmethod(no_nvcc))
+    project = Project.locate(Path(__file__))
+    gate = Gate(project.root, cache_dir=tmp_path, wall_s=60)
+    regen = Regenerator(project, gate)
+    candidate = regen.candidate(load_catalog(project.root).op("add"), "cuda", "return static_cast<out_t>(ts::ops::add(x1, x2));",
+                                "external")  # fmt: skip
+    verdict = gate.judge(candidate)
+    assert verdict.accepted, verdict.message
+    assert set(verdict.report["stages"]) == {"static"}
+    assert verdict.report["pending"] == ["compile", "symbols", "differential", "sanitizers"]
+    assert "no CUDA compiler (nvcc)" in verdict.message
+    assert regen._verdict_text("cuda") == "accepted by static; pending (no nvcc): compile, symbols, differential, sanitizers"
+    # The static rules still reject what they always reject.
+    banned = gate.judge(regen.candidate(load_catalog(project.root).op("add"), "cuda", "atomicAdd(&x1, x2);\nreturn x1;", "external"))
+    assert not banned.accepted and banned.stage == "static"
+    assert gate.pending_stages("cpu") == ()
