@@ -131,7 +131,7 @@ def kernel_types(spec: OpSpec, dtype: str) -> KernelTypes:
         return KernelTypes(dtype, scalar, scalar, "int64_t", compute)
     if dtype in HALF and spec.family is not Family.pointwise:  # max/min (exact), softmax, matmul: in float
         return KernelTypes(dtype, scalar, "float", scalar, compute)
-    if spec.family in (Family.normalization, Family.contraction) and dtype in FLOATING:
+    if spec.family is Family.contraction and dtype in FLOATING:
         return KernelTypes(dtype, scalar, "double", scalar, compute)
     return KernelTypes(dtype, scalar, scalar, scalar, compute)
 

@@ -31,8 +31,9 @@ FLAGS = {
     "sanitize": ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined",
                  "-fno-sanitize-recover=undefined", "-ftrivial-auto-var-init=pattern", "-DTS_ISA_BASELINE_ONLY"],
 }  # fmt: skip
-# -ffp-contract=off as in CMakeLists.txt: the ISA variants of a kernel must round alike.
-COMMON = ["-std=c++17", "-fPIC", "-fvisibility=hidden", "-w", "-ffp-contract=off"]
+# The float flags of CMakeLists.txt: the ISA variants of a kernel must round alike (-ffp-contract=off), and
+# loops with float comparisons or math calls vectorise (-fno-trapping-math -fno-math-errno).
+COMMON = ["-std=c++17", "-fPIC", "-fvisibility=hidden", "-w", "-ffp-contract=off", "-fno-trapping-math", "-fno-math-errno"]
 # The runtime core calls OpenBLAS for float32/float64 GEMM (runtime/src/core/blas.cpp), as the extension does.
 BLAS_LIBRARY = Path(scipy_openblas64.get_lib_dir()) / scipy_openblas64.get_library(fullname=True)
 BLAS_LINK = [str(BLAS_LIBRARY), f"-Wl,-rpath,{BLAS_LIBRARY.parent}"]

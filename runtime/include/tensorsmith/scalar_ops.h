@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "tensorsmith/half.h"
+#include "tensorsmith/macros.h"
 
 namespace ts::ops {
 
@@ -23,18 +24,27 @@ constexpr bool is_nan(T x) {
   }
 }
 
-// numpy.maximum / numpy.minimum: NaN wins over any number.
+// numpy.maximum / numpy.minimum: NaN wins over any number. float and double
+// without branches (a NaN operand makes a + b NaN), so loops of them vectorise.
 template <typename T>
 constexpr T maximum(T a, T b) {
-  if (is_nan(a)) return a;
-  if (is_nan(b)) return b;
-  return a < b ? b : a;
+  if constexpr (std::is_floating_point_v<T>) {
+    return (is_nan(a) | is_nan(b)) ? a + b : (a < b ? b : a);
+  } else {
+    if (is_nan(a)) return a;
+    if (is_nan(b)) return b;
+    return a < b ? b : a;
+  }
 }
 template <typename T>
 constexpr T minimum(T a, T b) {
-  if (is_nan(a)) return a;
-  if (is_nan(b)) return b;
-  return b < a ? b : a;
+  if constexpr (std::is_floating_point_v<T>) {
+    return (is_nan(a) | is_nan(b)) ? a + b : (b < a ? b : a);
+  } else {
+    if (is_nan(a)) return a;
+    if (is_nan(b)) return b;
+    return b < a ? b : a;
+  }
 }
 
 // numpy.sign: -1, 0 or 1 (+0.0 for either zero), NaN for NaN.
@@ -160,9 +170,51 @@ constexpr T ceil(T x) {
   }
 }
 
+// e**x. float: a branch-free, inlinable form the compiler vectorises (a call to
+// libm's expf keeps a loop scalar): x = n ln2 + r with |r| <= ln2/2, e**r by a
+// degree-7 polynomial (Cephes' expf coefficients, within about 1 ulp), times 2**n
+// built from exponent bits in two halves so results near the ends of the range
+// neither overflow early nor lose subnormals; NaN propagates. Other types: std::exp.
+TS_HOST_DEVICE inline float exp_float(float x) {
+#if defined(__CUDA_ARCH__)
+  return ::expf(x);
+#else
+  constexpr float kMaxFinite = 88.72283172607421875f;  // the largest float whose exp is finite
+  const float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);  // NaN compares false: stays NaN
+  constexpr float kRound = 12582912.0f;                        // 1.5 * 2**23: adding it rounds to an integer
+  const float shifted = xc * 1.44269504088896341f + kRound;     // n + kRound, n = round(x / ln2)
+  const float n = shifted - kRound;
+  const float r = (xc - n * 0.693359375f) + n * 2.12194440e-4f;  // x - n ln2, ln2 in two parts
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + r + 1.0f;
+  // n is in [-150, 129] (unless x is NaN, when p is NaN): its two halves are each a normal exponent.
+  // Unsigned arithmetic: defined for any bits, NaN's included.
+  const uint32_t n_bits = __builtin_bit_cast(uint32_t, shifted) - __builtin_bit_cast(uint32_t, kRound);
+  const uint32_t half = static_cast<uint32_t>(static_cast<int32_t>(n_bits) >> 1);
+  const float scale_a = __builtin_bit_cast(float, (half + 127u) << 23);
+  const float scale_b = __builtin_bit_cast(float, (n_bits - half + 127u) << 23);
+  const float result = p * scale_a * scale_b;
+  return x > kMaxFinite ? std::numeric_limits<float>::infinity() : result;
+#endif
+}
+
 template <typename T>
-constexpr T sigmoid(T x) {
-  return T(1) / (T(1) + std::exp(-x));
+TS_HOST_DEVICE inline T exp(T x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return exp_float(x);
+  } else {
+    return std::exp(x);
+  }
+}
+
+template <typename T>
+TS_HOST_DEVICE inline T sigmoid(T x) {
+  return T(1) / (T(1) + ts::ops::exp(-x));
 }
 
 // Argmax/argmin order: the first NaN wins (numpy), else the strict comparison.
