@@ -27,7 +27,7 @@ struct log_softmax_cuda_kernel {
 
 void register_log_softmax_cuda(ts::Registry& registry) {
   registry.set_kernel("log_softmax", ts::DeviceType::CUDA, ts::DType::Float32,
-                      reinterpret_cast<void*>(&log_softmax_cuda_kernel<float, double>::launch));
+                      reinterpret_cast<void*>(&log_softmax_cuda_kernel<float, float>::launch));
   registry.set_kernel("log_softmax", ts::DeviceType::CUDA, ts::DType::Float64,
                       reinterpret_cast<void*>(&log_softmax_cuda_kernel<double, double>::launch));
   registry.set_kernel("log_softmax", ts::DeviceType::CUDA, ts::DType::Float16,
