@@ -218,8 +218,7 @@ class Gate:
         return None
 
     def _differential(self, candidate: Candidate, scratch: Path, state: dict, report: dict) -> str | None:
-        cases = [c for dtype in candidate.spec.dtypes for hidden in (False, True)
-                 for c in inputs.generate_cases(candidate.spec, dtype, salt=self.salt, hidden=hidden)]  # fmt: skip
+        cases = self._cases(candidate, state)
         # The compile stage built the candidate as this module needs it (where a GPU will run it, the
         # release SASS): the module links that object.
         if candidate.device == "cuda":  # the CUDA driver maps far more address space than it uses: no RLIMIT_AS
@@ -231,12 +230,18 @@ class Gate:
                                kernel_o=state.get("object"))  # fmt: skip
 
     def _sanitizers(self, candidate: Candidate, scratch: Path, state: dict, report: dict) -> str | None:
-        cases = [c for dtype in candidate.spec.dtypes for c in inputs.generate_cases(candidate.spec, dtype, salt=self.salt)
-                 if c.size <= SANITIZER_CASE_LIMIT]  # fmt: skip
+        cases = [c for c in self._cases(candidate, state) if not c.hidden and c.size <= SANITIZER_CASE_LIMIT]
         if candidate.device == "cuda":
             return self._compute_sanitizer(candidate, scratch, cases, report)
         return self._run_cases(candidate, scratch, "sanitize", cases, report, Limits(wall_s=self.wall_s, memory_bytes=None,
                                                                                      file_bytes=1024 * MiB))  # fmt: skip
+
+    def _cases(self, candidate: Candidate, state: dict) -> list[inputs.Case]:
+        """Shown and hidden cases for every declared dtype, generated once per judgement."""
+        if "cases" not in state:
+            state["cases"] = [c for dtype in candidate.spec.dtypes for hidden in (False, True)
+                              for c in inputs.generate_cases(candidate.spec, dtype, salt=self.salt, hidden=hidden)]  # fmt: skip
+        return state["cases"]
 
     def _compute_sanitizer(self, candidate: Candidate, scratch: Path, cases: list[inputs.Case], report: dict) -> str | None:
         """memcheck (out-of-bounds and misaligned accesses) and racecheck (shared-memory races) on small cases."""
@@ -265,12 +270,12 @@ class Gate:
             return f"the {variant} build failed:\n{exc}"
         run_dir = scratch / f"run-{label}"
         run_dir.mkdir()
-        write_job(run_dir / "job.npz", candidate.op, cases)
+        write_job(run_dir / "job.arrays", candidate.op, cases)
         env = {"PYTHONPATH": str(self.root), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
         if variant == "sanitize":
             env |= _sanitizer_env(self.builder.toolchain.compiler)
         parity = ["parity"] if candidate.companion is not None and candidate.device != "cpu" else []
-        command = [*(wrapper or []), sys.executable, "-m", "validators.runner", str(module), "job.npz", "out.npz", candidate.device,
+        command = [*(wrapper or []), sys.executable, "-m", "validators.runner", str(module), "job.arrays", "out.arrays", candidate.device,
                    *parity]  # fmt: skip
         result = run_sandboxed(command, cwd=run_dir, env=env, limits=limits)
         report[label] = {"cases": len(cases), "wall_s": round(result.wall_s, 2), "isolation": result.isolation.describe()}
@@ -278,8 +283,11 @@ class Gate:
             return "the sanitizers report:\n" + _sanitizer_excerpt(result.stderr)
         if not result.ok:
             return f"the candidate's process {result.reason()}" + _tail(result.stderr)
-        outputs = load_arrays(run_dir / "out.npz")
-        errors = json.loads((run_dir / "out.errors.json").read_text(encoding="utf-8"))
+        try:
+            outputs = load_arrays(run_dir / "out.arrays")
+            errors = json.loads((run_dir / "out.errors.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:  # the candidate shares the runner's process: its files are evidence, not truth
+            return f"the candidate's process left unreadable results ({exc})"
         try:
             mismatches = [m for i, case in enumerate(cases) if (m := _check_case(candidate.spec, case, i, outputs, errors))]
         except Exception as exc:  # noqa: BLE001 - a harness bug must reject, never crash the loop

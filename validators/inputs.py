@@ -922,11 +922,11 @@ def _describe(operands: list[Operand], kwargs: dict[str, Any]) -> str:
     return text
 
 
-# ---- files: cases travel to a sandboxed runner as one .npz --------------------------------------------------
+# ---- files: cases as one array file (runner.save_arrays) ----------------------------------------------------
 
 
 def to_npz(cases: Sequence[Case], path: str | Path) -> None:
-    """Writes cases (buffers and metadata, no pickles) to one .npz file."""
+    """Writes cases (buffers and metadata, no pickles) to one array file."""
     arrays: dict[str, np.ndarray] = {}
     meta = []
     for ci, case in enumerate(cases):

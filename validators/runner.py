@@ -1,6 +1,6 @@
 """The sandboxed side of the gate: runs one candidate module on a job of cases.
 
-    python -m validators.runner MODULE JOB.npz OUT.npz [DEVICE [parity]]
+    python -m validators.runner MODULE JOB OUT [DEVICE [parity]]   (array files, see save_arrays)
 
 Trusts nothing it loads: it only calls the candidate and writes what came out.
 References and comparisons happen in the parent process, where the candidate
@@ -28,33 +28,65 @@ from typing import Any
 import numpy as np
 
 FILLS = {"a": 0xA5, "b": 0x5A, "a2": 0x5A}
-# .npy files cannot describe ml_dtypes' bfloat16: such arrays travel as their uint16 bits under KEY + this suffix.
-BFLOAT16_SUFFIX = "@bfloat16"
+# Array files: an 8-byte little-endian length, a JSON index {key: [dtype, shape, offset]}, then the raw bytes.
+# One read and one frombuffer per array (an .npz of thousands of small arrays takes seconds to load), no
+# pickles, and every entry checked on load: the runner's output is written next to a hostile candidate.
+ARRAY_DTYPES = {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
+                "float64", "bfloat16"}  # fmt: skip
 
 
 def save_arrays(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    """np.savez, with bfloat16 arrays stored as their bits (see load_arrays)."""
-    packed = {}
-    for key, array in arrays.items():
-        if array.dtype.name == "bfloat16":
-            packed[key + BFLOAT16_SUFFIX] = array.view(np.uint16)
-        else:
-            packed[key] = array
-    np.savez(path, **packed)
+    """Writes `arrays` (dtypes in ARRAY_DTYPES) to one array file (see load_arrays)."""
+    index, chunks, offset = {}, [], 0
+    for key, value in arrays.items():
+        array = np.asarray(value)
+        if array.dtype.name not in ARRAY_DTYPES:
+            raise ValueError(f"{key}: arrays of {array.dtype} do not travel (not a tensorsmith dtype)")
+        data = np.ascontiguousarray(array).tobytes()
+        index[key] = [array.dtype.name, list(array.shape), offset]
+        chunks.append(data)
+        offset += len(data)
+    header = json.dumps(index).encode()
+    with open(path, "wb") as out:
+        out.write(len(header).to_bytes(8, "little"))
+        out.write(header)
+        for chunk in chunks:
+            out.write(chunk)
 
 
 def load_arrays(path: Path) -> dict[str, np.ndarray]:
-    """Every array save_arrays wrote, bfloat16 ones viewed as bfloat16 again."""
+    """Every array save_arrays wrote; ValueError when the file is not one it could have written."""
+    blob = Path(path).read_bytes()
+    size = int.from_bytes(blob[:8], "little")
+    if len(blob) < 8 + size:
+        raise ValueError(f"{path}: truncated array file")
+    try:
+        index = json.loads(blob[8 : 8 + size])
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: unreadable array index ({exc})") from exc
+    body = memoryview(blob)[8 + size :]
     arrays = {}
-    with np.load(path, allow_pickle=False) as data:
-        for key in data.files:
-            if key.endswith(BFLOAT16_SUFFIX):
-                import ml_dtypes  # noqa: PLC0415 - only jobs with bfloat16 need it
-
-                arrays[key.removesuffix(BFLOAT16_SUFFIX)] = data[key].view(ml_dtypes.bfloat16)
-            else:
-                arrays[key] = data[key]
+    for key, entry in index.items():
+        try:
+            dtype_name, shape, offset = str(entry[0]), [int(n) for n in entry[1]], int(entry[2])
+        except (TypeError, ValueError, IndexError, KeyError) as exc:
+            raise ValueError(f"{path}: {key} has a malformed index entry") from exc
+        if dtype_name not in ARRAY_DTYPES:
+            raise ValueError(f"{path}: {key} has dtype {dtype_name!r}")
+        dtype = _dtype(dtype_name)
+        count = int(np.prod(shape, dtype=np.int64))
+        if offset < 0 or min(shape, default=0) < 0 or offset + count * dtype.itemsize > len(body):
+            raise ValueError(f"{path}: {key} lies outside the file")
+        arrays[key] = np.frombuffer(body, dtype=dtype, count=count, offset=offset).reshape(shape)
     return arrays
+
+
+def _dtype(name: str) -> np.dtype:
+    if name == "bfloat16":
+        import ml_dtypes  # noqa: PLC0415 - only jobs with bfloat16 need it
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
 
 
 def write_job(path: Path, op: str, cases: list[Any]) -> None:
@@ -68,7 +100,7 @@ def write_job(path: Path, op: str, cases: list[Any]) -> None:
             arrays[f"{i}.{k}.b"] = operand.buffer_b
             operands.append({"shape": list(operand.shape), "strides": list(operand.strides), "offset": operand.offset})
         meta.append({"id": case.id, "operands": operands, "kwargs": _json_kwargs(case.kwargs)})
-    arrays["meta"] = np.array(json.dumps({"op": op, "cases": meta}))
+    arrays["meta"] = np.frombuffer(json.dumps({"op": op, "cases": meta}).encode(), dtype=np.uint8)
     save_arrays(path, arrays)
 
 
@@ -89,7 +121,7 @@ def _axis_arguments(kwargs: dict[str, Any]) -> tuple[list[int] | None, bool, boo
 
 
 def run_job(module: Any, job: Any, device: str = "cpu", parity: bool = False) -> tuple[dict[str, np.ndarray], dict[str, dict[str, str]]]:
-    meta = json.loads(str(job["meta"]))
+    meta = json.loads(job["meta"].tobytes().decode())
     outputs: dict[str, np.ndarray] = {}
     errors: dict[str, dict[str, str]] = {}
     for i, case in enumerate(meta["cases"]):
