@@ -18,6 +18,8 @@ struct softmax_cpu_kernel {
     // maximum and the sum fold in kLanes independent lanes, and the exponentials of
     // a chunk go to a buffer first: a float fold kept in order would hold the loop
     // scalar, and with it every exp.
+    // Where the row holds acc_t, the exponentials stay there for the output pass.
+    constexpr bool kKeepExp = std::is_same_v<T, acc_t>;
     constexpr int64_t kLanes = 8;
     constexpr int64_t kChunk = 256;
     for (int64_t r = 0; r < args.rows; ++r) {
@@ -37,6 +39,9 @@ struct softmax_cpu_kernel {
         const int64_t n = args.cols - c0 < kChunk ? args.cols - c0 : kChunk;
         acc_t e[kChunk];
         for (int64_t j = 0; j < n; ++j) e[j] = ts::ops::exp(static_cast<acc_t>(in[c0 + j]) - row_max);
+        if constexpr (kKeepExp) {
+          for (int64_t j = 0; j < n; ++j) out[c0 + j] = static_cast<T>(e[j]);
+        }
         for (int64_t k = 0; k < kLanes; ++k) lane[k] = 0;
         int64_t j = 0;
         for (; j + kLanes <= n; j += kLanes) {
@@ -47,6 +52,10 @@ struct softmax_cpu_kernel {
         }
         for (; j < n; ++j) lane[0] += e[j];
         row_sum += lane[0];
+      }
+      if constexpr (kKeepExp) {
+        for (int64_t c = 0; c < args.cols; ++c) out[c] = static_cast<T>(static_cast<acc_t>(out[c]) / row_sum);
+        continue;
       }
       for (int64_t c = 0; c < args.cols; ++c) {
         const acc_t x = static_cast<acc_t>(in[c]);
