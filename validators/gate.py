@@ -220,13 +220,11 @@ class Gate:
     def _differential(self, candidate: Candidate, scratch: Path, state: dict, report: dict) -> str | None:
         cases = self._cases(candidate, state)
         # The compile stage built the candidate as this module needs it (where a GPU will run it, the
-        # release SASS): the module links that object.
-        if candidate.device == "cuda":  # the CUDA driver maps far more address space than it uses: no RLIMIT_AS
-            return self._run_cases(candidate, scratch, CUDA_VARIANT, cases, report, Limits(wall_s=self.wall_s, memory_bytes=None,
-                                                                                          file_bytes=1024 * MiB),
-                                   kernel_o=state.get("object"))  # fmt: skip
-        return self._run_cases(candidate, scratch, "release", cases, report, Limits(wall_s=self.wall_s, memory_bytes=4 * GiB,
-                                                                                    file_bytes=1024 * MiB),
+        # release SASS): the module links that object. The CUDA driver maps far more address space than
+        # it uses: no RLIMIT_AS there.
+        cuda = candidate.device == "cuda"
+        limits = Limits(wall_s=self.wall_s, memory_bytes=None if cuda else 4 * GiB, file_bytes=1024 * MiB)
+        return self._run_cases(candidate, scratch, CUDA_VARIANT if cuda else "release", cases, report, limits,
                                kernel_o=state.get("object"))  # fmt: skip
 
     def _sanitizers(self, candidate: Candidate, scratch: Path, state: dict, report: dict) -> str | None:

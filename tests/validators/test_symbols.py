@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 
 from validators import symbols
+from validators.build import COMMON, FLAGS
 from validators.static_check import BODY_END, BODY_START
 from validators.symbols import SymbolToolMissing, check_symbols, undefined_symbols, writable_data_symbols
 
 ROOT = Path(__file__).resolve().parents[2]
 INCLUDE = ROOT / "runtime" / "include"
 GENERATED = sorted((ROOT / "generated" / "cpu").glob("*.cpp"))
-RELEASE = ["-std=c++17", "-O2", "-fPIC", "-fvisibility=hidden"]  # as validators/build.py builds candidates
-SANITIZE = ["-std=c++17", "-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined",
-            "-fno-sanitize-recover=undefined", "-ftrivial-auto-var-init=pattern", "-fPIC"]  # fmt: skip
+RELEASE = [*COMMON, *FLAGS["release"]]  # as validators/build.py builds candidates
+SANITIZE = [*COMMON, *FLAGS["sanitize"]]
 OTHER_BUILDS = {  # flags whose extra symbols the allowlist must also cover
     "O0": ["-std=c++17", "-O0"],
     "stack-protector": ["-std=c++17", "-O2", "-fstack-protector-strong", "-D_FORTIFY_SOURCE=2"],

@@ -9,34 +9,12 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "tensorsmith/bits.h"
 #include "tensorsmith/macros.h"
 
 namespace ts {
 
 namespace half_detail {
-
-// Bit patterns of float/double (a union: nvcc and GCC accept it in host and device code).
-TS_HOST_DEVICE inline uint32_t bits_of(float f) {
-  union {
-    float f;
-    uint32_t u;
-  } v{f};
-  return v.u;
-}
-TS_HOST_DEVICE inline uint64_t bits_of(double d) {
-  union {
-    double d;
-    uint64_t u;
-  } v{d};
-  return v.u;
-}
-TS_HOST_DEVICE inline float float_from_bits(uint32_t u) {
-  union {
-    uint32_t u;
-    float f;
-  } v{u};
-  return v.f;
-}
 
 // Rounds a binary float with SE exponent and SM mantissa bits (bit pattern x) to
 // one with DE exponent and DM mantissa bits, to nearest, ties to even. NaNs stay
@@ -111,20 +89,20 @@ struct half_base {
 
 struct float16 : half_base<float16> {
   float16() = default;
-  TS_HOST_DEVICE explicit float16(float f) : half_base{half_detail::narrow<uint32_t, 8, 23, 5, 10>(half_detail::bits_of(f))} {}
-  TS_HOST_DEVICE explicit float16(double d) : half_base{half_detail::narrow<uint64_t, 11, 52, 5, 10>(half_detail::bits_of(d))} {}
+  TS_HOST_DEVICE explicit float16(float f) : half_base{half_detail::narrow<uint32_t, 8, 23, 5, 10>(ts::bits::of(f))} {}
+  TS_HOST_DEVICE explicit float16(double d) : half_base{half_detail::narrow<uint64_t, 11, 52, 5, 10>(ts::bits::of(d))} {}
   template <typename I, typename = std::enable_if_t<std::is_integral_v<I>>>
   TS_HOST_DEVICE explicit float16(I i) : float16(static_cast<double>(i)) {}
-  TS_HOST_DEVICE operator float() const { return half_detail::float_from_bits(half_detail::float16_to_float_bits(bits)); }
+  TS_HOST_DEVICE operator float() const { return ts::bits::to_float(half_detail::float16_to_float_bits(bits)); }
 };
 
 struct bfloat16 : half_base<bfloat16> {
   bfloat16() = default;
-  TS_HOST_DEVICE explicit bfloat16(float f) : half_base{half_detail::narrow<uint32_t, 8, 23, 8, 7>(half_detail::bits_of(f))} {}
-  TS_HOST_DEVICE explicit bfloat16(double d) : half_base{half_detail::narrow<uint64_t, 11, 52, 8, 7>(half_detail::bits_of(d))} {}
+  TS_HOST_DEVICE explicit bfloat16(float f) : half_base{half_detail::narrow<uint32_t, 8, 23, 8, 7>(ts::bits::of(f))} {}
+  TS_HOST_DEVICE explicit bfloat16(double d) : half_base{half_detail::narrow<uint64_t, 11, 52, 8, 7>(ts::bits::of(d))} {}
   template <typename I, typename = std::enable_if_t<std::is_integral_v<I>>>
   TS_HOST_DEVICE explicit bfloat16(I i) : bfloat16(static_cast<double>(i)) {}
-  TS_HOST_DEVICE operator float() const { return half_detail::float_from_bits(static_cast<uint32_t>(bits) << 16); }
+  TS_HOST_DEVICE operator float() const { return ts::bits::to_float(static_cast<uint32_t>(bits) << 16); }
 };
 
 static_assert(sizeof(float16) == 2 && sizeof(bfloat16) == 2, "16-bit storage");

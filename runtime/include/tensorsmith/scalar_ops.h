@@ -9,6 +9,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "tensorsmith/bits.h"
 #include "tensorsmith/half.h"
 #include "tensorsmith/macros.h"
 
@@ -194,10 +195,10 @@ TS_HOST_DEVICE inline float exp_float(float x) {
   p = p * (r * r) + r + 1.0f;
   // n is in [-150, 129] (unless x is NaN, when p is NaN): its two halves are each a normal exponent.
   // Unsigned arithmetic: defined for any bits, NaN's included.
-  const uint32_t n_bits = __builtin_bit_cast(uint32_t, shifted) - __builtin_bit_cast(uint32_t, kRound);
+  const uint32_t n_bits = ts::bits::of(shifted) - ts::bits::of(kRound);
   const uint32_t half = static_cast<uint32_t>(static_cast<int32_t>(n_bits) >> 1);
-  const float scale_a = __builtin_bit_cast(float, (half + 127u) << 23);
-  const float scale_b = __builtin_bit_cast(float, (n_bits - half + 127u) << 23);
+  const float scale_a = ts::bits::to_float((half + 127u) << 23);
+  const float scale_b = ts::bits::to_float((n_bits - half + 127u) << 23);
   const float result = p * scale_a * scale_b;
   return x > kMaxFinite ? std::numeric_limits<float>::infinity() : result;
 #endif
