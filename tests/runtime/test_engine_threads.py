@@ -26,12 +26,14 @@ DIGEST_SCRIPT = textwrap.dedent(
     u8 = ts.asarray(rng.integers(0, 256, size=300_000, dtype=np.uint8))
     f32 = ts.asarray(rng.standard_normal((600, 1100), dtype=np.float32))
     f64 = ts.asarray(rng.standard_normal(400_000))
+    f16 = ts.asarray(rng.standard_normal(300_001).astype(np.float16))
     results = [
         ts.add(i32, i32), ts.multiply(i32, 3), ts.add(i32, i32[:1]), ts.add(i32.T, i32.T), ts.add(u8, u8),
         ts.sum(i32), ts.sum(i32, axis=0), ts.sum(i32, axis=1), ts.prod(i32, axis=0), ts.max(i32), ts.min(i32, axis=0),
         ts.argmax(i32, axis=0), ts.argmin(i32, axis=1), ts.sum(u8),
         ts.exp(f32), ts.sum(f32), ts.sum(f32, axis=0), ts.mean(f32, axis=1), ts.sum(f64), ts.max(f64),
         ts.softmax(f32, axis=-1), ts.log_softmax(f32, axis=0), ts.sum(f32.T, axis=1),
+        ts.greater(f32, 0.0), ts.add(f16, f16), ts.where(ts.greater(f32, 0.0), f32, 0.0),
     ]
     for r in results:
         print(hashlib.sha256(np.ascontiguousarray(np.asarray(r)).tobytes()).hexdigest()[:16])
@@ -39,8 +41,8 @@ DIGEST_SCRIPT = textwrap.dedent(
 )
 
 
-def _run(script: str, threads: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "TS_NUM_THREADS": threads}
+def _run(script: str, threads: str, **extra_env: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TS_NUM_THREADS": threads, **extra_env}
     return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env)
 
 
@@ -49,8 +51,24 @@ def test_results_do_not_depend_on_the_thread_count() -> None:
     for n, run in runs.items():
         assert run.returncode == 0, f"TS_NUM_THREADS={n}:\n{run.stderr[-3000:]}"
     one, three = runs["1"].stdout.split(), runs["3"].stdout.split()
-    assert len(one) == 23
+    assert len(one) == 26
     assert [i for i, (a, b) in enumerate(zip(one, three)) if a != b] == []
+
+
+def test_streamed_outputs_are_the_same_bytes() -> None:
+    # TS_STREAM_MIN_BYTES=1: every pointwise output goes through the scratch buffer and non-temporal stores,
+    # with runs cut at unaligned offsets by the thread split (the default streams only outputs of 16 MiB or more).
+    runs = {name: _run(DIGEST_SCRIPT, "3", **env) for name, env in (("plain", {}), ("streamed", {"TS_STREAM_MIN_BYTES": "1"}))}
+    for name, run in runs.items():
+        assert run.returncode == 0, f"{name}:\n{run.stderr[-3000:]}"
+    assert runs["plain"].stdout.split() == runs["streamed"].stdout.split()
+    assert len(runs["plain"].stdout.split()) == 26
+
+
+def test_bad_stream_threshold_is_a_clear_error() -> None:
+    run = _run("import tensorsmith as ts; ts.add(ts.asarray([1.0, 2.0, 3.0]), 1.0)", "1", TS_STREAM_MIN_BYTES="lots")
+    assert run.returncode != 0
+    assert "TS_STREAM_MIN_BYTES must be a positive integer, got 'lots'" in run.stderr
 
 
 def test_bad_thread_count_is_a_clear_error() -> None:
@@ -76,3 +94,16 @@ def test_float32_sum_is_at_least_as_accurate_as_numpy(n: int) -> None:
     theirs_cols = cols.sum(axis=0).astype(np.float64)
     ulps = np.spacing(exact_cols.astype(np.float32)).astype(np.float64)
     assert np.all(np.abs(ours_cols - exact_cols) <= np.maximum(np.abs(theirs_cols - exact_cols), ulps))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_row_sums_with_cancellation_are_never_farther_from_exact_than_numpy(dtype) -> None:
+    # Uniform values around 0: row sums cancel, so a float accumulator's rounding shows in every row. The rows
+    # are long enough for the kernel's lanes (float32 and float16 accumulate in double there).
+    x = np.random.default_rng(5).uniform(-100, 100, (1029, 917)).astype(dtype)
+    exact = x.astype(np.float64).sum(axis=1)
+    ours = np.asarray(ts.sum(ts.asarray(x), axis=1)).astype(np.float64)
+    theirs = x.sum(axis=1).astype(np.float64)
+    half_ulps = np.spacing(np.abs(exact).astype(dtype)).astype(np.float64) / 2
+    assert np.all(np.abs(ours - exact) <= half_ulps * 1.001)  # the correctly rounded sum, give or take a tie
+    assert np.all(np.abs(ours - exact) <= np.maximum(np.abs(theirs - exact), half_ulps * 1.001))

@@ -46,3 +46,28 @@ def test_softmax_float32_rows_sum_to_one_and_match_numpy() -> None:
     assert got.dtype == np.float32
     assert np.allclose(got, want, rtol=2e-6, atol=1e-9)
     assert np.allclose(got.sum(axis=-1), 1.0, rtol=1e-5)
+
+
+def _softmax_reference(x: np.ndarray) -> np.ndarray:
+    with np.errstate(invalid="ignore"):
+        shifted = x.astype(np.float64) - x.max(axis=-1, keepdims=True)
+        e = np.exp(shifted)
+        return (e / e.sum(axis=-1, keepdims=True)).astype(x.dtype)
+
+
+def test_softmax_float32_specials_anywhere_in_a_long_row() -> None:
+    # Rows longer than the body's 64 maximum lanes: a special in the lanes, in the tail, or at the start.
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((12, 1000)).astype(np.float32)
+    x[0, 700] = np.nan  # NaN: the whole row is NaN
+    x[1, 999] = np.nan  # ... also in the tail after the last whole group of lanes
+    x[2, 0] = np.inf  # inf - inf: NaN row, as numpy
+    x[3, 5:400] = -np.inf  # exp(-inf) = 0
+    x[4, :] = -np.inf  # max is -inf: -inf - -inf is NaN
+    x[5, 333] = 80.0  # one element takes (almost) all the mass
+    got = np.asarray(ts.softmax(ts.asarray(x), axis=-1))
+    want = _softmax_reference(x)
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    assert np.isnan(got[:3]).all() and np.isnan(got[4]).all()
+    assert (got[3, 5:400] == 0).all()
+    assert np.allclose(got, want, rtol=2e-6, atol=1e-9, equal_nan=True)

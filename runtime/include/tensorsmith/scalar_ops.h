@@ -26,11 +26,12 @@ constexpr bool is_nan(T x) {
 }
 
 // numpy.maximum / numpy.minimum: NaN wins over any number. float and double
-// without branches (a NaN operand makes a + b NaN), so loops of them vectorise.
+// with one select and no branch (a NaN a is kept because a < b is false), so
+// loops of them vectorise.
 template <typename T>
 constexpr T maximum(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
-    return (is_nan(a) | is_nan(b)) ? a + b : (a < b ? b : a);
+    return ((a < b) | is_nan(b)) ? b : a;
   } else {
     if (is_nan(a)) return a;
     if (is_nan(b)) return b;
@@ -40,7 +41,7 @@ constexpr T maximum(T a, T b) {
 template <typename T>
 constexpr T minimum(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
-    return (is_nan(a) | is_nan(b)) ? a + b : (b < a ? b : a);
+    return ((b < a) | is_nan(b)) ? b : a;
   } else {
     if (is_nan(a)) return a;
     if (is_nan(b)) return b;
@@ -186,20 +187,19 @@ TS_HOST_DEVICE inline float exp_float(float x) {
   const float shifted = xc * 1.44269504088896341f + kRound;     // n + kRound, n = round(x / ln2)
   const float n = shifted - kRound;
   const float r = (xc - n * 0.693359375f) + n * 2.12194440e-4f;  // x - n ln2, ln2 in two parts
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * (r * r) + r + 1.0f;
+  const float r2 = r * r;
+  const float p01 = 1.6666665459e-1f * r + 5.0000001201e-1f;
+  const float p23 = 8.3334519073e-3f * r + 4.1665795894e-2f;
+  const float p45 = 1.9875691500e-4f * r + 1.3981999507e-3f;
+  const float p = (p45 * r2 + p23) * r2 + p01;
+  const float q = p * r2 + r + 1.0f;
   // n is in [-150, 129] (unless x is NaN, when p is NaN): its two halves are each a normal exponent.
   // Unsigned arithmetic: defined for any bits, NaN's included.
   const uint32_t n_bits = ts::bits::of(shifted) - ts::bits::of(kRound);
   const uint32_t half = static_cast<uint32_t>(static_cast<int32_t>(n_bits) >> 1);
   const float scale_a = ts::bits::to_float((half + 127u) << 23);
   const float scale_b = ts::bits::to_float((n_bits - half + 127u) << 23);
-  const float result = p * scale_a * scale_b;
+  const float result = q * scale_a * scale_b;
   return x > kMaxFinite ? std::numeric_limits<float>::infinity() : result;
 #endif
 }

@@ -1,8 +1,16 @@
 // The pointwise engine: promotion, broadcasting and a TensorIterator-style
 // loop that hands 1-D runs to the kernels.
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <utility>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "tensorsmith/engine.h"
 #include "tensorsmith/errors.h"
@@ -14,6 +22,63 @@ namespace {
 
 // Elements per thread below which splitting costs more than it saves.
 constexpr int64_t kPointwiseGrain = 32768;
+
+// Outputs too large to stay in the last-level cache are written with
+// non-temporal stores: an ordinary store first reads the line it fills (a
+// third more memory traffic for a binary op), and the lines would only evict
+// the inputs. The kernel writes each piece of a run to an L1-sized scratch
+// buffer, streamed to the output from there.
+constexpr int64_t kScratchBytes = 16 << 10;
+
+#if defined(__SSE2__)
+// TS_STREAM_MIN_BYTES overrides the threshold (tests stream every output with 1).
+int64_t stream_threshold_bytes() {
+  static const int64_t threshold = []() -> int64_t {
+    if (const char* env = std::getenv("TS_STREAM_MIN_BYTES")) {
+      char* end = nullptr;
+      const long long n = std::strtoll(env, &end, 10);
+      TS_CHECK(*env != '\0' && *end == '\0' && n >= 1, ValueError,
+               "TS_STREAM_MIN_BYTES must be a positive integer, got '" << env << "'");
+      return n;
+    }
+#if defined(_SC_LEVEL3_CACHE_SIZE)
+    const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);  // 0 or -1 where unknown
+#else
+    const long l3 = 0;
+#endif
+    // Half the last-level cache, as reported (a VM may report the whole socket's).
+    return std::max<int64_t>(int64_t{16} << 20, static_cast<int64_t>(std::max(l3, 0L)) / 2);
+  }();
+  return threshold;
+}
+
+// memcpy with non-temporal stores for the 16-byte-aligned middle of dst.
+void stream_copy(char* dst, const char* src, size_t bytes) {
+  const size_t head = std::min(bytes, (16 - reinterpret_cast<uintptr_t>(dst) % 16) % 16);
+  std::memcpy(dst, src, head);
+  size_t i = head;
+  for (; i + 16 <= bytes; i += 16) {
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)));
+  }
+  std::memcpy(dst + i, src + i, bytes - i);
+}
+
+// Runs the kernel on [0, len) of a run through the scratch buffer; the output run is contiguous.
+void run_streamed(PointwiseKernel kernel, const std::vector<char*>& ptrs, const std::vector<int64_t>& strides, int64_t len) {
+  alignas(64) static thread_local char scratch[kScratchBytes];
+  const int64_t item = strides[0];
+  const int64_t piece = kScratchBytes / item;
+  std::vector<char*> local = ptrs;
+  char* const out = ptrs[0];
+  local[0] = scratch;
+  for (int64_t done = 0; done < len; done += piece) {
+    const int64_t n = std::min(piece, len - done);
+    for (size_t k = 1; k < local.size(); ++k) local[k] = ptrs[k] + done * strides[k];
+    kernel(local.data(), strides.data(), n);
+    stream_copy(out + done * item, scratch, static_cast<size_t>(n * item));
+  }
+}
+#endif
 
 // One axis of the iteration space with every operand's byte stride along it.
 struct Axis {
@@ -148,6 +213,17 @@ void for_each_run(const std::vector<Tensor>& operands, PointwiseKernel kernel) {
   // the innermost axis being the kernel's run (cut at the range's ends).
   const Axis& inner = axes.back();
   const size_t n_outer_axes = axes.size() - 1;
+  int64_t total = 1;
+  bool distinct_outputs = true;  // no stride-0 output axis (a broadcast destination)
+  for (const Axis& axis : axes) {
+    total *= axis.size;
+    distinct_outputs = distinct_outputs && axis.strides[0] != 0;
+  }
+#if defined(__SSE2__)
+  const int64_t out_item = static_cast<int64_t>(operands[0].itemsize());
+  const bool stream = distinct_outputs && inner.strides[0] == out_item && out_item <= kScratchBytes &&
+                      total * out_item >= stream_threshold_bytes();
+#endif
   const auto run_range = [&](int64_t begin, int64_t end) {
     std::vector<char*> ptrs = base;
     std::vector<int64_t> index(n_outer_axes, 0);
@@ -161,7 +237,15 @@ void for_each_run(const std::vector<Tensor>& operands, PointwiseKernel kernel) {
     for (size_t k = 0; k < ptrs.size(); ++k) ptrs[k] += col * inner.strides[k];
     for (int64_t pos = begin; pos < end;) {
       const int64_t len = std::min(inner.size - col, end - pos);
+#if defined(__SSE2__)
+      if (stream) {
+        run_streamed(kernel, ptrs, inner.strides, len);
+      } else {
+        kernel(ptrs.data(), inner.strides.data(), len);
+      }
+#else
       kernel(ptrs.data(), inner.strides.data(), len);
+#endif
       pos += len;
       if (pos == end) break;
       for (size_t k = 0; k < ptrs.size(); ++k) ptrs[k] -= col * inner.strides[k];
@@ -177,18 +261,17 @@ void for_each_run(const std::vector<Tensor>& operands, PointwiseKernel kernel) {
       }
     }
   };
-  int64_t total = 1;
-  bool distinct_outputs = true;  // no stride-0 output axis (a broadcast destination)
-  for (const Axis& axis : axes) {
-    total *= axis.size;
-    distinct_outputs = distinct_outputs && axis.strides[0] != 0;
-  }
   if (!distinct_outputs) {
     run_range(0, total);
     return;
   }
   // Each output element is written by exactly one range, so any split gives the same result.
-  parallel_for(total, kPointwiseGrain, run_range);
+  parallel_for(total, kPointwiseGrain, [&](int64_t begin, int64_t end) {
+    run_range(begin, end);
+#if defined(__SSE2__)
+    if (stream) _mm_sfence();  // the streamed stores are visible before the pool reports this range done
+#endif
+  });
 }
 
 DType kernel_dtype(const OpDef& op, const std::vector<DType>& inputs) {
