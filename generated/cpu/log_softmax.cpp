@@ -19,8 +19,9 @@ struct log_softmax_cpu_kernel {
     // a chunk go to a buffer first: a float fold kept in order would hold the loop
     // scalar, and with it every exp.
     constexpr int64_t kLanes = 8;
-    // The maximum's lanes: a loop too long for GCC to unroll whole, so it is vectorised with a select
-    // (unrolled, each lane's NaN test became a branch).
+    // The maximum's lanes: a loop too long for GCC to unroll whole, so it is vectorised (unrolled, each
+    // lane's select became a branch). The maximum skips NaNs, one vector max per 8 floats: a NaN in the
+    // row makes its exponential, and so the row's sum, NaN anyway.
     constexpr int64_t kMaxLanes = 64;
     constexpr int64_t kChunk = 256;
     for (int64_t r = 0; r < args.rows; ++r) {
@@ -30,11 +31,14 @@ struct log_softmax_cpu_kernel {
       for (int64_t k = 0; k < kMaxLanes; ++k) peak[k] = -std::numeric_limits<acc_t>::infinity();
       int64_t c = 0;
       for (; c + kMaxLanes <= args.cols; c += kMaxLanes) {
-        for (int64_t k = 0; k < kMaxLanes; ++k) peak[k] = ts::ops::maximum(peak[k], static_cast<acc_t>(in[c + k]));
+        for (int64_t k = 0; k < kMaxLanes; ++k) {
+          const acc_t x = static_cast<acc_t>(in[c + k]);
+          peak[k] = peak[k] < x ? x : peak[k];
+        }
       }
       acc_t row_max = peak[0];
-      for (int64_t k = 1; k < kMaxLanes; ++k) row_max = ts::ops::maximum(row_max, peak[k]);
-      for (; c < args.cols; ++c) row_max = ts::ops::maximum(row_max, static_cast<acc_t>(in[c]));
+      for (int64_t k = 1; k < kMaxLanes; ++k) row_max = row_max < peak[k] ? peak[k] : row_max;
+      for (; c < args.cols; ++c) row_max = row_max < static_cast<acc_t>(in[c]) ? static_cast<acc_t>(in[c]) : row_max;
       acc_t lane[kLanes];
       acc_t row_sum = 0;
       for (int64_t c0 = 0; c0 < args.cols; c0 += kChunk) {
