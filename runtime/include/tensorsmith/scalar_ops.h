@@ -26,8 +26,8 @@ constexpr bool is_nan(T x) {
 }
 
 // numpy.maximum / numpy.minimum: NaN wins over any number. float and double
-// with one select and no branch (a NaN a is kept because a < b is false), so
-// loops of them vectorise.
+// as one select, no branch, so loops of them vectorise: a NaN `a` is kept
+// because every comparison with it is false.
 template <typename T>
 constexpr T maximum(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
