@@ -22,7 +22,9 @@ struct prod_cpu_kernel {
     // Outputs folded side by side when they are adjacent in memory. Wide, so each reduced step reads whole
     // pages of one input row (256 outputs ran at half the speed); the tile's accumulators still fit in L1.
     constexpr int64_t kTile = 2048;
-    if (args.in_reduce_stride == static_cast<int64_t>(sizeof(T)) && count >= 2 * kBlock) {
+    // Shorter contiguous rows fold in order (the double lanes need no whole blocks).
+    constexpr int64_t kLaneMinimum = 2 * kBlock;
+    if (args.in_reduce_stride == static_cast<int64_t>(sizeof(T)) && count >= kLaneMinimum) {
       // Contiguous rows: blocks folded lane-wise, lanes folded as a tree, block
       // results folded pairwise (a binary counter over levels), then the tail.
       for (int64_t i = 0; i < args.n_outer; ++i) {
