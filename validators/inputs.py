@@ -925,7 +925,7 @@ def _describe(operands: list[Operand], kwargs: dict[str, Any]) -> str:
 # ---- files: cases as one array file (runner.save_arrays) ----------------------------------------------------
 
 
-def to_npz(cases: Sequence[Case], path: str | Path) -> None:
+def save_cases(cases: Sequence[Case], path: str | Path) -> None:
     """Writes cases (buffers and metadata, no pickles) to one array file."""
     arrays: dict[str, np.ndarray] = {}
     meta = []
@@ -941,7 +941,7 @@ def to_npz(cases: Sequence[Case], path: str | Path) -> None:
     save_arrays(Path(path), arrays)
 
 
-def from_npz(path: str | Path) -> list[Case]:
+def load_cases(path: str | Path) -> list[Case]:
     data = load_arrays(Path(path))
     header = json.loads(data["__meta__"].tobytes().decode())
     if header.get("format") != FORMAT_VERSION:

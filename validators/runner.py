@@ -35,7 +35,7 @@ FILLS = {"a": 0xA5, "b": 0x5A, "a2": 0x5A}
 
 
 def save_arrays(path: Path, arrays: dict[str, np.ndarray]) -> None:
-    """Writes `arrays` (dtypes in ARRAY_DTYPES) to one array file (see load_arrays)."""
+    """Writes `arrays` (plain numbers only, see _dtype) to one array file (see load_arrays)."""
     index, chunks, offset = {}, [], 0
     for key, value in arrays.items():
         array = np.asarray(value)

@@ -363,11 +363,11 @@ def test_every_family_generates(sample_cases) -> None:
 # ---- files ----------------------------------------------------------------------------------------------------
 
 
-def test_npz_round_trip(tmp_path: Path) -> None:
+def test_case_file_round_trip(tmp_path: Path) -> None:
     cases = cases_for("sum", "int16") + cases_for("where", "float32")
-    path = tmp_path / "cases.npz"
-    inputs.to_npz(cases, path)
-    loaded = inputs.from_npz(path)
+    path = tmp_path / "cases.arrays"
+    inputs.save_cases(cases, path)
+    loaded = inputs.load_cases(path)
     assert len(loaded) == len(cases)
     for a, b in zip(cases, loaded):
         assert (a.op, a.dtype, a.id, a.description, a.kwargs, a.hidden) == (b.op, b.dtype, b.id, b.description, b.kwargs, b.hidden)

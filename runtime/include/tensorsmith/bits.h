@@ -9,26 +9,19 @@
 
 namespace ts::bits {
 
-TS_HOST_DEVICE inline uint32_t of(float f) {
+// The same bytes read as another type of the same size.
+template <typename To, typename From>
+TS_HOST_DEVICE inline To cast(From from) {
+  static_assert(sizeof(To) == sizeof(From), "a bit cast keeps the size");
   union {
-    float f;
-    uint32_t u;
-  } v{f};
-  return v.u;
+    From from;
+    To to;
+  } v{from};
+  return v.to;
 }
-TS_HOST_DEVICE inline uint64_t of(double d) {
-  union {
-    double d;
-    uint64_t u;
-  } v{d};
-  return v.u;
-}
-TS_HOST_DEVICE inline float to_float(uint32_t u) {
-  union {
-    uint32_t u;
-    float f;
-  } v{u};
-  return v.f;
-}
+
+TS_HOST_DEVICE inline uint32_t of(float f) { return cast<uint32_t>(f); }
+TS_HOST_DEVICE inline uint64_t of(double d) { return cast<uint64_t>(d); }
+TS_HOST_DEVICE inline float to_float(uint32_t u) { return cast<float>(u); }
 
 }  // namespace ts::bits

@@ -64,11 +64,12 @@ void stream_copy(char* dst, const char* src, size_t bytes) {
 }
 
 // Runs the kernel on [0, len) of a run through the scratch buffer; the output run is contiguous.
-void run_streamed(PointwiseKernel kernel, const std::vector<char*>& ptrs, const std::vector<int64_t>& strides, int64_t len) {
+// `local` is the caller's buffer for the pieces' pointers (sized like ptrs), reused run after run.
+void run_streamed(PointwiseKernel kernel, const std::vector<char*>& ptrs, const std::vector<int64_t>& strides, int64_t len,
+                  std::vector<char*>& local) {
   alignas(64) static thread_local char scratch[kScratchBytes];
   const int64_t item = strides[0];
   const int64_t piece = kScratchBytes / item;
-  std::vector<char*> local = ptrs;
   char* const out = ptrs[0];
   local[0] = scratch;
   for (int64_t done = 0; done < len; done += piece) {
@@ -226,6 +227,7 @@ void for_each_run(const std::vector<Tensor>& operands, PointwiseKernel kernel) {
 #endif
   const auto run_range = [&](int64_t begin, int64_t end) {
     std::vector<char*> ptrs = base;
+    std::vector<char*> pieces(ptrs.size());  // run_streamed's pointers
     std::vector<int64_t> index(n_outer_axes, 0);
     int64_t row = begin / inner.size;
     int64_t col = begin % inner.size;
@@ -239,7 +241,7 @@ void for_each_run(const std::vector<Tensor>& operands, PointwiseKernel kernel) {
       const int64_t len = std::min(inner.size - col, end - pos);
 #if defined(__SSE2__)
       if (stream) {
-        run_streamed(kernel, ptrs, inner.strides, len);
+        run_streamed(kernel, ptrs, inner.strides, len, pieces);
       } else {
         kernel(ptrs.data(), inner.strides.data(), len);
       }
