@@ -5,7 +5,8 @@
 Every case (benchmarks/cases.py: pointwise, reduction, index_reduction, normalization, contraction at small,
 medium and large sizes) is timed for each library in turn, round-robin, `repeats` times; a sample is the mean
 of enough calls to fill `min_sample_s`, taken after a short untimed pause (SETTLE_S: other libraries' idle
-threads stop spinning), and the table shows the median sample. Ratios are tensorsmith's time
+threads stop spinning) and one untimed call (the library's own threads are awake, as in a loop of ops), and
+the table shows the median sample. Ratios are tensorsmith's time
 over the peer's (below 1: tensorsmith is faster). GB/s is bytes moved (inputs read + outputs written, at
 least once) over time, and "%bound" that as a fraction of the bandwidth bound measured at the start of the
 same run (benchmarks/bandwidth.py). Matmul is compute bound: GFLOP/s (2 n^3 / time) instead.
@@ -87,10 +88,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 # Untimed pause before each sample, so that no library is timed against another's idle threads. PyTorch's
-# OpenMP workers spin for milliseconds after each op (measured: a 16M-element add right after a torch call took
-# 11 ms instead of 9.5). Each OpenBLAS in the process (numpy's, tensorsmith's, PyTorch's BLAS) keeps its idle
-# threads yield-spinning for about 0.1 s: without a longer pause, a 256² matmul took 14 ms instead of 1.
-SETTLE_S = 0.01
+# OpenMP workers spin for about 10 ms after each op (measured: a 16M-element add right after a torch call took
+# 11 ms instead of 9.5), tensorsmith's for 20 ms (TS_SPIN_MS). Each OpenBLAS in the process (numpy's,
+# tensorsmith's, PyTorch's BLAS) keeps its idle threads yield-spinning for about 0.1 s: without a longer pause,
+# a 256² matmul took 14 ms instead of 1. A busy idle thread also misleads the scheduler: PyTorch's softmax ran
+# 1.5x slower right after tensorsmith's workers had begun to spin.
+SETTLE_S = 0.03
 SETTLE_S_BLAS = 0.2
 
 
@@ -108,6 +111,7 @@ def time_case(impls: dict[str, Callable[[], Any]], repeats: int, min_sample_s: f
         for name in order[r % len(order):] + order[: r % len(order)]:
             fn, number = impls[name], numbers[name]
             time.sleep(settle_s)
+            fn()
             start = time.perf_counter()
             for _ in range(number):
                 fn()
@@ -215,7 +219,7 @@ def _print_header(args, repeats, min_sample_s, torch_note, threads, bound) -> No
         print(f"  note: {note}")
     print(f"mode: {'quick' if args.quick else 'full'}; median of {repeats} samples per library, each >= "
           f"{min_sample_s * 1e3:g} ms of calls after a {SETTLE_S * 1e3:g} ms pause ({SETTLE_S_BLAS * 1e3:g} ms for "
-          "matmul); ratio = tensorsmith time / peer time (below 1: tensorsmith faster)\n")
+          "matmul) and one untimed call; ratio = tensorsmith time / peer time (below 1: tensorsmith faster)\n")
     print(f"{'case':<44} {'tensorsmith':>11} {'numpy':>11} {'torch':>11} {'ts/np':>7} {'ts/torch':>8}  throughput (ts; np; torch)")
 
 

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <iostream>
@@ -507,6 +508,22 @@ void test_parallel() {
   EXPECT(near(values(reduce(op("max"), arange({2, 300000}), std::vector<int64_t>{1}, false)), {299999, 599999}));
   EXPECT(both([&] { return index_reduce(op("argmax"), arange({900, 400}), 0, false); }));
   EXPECT(both([&] { return normalize(op("softmax"), arange({3000, 40}), -1); }));
+
+  // The idle workers' spin window is read when a pool is made: a bad value throws there (and keeps the
+  // old pool); 0 makes workers sleep at once, and runs still cover every index exactly once.
+  const auto count_ranges = [] {
+    std::atomic<int64_t> sum{0};
+    parallel_for(1000, 10, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) sum += i;
+    });
+    return sum.load();
+  };
+  setenv("TS_SPIN_MS", "soon", 1);
+  set_num_threads(3);
+  EXPECT_THROW(count_ranges(), ValueError, "TS_SPIN_MS must be a whole number of milliseconds from 0 to 60000, got 'soon'");
+  setenv("TS_SPIN_MS", "0", 1);
+  for (int run = 0; run < 50; ++run) EXPECT(count_ranges() == 999 * 1000 / 2);
+  unsetenv("TS_SPIN_MS");
   set_num_threads(saved);
 }
 

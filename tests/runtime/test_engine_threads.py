@@ -1,6 +1,7 @@
 """The engines' threading and summation: results are the same bytes for any thread count (floats too: splits
-depend on the shape only), float32 sums are at least as accurate as numpy's pairwise sum, and a bad
-TS_NUM_THREADS is a clear error."""
+depend on the shape only) and whether idle workers poll or sleep, idle workers poll for TS_SPIN_MS and then
+sleep, float32 sums are at least as accurate as numpy's pairwise sum, and a bad TS_NUM_THREADS, TS_SPIN_MS or
+TS_STREAM_MIN_BYTES is a clear error."""
 
 from __future__ import annotations
 
@@ -47,12 +48,51 @@ def _run(script: str, threads: str, **extra_env: str) -> subprocess.CompletedPro
 
 
 def test_results_do_not_depend_on_the_thread_count() -> None:
-    runs = {n: _run(DIGEST_SCRIPT, n) for n in ("1", "3")}
+    # Three threads twice: workers polling between ops (the default) and sleeping at once (TS_SPIN_MS=0).
+    runs = {"1": _run(DIGEST_SCRIPT, "1"), "3": _run(DIGEST_SCRIPT, "3"), "3, sleeping": _run(DIGEST_SCRIPT, "3", TS_SPIN_MS="0")}
     for n, run in runs.items():
         assert run.returncode == 0, f"TS_NUM_THREADS={n}:\n{run.stderr[-3000:]}"
-    one, three = runs["1"].stdout.split(), runs["3"].stdout.split()
+    one = runs["1"].stdout.split()
     assert len(one) == 26
-    assert [i for i, (a, b) in enumerate(zip(one, three)) if a != b] == []
+    for n in ("3", "3, sleeping"):
+        assert [i for i, (a, b) in enumerate(zip(one, runs[n].stdout.split())) if a != b] == [], n
+
+
+# Prints the process's CPU milliseconds spent while the main thread sleeps 300 ms after a parallel op.
+IDLE_CPU_SCRIPT = textwrap.dedent(
+    """
+    import resource, time
+    import numpy as np
+    import tensorsmith as ts
+
+    x = ts.asarray(np.ones(4_000_000, dtype=np.float32))
+    ts.add(x, x)  # makes the pool; its workers then wait for the next op
+    ts.add(x, x)
+    usage = lambda: (lambda r: r.ru_utime + r.ru_stime)(resource.getrusage(resource.RUSAGE_SELF))
+    before = usage()
+    time.sleep(0.3)
+    print(round((usage() - before) * 1e3, 1))
+    """
+)
+
+
+def test_idle_workers_poll_for_the_spin_window_then_sleep() -> None:
+    idle_ms = {}
+    for spin in ("0", "100"):
+        # One OpenBLAS thread: its workers yield-spin for about 0.1 s after the library loads.
+        run = _run(IDLE_CPU_SCRIPT, "2", TS_SPIN_MS=spin, OPENBLAS_NUM_THREADS="1")
+        assert run.returncode == 0, run.stderr[-3000:]
+        idle_ms[spin] = float(run.stdout)
+    # Sleeping workers cost nothing; a polling worker keeps (about) one core busy for its window, then sleeps.
+    assert idle_ms["0"] < 15, idle_ms
+    assert 40 <= idle_ms["100"] <= 200, idle_ms
+
+
+def test_bad_spin_window_is_a_clear_error() -> None:
+    script = "import numpy as np, tensorsmith as ts; x = ts.asarray(np.ones(4_000_000)); ts.add(x, x)"
+    run = _run(script, "2", TS_SPIN_MS="-1")
+    assert run.returncode != 0
+    assert "TS_SPIN_MS must be a whole number of milliseconds from 0 to 60000, got '-1'" in run.stderr
 
 
 def test_streamed_outputs_are_the_same_bytes() -> None:

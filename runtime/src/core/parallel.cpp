@@ -1,11 +1,15 @@
-// A small fixed pool: workers sleep on a condition variable; the calling
-// thread runs chunk 0 itself and waits for the rest.
+// A small fixed pool: the calling thread takes chunks itself and waits for the
+// rest. An idle worker polls for the next run for a while (yielding its CPU)
+// before it sleeps on a condition variable: a sleeping worker can take
+// milliseconds to start again (on a VM the scheduler may queue it behind the
+// busy calling thread), which made a large op after a short pause run serially.
 #include "tensorsmith/parallel.h"
 
 #include <pthread.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
@@ -34,9 +38,22 @@ int default_threads() {
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
+// How long an idle worker polls before it sleeps: env TS_SPIN_MS, default 20 ms
+// (OpenMP runtimes poll for similar times; Intel's for 200 ms).
+constexpr long kDefaultSpinMs = 20;
+std::chrono::milliseconds spin_window() {
+  const char* env = std::getenv("TS_SPIN_MS");
+  if (env == nullptr) return std::chrono::milliseconds(kDefaultSpinMs);
+  char* end = nullptr;
+  const long ms = std::strtol(env, &end, 10);
+  TS_CHECK(*env != '\0' && *end == '\0' && ms >= 0 && ms <= 60'000, ValueError,
+           "TS_SPIN_MS must be a whole number of milliseconds from 0 to 60000, got '" << env << "'");
+  return std::chrono::milliseconds(ms);
+}
+
 class Pool {
  public:
-  explicit Pool(int workers) : requested_(workers) {
+  Pool(int workers, std::chrono::milliseconds spin) : requested_(workers), spin_(spin) {
     for (int i = 0; i < workers; ++i) {
       try {
         threads_.emplace_back([this] { work(); });
@@ -50,7 +67,7 @@ class Pool {
   ~Pool() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
+      stop_.store(true);
     }
     wake_.notify_all();
     for (std::thread& t : threads_) t.join();
@@ -68,9 +85,10 @@ class Pool {
     next_.store(0);
     pending_ = chunks;
     error_ = nullptr;
-    ++generation_;
+    generation_.fetch_add(1);  // under the mutex, so a worker about to sleep sees it or is counted
+    const bool sleepers = sleeping_ > 0;
     lock.unlock();
-    wake_.notify_all();
+    if (sleepers) wake_.notify_all();
     drain();
     lock.lock();
     done_.wait(lock, [this] { return pending_ == 0; });
@@ -98,17 +116,34 @@ class Pool {
   void work() {
     t_in_worker = true;
     uint64_t seen = 0;
-    std::unique_lock<std::mutex> lock(mutex_);
     while (true) {
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
+      const bool called = poll(seen);
+      std::unique_lock<std::mutex> lock(mutex_);
+      if (!called) {
+        ++sleeping_;
+        wake_.wait(lock, [&] { return stop_.load() || generation_.load() != seen; });
+        --sleeping_;
+      }
+      if (stop_.load()) return;
+      seen = generation_.load();
       ++active_;  // the run's fields stay fixed while any worker is active
       lock.unlock();
       drain();
       lock.lock();
       if (--active_ == 0) done_.notify_all();
     }
+  }
+
+  // True when a run after `seen` (or the stop) arrived within the spin window. The worker yields between
+  // looks, so a thread with work on this CPU loses next to nothing to it.
+  bool poll(uint64_t seen) const {
+    if (spin_.count() == 0) return false;
+    const auto deadline = std::chrono::steady_clock::now() + spin_;
+    while (generation_.load() == seen && !stop_.load()) {
+      if (std::chrono::steady_clock::now() >= deadline) return false;
+      std::this_thread::yield();
+    }
+    return true;
   }
 
   std::vector<std::thread> threads_;
@@ -118,10 +153,12 @@ class Pool {
   std::atomic<int64_t> next_{0};
   int64_t chunks_ = 0;
   int64_t pending_ = 0;
-  int active_ = 0;  // workers inside drain()
+  int active_ = 0;    // workers inside drain()
+  int sleeping_ = 0;  // workers waiting on wake_
   int requested_;
-  uint64_t generation_ = 0;
-  bool stop_ = false;
+  std::chrono::milliseconds spin_;
+  std::atomic<uint64_t> generation_{0};  // written under mutex_; read without it while polling
+  std::atomic<bool> stop_{false};
   std::exception_ptr error_;
 };
 
@@ -173,8 +210,10 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
   static const bool atfork_registered = [] { return pthread_atfork(nullptr, nullptr, forget_pool_in_child) == 0; }();
   (void)atfork_registered;
   if (g_pool == nullptr || g_pool->requested() != threads - 1) {
+    const std::chrono::milliseconds spin = spin_window();  // before the old pool goes: a bad value throws
     delete g_pool;
-    g_pool = new Pool(threads - 1);
+    g_pool = nullptr;
+    g_pool = new Pool(threads - 1, spin);
   }
   t_in_worker = true;  // chunk 0 runs here: nested parallel_for stays serial
   try {
