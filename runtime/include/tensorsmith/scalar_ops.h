@@ -174,24 +174,29 @@ constexpr T ceil(T x) {
 
 // e**x. float: a branch-free, inlinable form the compiler vectorises (a call to
 // libm's expf keeps a loop scalar): x = n ln2 + r with |r| <= ln2/2, e**r by a
-// degree-7 polynomial (Cephes' expf coefficients, within about 1 ulp), times 2**n
-// built from exponent bits in two halves so results near the ends of the range
-// neither overflow early nor lose subnormals; NaN propagates. Other types: std::exp.
+// degree-6 polynomial, times 2**n built from exponent bits in two halves so
+// results near the ends of the range neither overflow early nor lose subnormals;
+// NaN propagates. Checked over every float in [-104, 89]: at most 1.03 ulp from
+// the exact value, so never more than 1 ulp from the correctly rounded result.
+// Other types: std::exp.
 TS_HOST_DEVICE inline float exp_float(float x) {
 #if defined(__CUDA_ARCH__)
   return ::expf(x);
 #else
   constexpr float kMaxFinite = 88.72283172607421875f;  // the largest float whose exp is finite
-  const float xc = x < -104.0f ? -104.0f : (x > 89.0f ? 89.0f : x);  // NaN compares false: stays NaN
+  // Two one-sided clamps, each one vector min or max (NaN compares false: stays NaN).
+  const float low = x < -104.0f ? -104.0f : x;
+  const float xc = low > 89.0f ? 89.0f : low;
   constexpr float kRound = 12582912.0f;                        // 1.5 * 2**23: adding it rounds to an integer
   const float shifted = xc * 1.44269504088896341f + kRound;     // n + kRound, n = round(x / ln2)
   const float n = shifted - kRound;
   const float r = (xc - n * 0.693359375f) + n * 2.12194440e-4f;  // x - n ln2, ln2 in two parts
+  // e**r = 1 + r + r**2 p(r), p of degree 4 by Estrin's scheme. Its coefficients are a minimax fit of
+  // (e**r - 1 - r) / r**2 on |r| <= ln2/2 weighted by r**2 (absolute error of e**r below 5e-9).
   const float r2 = r * r;
-  const float p01 = 1.6666665459e-1f * r + 5.0000001201e-1f;
-  const float p23 = 8.3334519073e-3f * r + 4.1665795894e-2f;
-  const float p45 = 1.9875691500e-4f * r + 1.3981999507e-3f;
-  const float p = (p45 * r2 + p23) * r2 + p01;
+  const float p01 = 1.66665181517601e-1f * r + 0.5f;
+  const float p23 = 8.368883281946182e-3f * r + 4.166620597243309e-2f;
+  const float p = (1.3950474094599485e-3f * r2 + p23) * r2 + p01;
   const float q = p * r2 + r + 1.0f;
   // n is in [-150, 129] (unless x is NaN, when p is NaN): its two halves are each a normal exponent.
   // Unsigned arithmetic: defined for any bits, NaN's included.
