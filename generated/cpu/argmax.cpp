@@ -15,15 +15,62 @@ struct argmax_cpu_kernel {
     // The body stays exactly as its proposer wrote it (compiler messages cite its own lines).
     // clang-format off
     // --- kernel body (proposer: template) ---
+    // better(x, best): whether x takes the place of the best so far (the first of equals stays).
+    const auto better = [](compute_t x, compute_t best) { return ts::ops::greater_nan_first(x, best); };
+    // Contiguous rows fold in kLanes lanes, lane k the best of the elements j = k (mod kLanes) with its index:
+    // selects, no branch, so the lanes vectorise. Indices are int32 within blocks of kBlock elements (twice the
+    // vector width of int64).
+    constexpr int64_t kLanes = 32;
+    constexpr int64_t kBlock = int64_t{1} << 30;
+    const bool lanes = args.in_reduce_stride == static_cast<int64_t>(sizeof(T)) && args.n_reduce >= 2 * kLanes;
     for (int64_t i = 0; i < args.n_outer; ++i) {
       const char* row = args.in + i * args.in_outer_stride;
       compute_t best = static_cast<compute_t>(*reinterpret_cast<const T*>(row));
       int64_t best_index = 0;
-      for (int64_t j = 1; j < args.n_reduce; ++j) {
-        const compute_t x = static_cast<compute_t>(*reinterpret_cast<const T*>(row + j * args.in_reduce_stride));
-        if (ts::ops::greater_nan_first(x, best)) {
-          best = x;
-          best_index = j;
+      if (lanes) {
+        for (int64_t start = 0; start < args.n_reduce; start += kBlock) {
+          const T* block = reinterpret_cast<const T*>(row) + start;
+          const int64_t count = args.n_reduce - start < kBlock ? args.n_reduce - start : kBlock;
+          int64_t j = 0;
+          if (count >= kLanes) {
+            compute_t lane_best[kLanes];
+            int32_t lane_index[kLanes];
+            for (int64_t k = 0; k < kLanes; ++k) {
+              lane_best[k] = static_cast<compute_t>(block[k]);
+              lane_index[k] = static_cast<int32_t>(k);
+            }
+            for (j = kLanes; j + kLanes <= count; j += kLanes) {
+              for (int64_t k = 0; k < kLanes; ++k) {
+                const compute_t x = static_cast<compute_t>(block[j + k]);
+                const bool take = better(x, lane_best[k]);
+                lane_best[k] = take ? x : lane_best[k];
+                lane_index[k] = take ? static_cast<int32_t>(j + k) : lane_index[k];
+              }
+            }
+            // Lanes interleave, so ties between them go to the earlier index.
+            for (int64_t k = 0; k < kLanes; ++k) {
+              const int64_t index = start + lane_index[k];
+              if (better(lane_best[k], best) || (!better(best, lane_best[k]) && index < best_index)) {
+                best = lane_best[k];
+                best_index = index;
+              }
+            }
+          }
+          for (; j < count; ++j) {
+            const compute_t x = static_cast<compute_t>(block[j]);
+            if (better(x, best)) {
+              best = x;
+              best_index = start + j;
+            }
+          }
+        }
+      } else {
+        for (int64_t j = 1; j < args.n_reduce; ++j) {
+          const compute_t x = static_cast<compute_t>(*reinterpret_cast<const T*>(row + j * args.in_reduce_stride));
+          if (better(x, best)) {
+            best = x;
+            best_index = j;
+          }
         }
       }
       *reinterpret_cast<int64_t*>(args.out + i * args.out_stride) = best_index;
