@@ -34,7 +34,7 @@ DIGEST_SCRIPT = textwrap.dedent(
         ts.argmax(i32, axis=0), ts.argmin(i32, axis=1), ts.sum(u8),
         ts.exp(f32), ts.sum(f32), ts.sum(f32, axis=0), ts.mean(f32, axis=1), ts.sum(f64), ts.max(f64),
         ts.softmax(f32, axis=-1), ts.log_softmax(f32, axis=0), ts.sum(f32.T, axis=1),
-        ts.greater(f32, 0.0), ts.add(f16, f16), ts.where(ts.greater(f32, 0.0), f32, 0.0),
+        ts.greater(f32, 0.0), ts.add(f16, f16), ts.where(ts.greater(f32, 0.0), f32, 0.0), ts.argmax(f64),
     ]
     for r in results:
         print(hashlib.sha256(np.ascontiguousarray(np.asarray(r)).tobytes()).hexdigest()[:16])
@@ -53,7 +53,7 @@ def test_results_do_not_depend_on_the_thread_count() -> None:
     for n, run in runs.items():
         assert run.returncode == 0, f"TS_NUM_THREADS={n}:\n{run.stderr[-3000:]}"
     one = runs["1"].stdout.split()
-    assert len(one) == 26
+    assert len(one) == 27
     for n in ("3", "3, sleeping"):
         assert [i for i, (a, b) in enumerate(zip(one, runs[n].stdout.split())) if a != b] == [], n
 
@@ -102,7 +102,7 @@ def test_streamed_outputs_are_the_same_bytes() -> None:
     for name, run in runs.items():
         assert run.returncode == 0, f"{name}:\n{run.stderr[-3000:]}"
     assert runs["plain"].stdout.split() == runs["streamed"].stdout.split()
-    assert len(runs["plain"].stdout.split()) == 26
+    assert len(runs["plain"].stdout.split()) == 27
 
 
 def test_bad_stream_threshold_is_a_clear_error() -> None:

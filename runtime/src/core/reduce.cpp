@@ -1,6 +1,7 @@
 // Reduction engines: the input is viewed as a 2-D (kept, reduced) tensor and
 // the kernel folds each row.
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include "tensorsmith/engine.h"
@@ -65,6 +66,38 @@ void reduce_split(ReduceKernel kernel, ReduceKernel partial_kernel, const Matrix
     }
   });
   partial_kernel(ReduceArgs{m.out, partials.data_ptr(), m.rows, chunks, m.out_stride, chunks * item, item});
+}
+
+// Few long rows of an index reduction (argmax, argmin): the kernel finds the winner of each fixed-size
+// chunk in parallel, then runs once more over the winners' values. The kernel keeps the first of equals,
+// so a tie between chunks goes to the earlier one and the answer is a single call's, for any thread count.
+void index_reduce_split(ReduceKernel kernel, const Matrix& m, DType dtype, Device device) {
+  const int64_t chunks = (m.cols + kSplitChunk - 1) / kSplitChunk;
+  constexpr int64_t kIndex = sizeof(int64_t);
+  const Tensor local = Tensor::empty({m.rows, chunks}, DType::Int64, device);  // winner within its chunk
+  parallel_for(chunks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t c = begin; c < end; ++c) {
+      const int64_t first = c * kSplitChunk;
+      kernel(ReduceArgs{local.data_ptr() + c * kIndex, m.in + first * m.in_col_stride, m.rows,
+                        std::min(kSplitChunk, m.cols - first), chunks * kIndex, m.in_row_stride, m.in_col_stride});
+    }
+  });
+  const auto* local_index = reinterpret_cast<const int64_t*>(local.data_ptr());
+  const Tensor winners = Tensor::empty({m.rows, chunks}, dtype, device);
+  const auto item = static_cast<int64_t>(winners.itemsize());
+  for (int64_t r = 0; r < m.rows; ++r) {
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t column = c * kSplitChunk + local_index[r * chunks + c];
+      std::memcpy(winners.data_ptr() + (r * chunks + c) * item, m.in + r * m.in_row_stride + column * m.in_col_stride, item);
+    }
+  }
+  const Tensor best = Tensor::empty({m.rows}, DType::Int64, device);  // the winning chunk
+  kernel(ReduceArgs{best.data_ptr(), winners.data_ptr(), m.rows, chunks, kIndex, chunks * item, item});
+  const auto* best_chunk = reinterpret_cast<const int64_t*>(best.data_ptr());
+  for (int64_t r = 0; r < m.rows; ++r) {
+    const int64_t c = best_chunk[r];
+    *reinterpret_cast<int64_t*>(m.out + r * m.out_stride) = c * kSplitChunk + local_index[r * chunks + c];
+  }
 }
 
 std::vector<bool> reduced_axes(const std::optional<std::vector<int64_t>>& axes, int64_t ndim) {
@@ -156,7 +189,12 @@ Tensor index_reduce(const OpDef& op, const Tensor& x, std::optional<int64_t> axi
   }
   Tensor out = Tensor::empty(out_shape, result_dtype(op, {x.dtype()}), x.device());
   const auto [keep, m] = reduce_matrix(x, reduced, out);
-  if (m.rows > 0) reduce_rows(kernel, m, x.device());
+  if (m.rows == 0) return out;
+  if (x.device().type == DeviceType::CPU && m.cols >= 2 * kSplitChunk && m.rows <= kSplitMaxRows) {
+    index_reduce_split(kernel, m, x.dtype(), x.device());  // winners are copied elements of x
+  } else {
+    reduce_rows(kernel, m, x.device());
+  }
   return out;
 }
 
