@@ -54,17 +54,27 @@ bool can_split(const OpDef& op, DeviceType device, DType result) {
          op.has_kernel(device, result);
 }
 
-void reduce_split(ReduceKernel kernel, ReduceKernel partial_kernel, const Matrix& m, DType result, Device device) {
-  const int64_t chunks = (m.cols + kSplitChunk - 1) / kSplitChunk;
-  const Tensor partials = Tensor::empty({m.rows, chunks}, result, device);
-  const auto item = static_cast<int64_t>(partials.itemsize());
+int64_t split_chunks(const Matrix& m) { return (m.cols + kSplitChunk - 1) / kSplitChunk; }
+
+// Calls the kernel on each kSplitChunk-wide chunk of every row, in parallel over chunks: the result of
+// chunk c of row r goes to element [r, c] of `results` (rows x split_chunks(m)).
+void fold_chunks(ReduceKernel kernel, const Matrix& m, const Tensor& results) {
+  const int64_t chunks = split_chunks(m);
+  const auto item = static_cast<int64_t>(results.itemsize());
   parallel_for(chunks, 1, [&](int64_t begin, int64_t end) {
     for (int64_t c = begin; c < end; ++c) {
       const int64_t first = c * kSplitChunk;
-      kernel(ReduceArgs{partials.data_ptr() + c * item, m.in + first * m.in_col_stride, m.rows,
+      kernel(ReduceArgs{results.data_ptr() + c * item, m.in + first * m.in_col_stride, m.rows,
                         std::min(kSplitChunk, m.cols - first), chunks * item, m.in_row_stride, m.in_col_stride});
     }
   });
+}
+
+void reduce_split(ReduceKernel kernel, ReduceKernel partial_kernel, const Matrix& m, DType result, Device device) {
+  const int64_t chunks = split_chunks(m);
+  const Tensor partials = Tensor::empty({m.rows, chunks}, result, device);
+  const auto item = static_cast<int64_t>(partials.itemsize());
+  fold_chunks(kernel, m, partials);
   partial_kernel(ReduceArgs{m.out, partials.data_ptr(), m.rows, chunks, m.out_stride, chunks * item, item});
 }
 
@@ -72,16 +82,9 @@ void reduce_split(ReduceKernel kernel, ReduceKernel partial_kernel, const Matrix
 // chunk in parallel, then runs once more over the winners' values. The kernel keeps the first of equals,
 // so a tie between chunks goes to the earlier one and the answer is a single call's, for any thread count.
 void index_reduce_split(ReduceKernel kernel, const Matrix& m, DType dtype, Device device) {
-  const int64_t chunks = (m.cols + kSplitChunk - 1) / kSplitChunk;
-  constexpr int64_t kIndex = sizeof(int64_t);
+  const int64_t chunks = split_chunks(m);
   const Tensor local = Tensor::empty({m.rows, chunks}, DType::Int64, device);  // winner within its chunk
-  parallel_for(chunks, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t c = begin; c < end; ++c) {
-      const int64_t first = c * kSplitChunk;
-      kernel(ReduceArgs{local.data_ptr() + c * kIndex, m.in + first * m.in_col_stride, m.rows,
-                        std::min(kSplitChunk, m.cols - first), chunks * kIndex, m.in_row_stride, m.in_col_stride});
-    }
-  });
+  fold_chunks(kernel, m, local);
   const auto* local_index = reinterpret_cast<const int64_t*>(local.data_ptr());
   const Tensor winners = Tensor::empty({m.rows, chunks}, dtype, device);
   const auto item = static_cast<int64_t>(winners.itemsize());
@@ -92,7 +95,7 @@ void index_reduce_split(ReduceKernel kernel, const Matrix& m, DType dtype, Devic
     }
   }
   const Tensor best = Tensor::empty({m.rows}, DType::Int64, device);  // the winning chunk
-  kernel(ReduceArgs{best.data_ptr(), winners.data_ptr(), m.rows, chunks, kIndex, chunks * item, item});
+  kernel(ReduceArgs{best.data_ptr(), winners.data_ptr(), m.rows, chunks, sizeof(int64_t), chunks * item, item});
   const auto* best_chunk = reinterpret_cast<const int64_t*>(best.data_ptr());
   for (int64_t r = 0; r < m.rows; ++r) {
     const int64_t c = best_chunk[r];
