@@ -27,6 +27,13 @@ struct argmax_cpu_kernel {
       const char* row = args.in + i * args.in_outer_stride;
       compute_t best = static_cast<compute_t>(*reinterpret_cast<const T*>(row));
       int64_t best_index = 0;
+      // The element at `index`, seen after every earlier one.
+      const auto consider = [&](compute_t x, int64_t index) {
+        if (better(x, best)) {
+          best = x;
+          best_index = index;
+        }
+      };
       if (lanes) {
         for (int64_t start = 0; start < args.n_reduce; start += kBlock) {
           const T* block = reinterpret_cast<const T*>(row) + start;
@@ -56,21 +63,11 @@ struct argmax_cpu_kernel {
               }
             }
           }
-          for (; j < count; ++j) {
-            const compute_t x = static_cast<compute_t>(block[j]);
-            if (better(x, best)) {
-              best = x;
-              best_index = start + j;
-            }
-          }
+          for (; j < count; ++j) consider(static_cast<compute_t>(block[j]), start + j);
         }
       } else {
         for (int64_t j = 1; j < args.n_reduce; ++j) {
-          const compute_t x = static_cast<compute_t>(*reinterpret_cast<const T*>(row + j * args.in_reduce_stride));
-          if (better(x, best)) {
-            best = x;
-            best_index = j;
-          }
+          consider(static_cast<compute_t>(*reinterpret_cast<const T*>(row + j * args.in_reduce_stride)), j);
         }
       }
       *reinterpret_cast<int64_t*>(args.out + i * args.out_stride) = best_index;
