@@ -39,6 +39,7 @@ import tensorsmith as ts  # noqa: E402
 LIBRARIES = ("tensorsmith", "numpy", "torch")
 GOALS = (  # issue 7: (case name, peer, the most tensorsmith's time may be as a multiple of the peer's)
     ("pointwise/add/large", "torch", 1.0),
+    ("pointwise/add(out=)/large", "torch", 1.0),
     ("pointwise/multiply/large", "torch", 1.0),
     ("reduction/sum/large", "torch", 1.0),
     ("pointwise/exp/large", "torch", 1.0),

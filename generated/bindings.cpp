@@ -14,24 +14,33 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   ts::Registry& registry = ts::Registry::global();
   {
     const ts::OpDef* op = &registry.get("abs");
-    auto abs = [op](pybind11::object x) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x}, {"x"})); };
-    m.def("abs", abs, py::arg("x"), py::pos_only(), "Absolute value of each element.");
-    m.def("absolute", abs, py::arg("x"), py::pos_only(), "Alias of abs (the numpy name).");
-    tensor_class.def("abs", abs, "Absolute value of each element.");
-    tensor_class.def("__abs__", [abs](pybind11::object self) { return abs(self); }, py::is_operator());
+    auto abs = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("abs", abs, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Absolute value of each element.");
+    m.def("absolute", abs, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Alias of abs (the numpy name).");
+    tensor_class.def(
+        "abs", [abs](pybind11::object x) { return abs(x, pybind11::none()); }, "Absolute value of each element.");
+    tensor_class.def(
+        "__abs__", [abs](pybind11::object self) { return abs(self, pybind11::none()); }, py::is_operator());
   }
   {
     const ts::OpDef* op = &registry.get("add");
-    auto add = [op](pybind11::object x1, pybind11::object x2) {
-      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    auto add = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
     };
-    m.def("add", add, py::arg("x1"), py::arg("x2"), py::pos_only(), "Sum of each pair of elements, x1 + x2.");
-    tensor_class.def("add", add, py::arg("x2"), "Sum of each pair of elements, x1 + x2.");
+    m.def("add", add, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Sum of each pair of elements, x1 + x2.");
     tensor_class.def(
-        "__add__", [add](pybind11::object self, pybind11::object other) { return add(self, other); },
+        "add", [add](pybind11::object x1, pybind11::object x2) { return add(x1, x2, pybind11::none()); }, py::arg("x2"),
+        "Sum of each pair of elements, x1 + x2.");
+    tensor_class.def(
+        "__add__", [add](pybind11::object self, pybind11::object other) { return add(self, other, pybind11::none()); },
         py::is_operator());
     tensor_class.def(
-        "__radd__", [add](pybind11::object self, pybind11::object other) { return add(other, self); },
+        "__radd__", [add](pybind11::object self, pybind11::object other) { return add(other, self, pybind11::none()); },
         py::is_operator());
   }
   {
@@ -64,105 +73,138 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("ceil");
-    auto ceil = [op](pybind11::object x) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x}, {"x"})); };
-    m.def("ceil", ceil, py::arg("x"), py::pos_only(),
+    auto ceil = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("ceil", ceil, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Smallest integer not less than each element; integer inputs keep their dtype.");
   }
   {
     const ts::OpDef* op = &registry.get("cos");
-    auto cos = [op](pybind11::object x) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x}, {"x"})); };
-    m.def("cos", cos, py::arg("x"), py::pos_only(), "Cosine of each element, in radians.");
+    auto cos = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("cos", cos, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Cosine of each element, in radians.");
   }
   {
     const ts::OpDef* op = &registry.get("divide");
-    auto divide = [op](pybind11::object x1, pybind11::object x2) {
-      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    auto divide = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
     };
-    m.def("divide", divide, py::arg("x1"), py::arg("x2"), py::pos_only(),
-          "True division x1 / x2; integer inputs give float64.");
+    m.def("divide", divide, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(), "True division x1 / x2; integer inputs give float64.");
     tensor_class.def(
-        "__truediv__", [divide](pybind11::object self, pybind11::object other) { return divide(self, other); },
+        "__truediv__",
+        [divide](pybind11::object self, pybind11::object other) { return divide(self, other, pybind11::none()); },
         py::is_operator());
     tensor_class.def(
-        "__rtruediv__", [divide](pybind11::object self, pybind11::object other) { return divide(other, self); },
+        "__rtruediv__",
+        [divide](pybind11::object self, pybind11::object other) { return divide(other, self, pybind11::none()); },
         py::is_operator());
   }
   {
     const ts::OpDef* op = &registry.get("equal");
-    auto equal = [op](pybind11::object x1, pybind11::object x2) {
-      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    auto equal = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
     };
-    m.def("equal", equal, py::arg("x1"), py::arg("x2"), py::pos_only(), "x1 == x2 for each pair, as bool.");
+    m.def("equal", equal, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(), "x1 == x2 for each pair, as bool.");
     tensor_class.def(
-        "__eq__", [equal](pybind11::object self, pybind11::object other) { return equal(self, other); },
+        "__eq__",
+        [equal](pybind11::object self, pybind11::object other) { return equal(self, other, pybind11::none()); },
         py::is_operator());
   }
   {
     const ts::OpDef* op = &registry.get("exp");
-    auto exp = [op](pybind11::object x) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x}, {"x"})); };
-    m.def("exp", exp, py::arg("x"), py::pos_only(), "Exponential e**x of each element.");
+    auto exp = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("exp", exp, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Exponential e**x of each element.");
   }
   {
     const ts::OpDef* op = &registry.get("expm1");
-    auto expm1 = [op](pybind11::object x) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x}, {"x"})); };
-    m.def("expm1", expm1, py::arg("x"), py::pos_only(), "exp(x) - 1, accurate for small x.");
+    auto expm1 = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("expm1", expm1, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "exp(x) - 1, accurate for small x.");
   }
   {
     const ts::OpDef* op = &registry.get("floor");
-    auto floor = [op](pybind11::object x) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x}, {"x"})); };
-    m.def("floor", floor, py::arg("x"), py::pos_only(),
+    auto floor = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("floor", floor, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Largest integer not greater than each element; integer inputs keep their dtype.");
   }
   {
     const ts::OpDef* op = &registry.get("greater");
-    auto greater = [op](pybind11::object x1, pybind11::object x2) {
-      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    auto greater = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
     };
-    m.def("greater", greater, py::arg("x1"), py::arg("x2"), py::pos_only(), "x1 > x2 for each pair, as bool.");
+    m.def("greater", greater, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(), "x1 > x2 for each pair, as bool.");
     tensor_class.def(
-        "__gt__", [greater](pybind11::object self, pybind11::object other) { return greater(self, other); },
+        "__gt__",
+        [greater](pybind11::object self, pybind11::object other) { return greater(self, other, pybind11::none()); },
         py::is_operator());
   }
   {
     const ts::OpDef* op = &registry.get("greater_equal");
-    auto greater_equal = [op](pybind11::object x1, pybind11::object x2) {
-      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    auto greater_equal = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
     };
-    m.def("greater_equal", greater_equal, py::arg("x1"), py::arg("x2"), py::pos_only(),
-          "x1 >= x2 for each pair, as bool.");
+    m.def("greater_equal", greater_equal, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(), "x1 >= x2 for each pair, as bool.");
     tensor_class.def(
-        "__ge__", [greater_equal](pybind11::object self, pybind11::object other) { return greater_equal(self, other); },
+        "__ge__",
+        [greater_equal](pybind11::object self, pybind11::object other) {
+          return greater_equal(self, other, pybind11::none());
+        },
         py::is_operator());
   }
   {
     const ts::OpDef* op = &registry.get("less");
-    auto less = [op](pybind11::object x1, pybind11::object x2) {
-      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    auto less = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
     };
-    m.def("less", less, py::arg("x1"), py::arg("x2"), py::pos_only(), "x1 < x2 for each pair, as bool.");
+    m.def("less", less, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "x1 < x2 for each pair, as bool.");
     tensor_class.def(
-        "__lt__", [less](pybind11::object self, pybind11::object other) { return less(self, other); },
+        "__lt__", [less](pybind11::object self, pybind11::object other) { return less(self, other, pybind11::none()); },
         py::is_operator());
   }
   {
     const ts::OpDef* op = &registry.get("less_equal");
-    auto less_equal = [op](pybind11::object x1, pybind11::object x2) {
-      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    auto less_equal = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
     };
-    m.def("less_equal", less_equal, py::arg("x1"), py::arg("x2"), py::pos_only(), "x1 <= x2 for each pair, as bool.");
+    m.def("less_equal", less_equal, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(), "x1 <= x2 for each pair, as bool.");
     tensor_class.def(
-        "__le__", [less_equal](pybind11::object self, pybind11::object other) { return less_equal(self, other); },
+        "__le__",
+        [less_equal](pybind11::object self, pybind11::object other) {
+          return less_equal(self, other, pybind11::none());
+        },
         py::is_operator());
   }
   {
     const ts::OpDef* op = &registry.get("log");
-    auto log = [op](pybind11::object x) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x}, {"x"})); };
-    m.def("log", log, py::arg("x"), py::pos_only(), "Natural logarithm of each element; NaN below 0 and -inf at 0.");
+    auto log = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("log", log, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Natural logarithm of each element; NaN below 0 and -inf at 0.");
   }
   {
     const ts::OpDef* op = &registry.get("log1p");
-    auto log1p = [op](pybind11::object x) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x}, {"x"})); };
-    m.def("log1p", log1p, py::arg("x"), py::pos_only(), "log(1 + x), accurate for small x.");
+    auto log1p = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("log1p", log1p, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "log(1 + x), accurate for small x.");
   }
   {
     const ts::OpDef* op = &registry.get("log_softmax");
@@ -174,25 +216,27 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("logical_and");
-    auto logical_and = [op](pybind11::object x1, pybind11::object x2) {
-      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    auto logical_and = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
     };
-    m.def("logical_and", logical_and, py::arg("x1"), py::arg("x2"), py::pos_only(),
-          "Logical AND of each pair, as bool.");
+    m.def("logical_and", logical_and, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(), "Logical AND of each pair, as bool.");
   }
   {
     const ts::OpDef* op = &registry.get("logical_not");
-    auto logical_not = [op](pybind11::object x) {
-      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x}, {"x"}));
+    auto logical_not = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
     };
-    m.def("logical_not", logical_not, py::arg("x"), py::pos_only(), "Logical NOT of each element, as bool.");
+    m.def("logical_not", logical_not, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Logical NOT of each element, as bool.");
   }
   {
     const ts::OpDef* op = &registry.get("logical_or");
-    auto logical_or = [op](pybind11::object x1, pybind11::object x2) {
-      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    auto logical_or = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
     };
-    m.def("logical_or", logical_or, py::arg("x1"), py::arg("x2"), py::pos_only(), "Logical OR of each pair, as bool.");
+    m.def("logical_or", logical_or, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(), "Logical OR of each pair, as bool.");
   }
   {
     const ts::OpDef* op = &registry.get("matmul");
@@ -232,11 +276,11 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("maximum");
-    auto maximum = [op](pybind11::object x1, pybind11::object x2) {
-      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    auto maximum = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
     };
-    m.def("maximum", maximum, py::arg("x1"), py::arg("x2"), py::pos_only(),
-          "Element-wise maximum; NaN if either is NaN.");
+    m.def("maximum", maximum, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(), "Element-wise maximum; NaN if either is NaN.");
   }
   {
     const ts::OpDef* op = &registry.get("mean");
@@ -274,59 +318,70 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("minimum");
-    auto minimum = [op](pybind11::object x1, pybind11::object x2) {
-      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    auto minimum = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
     };
-    m.def("minimum", minimum, py::arg("x1"), py::arg("x2"), py::pos_only(),
-          "Element-wise minimum; NaN if either is NaN.");
+    m.def("minimum", minimum, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(), "Element-wise minimum; NaN if either is NaN.");
   }
   {
     const ts::OpDef* op = &registry.get("multiply");
-    auto multiply = [op](pybind11::object x1, pybind11::object x2) {
-      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    auto multiply = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
     };
-    m.def("multiply", multiply, py::arg("x1"), py::arg("x2"), py::pos_only(),
-          "Product of each pair of elements, x1 * x2.");
-    tensor_class.def("multiply", multiply, py::arg("x2"), "Product of each pair of elements, x1 * x2.");
+    m.def("multiply", multiply, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(), "Product of each pair of elements, x1 * x2.");
     tensor_class.def(
-        "__mul__", [multiply](pybind11::object self, pybind11::object other) { return multiply(self, other); },
+        "multiply", [multiply](pybind11::object x1, pybind11::object x2) { return multiply(x1, x2, pybind11::none()); },
+        py::arg("x2"), "Product of each pair of elements, x1 * x2.");
+    tensor_class.def(
+        "__mul__",
+        [multiply](pybind11::object self, pybind11::object other) { return multiply(self, other, pybind11::none()); },
         py::is_operator());
     tensor_class.def(
-        "__rmul__", [multiply](pybind11::object self, pybind11::object other) { return multiply(other, self); },
+        "__rmul__",
+        [multiply](pybind11::object self, pybind11::object other) { return multiply(other, self, pybind11::none()); },
         py::is_operator());
   }
   {
     const ts::OpDef* op = &registry.get("negative");
-    auto negative = [op](pybind11::object x) {
-      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x}, {"x"}));
+    auto negative = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
     };
-    m.def("negative", negative, py::arg("x"), py::pos_only(), "Numerical negative of each element, -x.");
-    tensor_class.def("negative", negative, "Numerical negative of each element, -x.");
-    tensor_class.def("__neg__", [negative](pybind11::object self) { return negative(self); }, py::is_operator());
+    m.def("negative", negative, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Numerical negative of each element, -x.");
+    tensor_class.def(
+        "negative", [negative](pybind11::object x) { return negative(x, pybind11::none()); },
+        "Numerical negative of each element, -x.");
+    tensor_class.def(
+        "__neg__", [negative](pybind11::object self) { return negative(self, pybind11::none()); }, py::is_operator());
   }
   {
     const ts::OpDef* op = &registry.get("not_equal");
-    auto not_equal = [op](pybind11::object x1, pybind11::object x2) {
-      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    auto not_equal = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
     };
-    m.def("not_equal", not_equal, py::arg("x1"), py::arg("x2"), py::pos_only(), "x1 != x2 for each pair, as bool.");
+    m.def("not_equal", not_equal, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(), "x1 != x2 for each pair, as bool.");
     tensor_class.def(
-        "__ne__", [not_equal](pybind11::object self, pybind11::object other) { return not_equal(self, other); },
+        "__ne__",
+        [not_equal](pybind11::object self, pybind11::object other) { return not_equal(self, other, pybind11::none()); },
         py::is_operator());
   }
   {
     const ts::OpDef* op = &registry.get("pow");
-    auto pow = [op](pybind11::object x1, pybind11::object x2) {
-      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    auto pow = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
     };
-    m.def("pow", pow, py::arg("x1"), py::arg("x2"), py::pos_only(),
+    m.def("pow", pow, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "x1 raised to the power x2; integer exponents must be non-negative.");
-    m.def("power", pow, py::arg("x1"), py::arg("x2"), py::pos_only(), "Alias of pow (the numpy name).");
+    m.def("power", pow, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Alias of pow (the numpy name).");
     tensor_class.def(
-        "__pow__", [pow](pybind11::object self, pybind11::object other) { return pow(self, other); },
+        "__pow__", [pow](pybind11::object self, pybind11::object other) { return pow(self, other, pybind11::none()); },
         py::is_operator());
     tensor_class.def(
-        "__rpow__", [pow](pybind11::object self, pybind11::object other) { return pow(other, self); },
+        "__rpow__", [pow](pybind11::object self, pybind11::object other) { return pow(other, self, pybind11::none()); },
         py::is_operator());
   }
   {
@@ -349,25 +404,35 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("relu");
-    auto relu = [op](pybind11::object x) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x}, {"x"})); };
-    m.def("relu", relu, py::arg("x"), py::pos_only(), "Rectified linear unit, max(x, 0); NaN stays NaN.");
+    auto relu = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("relu", relu, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Rectified linear unit, max(x, 0); NaN stays NaN.");
   }
   {
     const ts::OpDef* op = &registry.get("sigmoid");
-    auto sigmoid = [op](pybind11::object x) {
-      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x}, {"x"}));
+    auto sigmoid = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
     };
-    m.def("sigmoid", sigmoid, py::arg("x"), py::pos_only(), "Logistic sigmoid 1 / (1 + exp(-x)).");
+    m.def("sigmoid", sigmoid, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Logistic sigmoid 1 / (1 + exp(-x)).");
   }
   {
     const ts::OpDef* op = &registry.get("sign");
-    auto sign = [op](pybind11::object x) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x}, {"x"})); };
-    m.def("sign", sign, py::arg("x"), py::pos_only(), "-1, 0 or 1 by the sign of each element (NaN for NaN).");
+    auto sign = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("sign", sign, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "-1, 0 or 1 by the sign of each element (NaN for NaN).");
   }
   {
     const ts::OpDef* op = &registry.get("sin");
-    auto sin = [op](pybind11::object x) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x}, {"x"})); };
-    m.def("sin", sin, py::arg("x"), py::pos_only(), "Sine of each element, in radians.");
+    auto sin = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("sin", sin, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Sine of each element, in radians.");
   }
   {
     const ts::OpDef* op = &registry.get("softmax");
@@ -379,22 +444,26 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("sqrt");
-    auto sqrt = [op](pybind11::object x) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x}, {"x"})); };
-    m.def("sqrt", sqrt, py::arg("x"), py::pos_only(),
+    auto sqrt = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("sqrt", sqrt, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Non-negative square root of each element; NaN for negative inputs.");
   }
   {
     const ts::OpDef* op = &registry.get("subtract");
-    auto subtract = [op](pybind11::object x1, pybind11::object x2) {
-      return ts::pointwise(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}));
+    auto subtract = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
     };
-    m.def("subtract", subtract, py::arg("x1"), py::arg("x2"), py::pos_only(),
-          "Difference of each pair of elements, x1 - x2.");
+    m.def("subtract", subtract, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(), "Difference of each pair of elements, x1 - x2.");
     tensor_class.def(
-        "__sub__", [subtract](pybind11::object self, pybind11::object other) { return subtract(self, other); },
+        "__sub__",
+        [subtract](pybind11::object self, pybind11::object other) { return subtract(self, other, pybind11::none()); },
         py::is_operator());
     tensor_class.def(
-        "__rsub__", [subtract](pybind11::object self, pybind11::object other) { return subtract(other, self); },
+        "__rsub__",
+        [subtract](pybind11::object self, pybind11::object other) { return subtract(other, self, pybind11::none()); },
         py::is_operator());
   }
   {
@@ -417,15 +486,20 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("tanh");
-    auto tanh = [op](pybind11::object x) { return ts::pointwise(*op, ts::python::tensor_operands(*op, {x}, {"x"})); };
-    m.def("tanh", tanh, py::arg("x"), py::pos_only(), "Hyperbolic tangent of each element.");
+    auto tanh = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("tanh", tanh, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Hyperbolic tangent of each element.");
   }
   {
     const ts::OpDef* op = &registry.get("where");
-    auto where = [op](pybind11::object condition, pybind11::object x1, pybind11::object x2) {
-      return ts::pointwise(*op, ts::python::tensor_operands(*op, {condition, x1, x2}, {"condition", "x1", "x2"}));
+    auto where = [op](pybind11::object condition, pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(
+          *op, ts::python::tensor_operands(*op, {condition, x1, x2}, {"condition", "x1", "x2"}), out);
     };
-    m.def("where", where, py::arg("condition"), py::arg("x1"), py::arg("x2"), py::pos_only(),
+    m.def("where", where, py::arg("condition"), py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(),
           "Elements of x1 where condition is true, else of x2; all three broadcast together.");
   }
 }

@@ -195,6 +195,12 @@ def binding_cpp_type(spec: OpSpec, arg: Argument) -> str:
     return {BaseType.int: "int64_t", BaseType.bool: "bool", BaseType.float: "double"}[arg.type.base]
 
 
+def takes_out(spec: OpSpec) -> bool:
+    """Whether the op's function takes numpy's keyword out= (a tensor the result is written into): the
+    pointwise ops, as numpy's ufuncs do. Methods and operators never take it."""
+    return spec.family is Family.pointwise
+
+
 def binding_default(arg: Argument) -> str | None:
     """The pybind11 default expression for `py::arg(...) = default`."""
     if arg.default is None:

@@ -87,36 +87,46 @@ def bindings_context(catalog: Catalog, header: str) -> dict[str, object]:
 def _binding(spec: OpSpec, aliases: list[AliasSpec]) -> dict[str, object]:
     args = spec.signature.arguments
     parameters = ", ".join(f"{api.binding_cpp_type(spec, a)} {a.name}" for a in args)
+    arguments = _py_arguments(args, method=False)
+    no_out = ""  # what methods and operators pass for out=, which only the function takes
+    if api.takes_out(spec):
+        parameters += ", pybind11::object out"
+        arguments += ', py::kw_only(), py::arg("out") = pybind11::none()'
+        no_out = ", pybind11::none()"
     functions = [{"name": spec.name, "doc": cpp_string(spec.doc)}]
     functions += [{"name": a.name, "doc": cpp_string(a.doc)} for a in aliases]
-    method = _method(spec, args) if Variant.method in spec.variants else None
+    method = _method(spec, args, no_out) if Variant.method in spec.variants else None
     operators = []
     tensor_type = api.binding_cpp_type(spec, spec.signature.tensor_arguments[0])
     for dunder in spec.operators:
         if spec.arity == 1:
-            operators.append({"name": dunder, "parameters": f"{tensor_type} self", "call": "self"})
+            operators.append({"name": dunder, "parameters": f"{tensor_type} self", "call": "self" + no_out})
         else:
-            call = "other, self" if api.is_reflected(dunder) else "self, other"
+            call = ("other, self" if api.is_reflected(dunder) else "self, other") + no_out
             operators.append({"name": dunder, "parameters": f"{tensor_type} self, {tensor_type} other", "call": call})
     return {
         "name": spec.name,
         "parameters": parameters,
         "engine_call": _engine_call(spec),
-        "arguments": _py_arguments(args, method=False),
+        "arguments": arguments,
         "functions": functions,
         "method": method,
         "operators": operators,
     }
 
 
-def _method(spec: OpSpec, args: tuple[Argument, ...]) -> dict[str, str]:
-    """The Tensor method: the function with self first. Reductions also take numpy's dtype= and out=,
-    because np.sum(t) and friends call t.sum(axis=..., dtype=None, out=None)."""
+def _method(spec: OpSpec, args: tuple[Argument, ...], no_out: str) -> dict[str, str]:
+    """The Tensor method: the function with self first (`no_out`: what it passes for the function's
+    out=, if any). Reductions also take numpy's dtype= and out=, because np.sum(t) and friends call
+    t.sum(axis=..., dtype=None, out=None)."""
     rest = _py_arguments(args[1:], method=True)
-    if spec.family is not Family.reduction:
-        return {"callable": spec.name, "arguments": f", {rest}" if rest else ""}
     params = ", ".join(f"{api.binding_cpp_type(spec, a)} {a.name}" for a in args)
     names = ", ".join(a.name for a in args)
+    if no_out:
+        wrapper = f"[{spec.name}]({params}) {{ return {spec.name}({names}{no_out}); }}"
+        return {"callable": wrapper, "arguments": f", {rest}" if rest else ""}
+    if spec.family is not Family.reduction:
+        return {"callable": spec.name, "arguments": f", {rest}" if rest else ""}
     wrapper = (f"[{spec.name}]({params}, pybind11::object dtype, pybind11::object out) {{ "
                f"ts::python::require_default_numpy_keywords(dtype, out); return {spec.name}({names}); }}")  # fmt: skip
     keywords = 'py::arg("dtype") = pybind11::none(), py::arg("out") = pybind11::none()'
@@ -143,7 +153,7 @@ def _engine_call(spec: OpSpec) -> str:
     labels = ", ".join(f'"{n}"' for n in names)
     tensors = f"ts::python::tensor_operands(*op, {{{handles}}}, {{{labels}}})"
     if spec.family is Family.pointwise:
-        return f"ts::pointwise(*op, {tensors})"
+        return f"ts::python::pointwise_into(*op, {tensors}, out)"
     if spec.family is Family.reduction:
         return f"ts::reduce(*op, {tensors}[0], ts::python::axes_arg(axis), keepdims)"
     if spec.family is Family.index_reduction:
@@ -164,11 +174,11 @@ def sources_context(catalog: Catalog, header: str) -> dict[str, object]:
 def stub_context(catalog: Catalog, header: str) -> dict[str, object]:
     functions = []
     for spec in catalog.ops:
-        functions.append({"name": spec.name, "signature": _pyi_signature(spec, spec.signature.arguments), "doc": spec.doc})
+        functions.append({"name": spec.name, "signature": _pyi_function_signature(spec), "doc": spec.doc})
     by_name = {spec.name: spec for spec in catalog.ops}
     for alias in catalog.aliases:
         target = by_name[alias.alias_of]
-        functions.append({"name": alias.name, "signature": _pyi_signature(target, target.signature.arguments), "doc": alias.doc})
+        functions.append({"name": alias.name, "signature": _pyi_function_signature(target), "doc": alias.doc})
     methods = [
         {"name": spec.name, "signature": _pyi_signature(spec, spec.signature.arguments[1:], self_arg=True), "doc": spec.doc}
         for spec in catalog.ops
@@ -188,6 +198,14 @@ def stub_context(catalog: Catalog, header: str) -> dict[str, object]:
         "methods": methods,
         "operators": sorted(operators, key=lambda o: o["name"]),
     }
+
+
+def _pyi_function_signature(spec: OpSpec) -> str:
+    signature = _pyi_signature(spec, spec.signature.arguments)
+    if not api.takes_out(spec):
+        return signature
+    star = "" if any(a.kind == "keyword" for a in spec.signature.arguments) else "*, "
+    return signature.replace(") -> Tensor", f", {star}out: Tensor | tuple[Tensor] | None = None) -> Tensor")
 
 
 def _pyi_signature(spec: OpSpec, args: tuple[Argument, ...], self_arg: bool = False) -> str:

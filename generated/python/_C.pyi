@@ -193,13 +193,13 @@ cuda: _Cuda
 
 # generated functions
 
-def abs(x: Tensor | ArrayLike, /) -> Tensor:
+def abs(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Absolute value of each element."""
 
-def absolute(x: Tensor | ArrayLike, /) -> Tensor:
+def absolute(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Alias of abs (the numpy name)."""
 
-def add(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
+def add(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Sum of each pair of elements, x1 + x2."""
 
 def argmax(x: Tensor | ArrayLike, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Tensor:
@@ -208,55 +208,63 @@ def argmax(x: Tensor | ArrayLike, /, *, axis: int | None = None, keepdims: built
 def argmin(x: Tensor | ArrayLike, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Tensor:
     """Index of the first minimum along axis (of the flattened tensor when axis is None); the first NaN counts as the minimum."""
 
-def ceil(x: Tensor | ArrayLike, /) -> Tensor:
+def ceil(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Smallest integer not less than each element; integer inputs keep their dtype."""
 
-def cos(x: Tensor | ArrayLike, /) -> Tensor:
+def cos(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Cosine of each element, in radians."""
 
-def divide(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
+def divide(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """True division x1 / x2; integer inputs give float64."""
 
-def equal(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
+def equal(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """x1 == x2 for each pair, as bool."""
 
-def exp(x: Tensor | ArrayLike, /) -> Tensor:
+def exp(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Exponential e**x of each element."""
 
-def expm1(x: Tensor | ArrayLike, /) -> Tensor:
+def expm1(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """exp(x) - 1, accurate for small x."""
 
-def floor(x: Tensor | ArrayLike, /) -> Tensor:
+def floor(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Largest integer not greater than each element; integer inputs keep their dtype."""
 
-def greater(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
+def greater(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """x1 > x2 for each pair, as bool."""
 
-def greater_equal(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
+def greater_equal(
+    x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None
+) -> Tensor:
     """x1 >= x2 for each pair, as bool."""
 
-def less(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
+def less(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """x1 < x2 for each pair, as bool."""
 
-def less_equal(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
+def less_equal(
+    x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None
+) -> Tensor:
     """x1 <= x2 for each pair, as bool."""
 
-def log(x: Tensor | ArrayLike, /) -> Tensor:
+def log(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Natural logarithm of each element; NaN below 0 and -inf at 0."""
 
-def log1p(x: Tensor | ArrayLike, /) -> Tensor:
+def log1p(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """log(1 + x), accurate for small x."""
 
 def log_softmax(x: Tensor | ArrayLike, /, *, axis: int = -1) -> Tensor:
     """log(softmax(x)) along axis, computed stably as x - max - log(sum(exp(x - max)))."""
 
-def logical_and(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
+def logical_and(
+    x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None
+) -> Tensor:
     """Logical AND of each pair, as bool."""
 
-def logical_not(x: Tensor | ArrayLike, /) -> Tensor:
+def logical_not(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Logical NOT of each element, as bool."""
 
-def logical_or(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
+def logical_or(
+    x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None
+) -> Tensor:
     """Logical OR of each pair, as bool."""
 
 def matmul(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
@@ -267,7 +275,7 @@ def max(
 ) -> Tensor:
     """Maximum over the given axes; NaN if any element is NaN; an empty reduction raises."""
 
-def maximum(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
+def maximum(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Element-wise maximum; NaN if either is NaN."""
 
 def mean(
@@ -280,22 +288,24 @@ def min(
 ) -> Tensor:
     """Minimum over the given axes; NaN if any element is NaN; an empty reduction raises."""
 
-def minimum(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
+def minimum(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Element-wise minimum; NaN if either is NaN."""
 
-def multiply(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
+def multiply(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Product of each pair of elements, x1 * x2."""
 
-def negative(x: Tensor | ArrayLike, /) -> Tensor:
+def negative(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Numerical negative of each element, -x."""
 
-def not_equal(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
+def not_equal(
+    x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None
+) -> Tensor:
     """x1 != x2 for each pair, as bool."""
 
-def pow(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
+def pow(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """x1 raised to the power x2; integer exponents must be non-negative."""
 
-def power(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
+def power(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Alias of pow (the numpy name)."""
 
 def prod(
@@ -303,25 +313,25 @@ def prod(
 ) -> Tensor:
     """Product over the given axes (all when axis is None); ints accumulate in int64/uint64."""
 
-def relu(x: Tensor | ArrayLike, /) -> Tensor:
+def relu(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Rectified linear unit, max(x, 0); NaN stays NaN."""
 
-def sigmoid(x: Tensor | ArrayLike, /) -> Tensor:
+def sigmoid(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Logistic sigmoid 1 / (1 + exp(-x))."""
 
-def sign(x: Tensor | ArrayLike, /) -> Tensor:
+def sign(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """-1, 0 or 1 by the sign of each element (NaN for NaN)."""
 
-def sin(x: Tensor | ArrayLike, /) -> Tensor:
+def sin(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Sine of each element, in radians."""
 
 def softmax(x: Tensor | ArrayLike, /, *, axis: int = -1) -> Tensor:
     """exp(x) / sum(exp(x)) along axis, computed stably by subtracting the maximum first."""
 
-def sqrt(x: Tensor | ArrayLike, /) -> Tensor:
+def sqrt(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Non-negative square root of each element; NaN for negative inputs."""
 
-def subtract(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
+def subtract(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Difference of each pair of elements, x1 - x2."""
 
 def sum(
@@ -329,8 +339,15 @@ def sum(
 ) -> Tensor:
     """Sum over the given axes (all when axis is None); ints accumulate in int64/uint64."""
 
-def tanh(x: Tensor | ArrayLike, /) -> Tensor:
+def tanh(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Hyperbolic tangent of each element."""
 
-def where(condition: Tensor | ArrayLike, x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
+def where(
+    condition: Tensor | ArrayLike,
+    x1: Tensor | ArrayLike,
+    x2: Tensor | ArrayLike,
+    /,
+    *,
+    out: Tensor | tuple[Tensor] | None = None,
+) -> Tensor:
     """Elements of x1 where condition is true, else of x2; all three broadcast together."""

@@ -309,6 +309,12 @@ def test_binding_defaults_and_stub_types() -> None:
     assert api.pyi_type(op("add"), op("add").signature.arguments[0]) == "Tensor | ArrayLike"
 
 
+def test_only_pointwise_functions_take_out() -> None:
+    takes = {spec.name for spec in CATALOG.ops if api.takes_out(spec)}
+    assert {"add", "exp", "where"} <= takes
+    assert not takes & {"sum", "mean", "argmax", "softmax", "matmul"}
+
+
 def test_reflected_operators() -> None:
     from generator.model import OPERATORS
 

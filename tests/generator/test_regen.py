@@ -227,11 +227,13 @@ def test_new_spec_adds_the_op_everywhere(checkout: Path, tsgen, hash_tree) -> No
     assert defined == sorted(defined) == sorted(s.name for s in load_catalog(checkout).ops)
     bindings = (generated / "bindings.cpp").read_text(encoding="utf-8")
     assert 'registry.get("square")' in bindings
-    assert 'm.def("square", square, py::arg("x"), py::pos_only(), "Square of each element, x * x.");' in bindings
+    assert ('m.def("square", square, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(), '
+            '"Square of each element, x * x.");') in " ".join(bindings.split())  # as clang-format wrapped it
     assert "  generated/cpu/square.cpp\n" in (generated / "sources.cmake").read_text(encoding="utf-8")
     assert "  generated/cuda/square.cu\n" in (generated / "sources.cmake").read_text(encoding="utf-8")
     assert "void register_square_cuda(ts::Registry& registry);" in registration
-    assert "def square(x: Tensor | ArrayLike, /) -> Tensor:" in (generated / "python" / "_C.pyi").read_text(encoding="utf-8")
+    stub = (generated / "python" / "_C.pyi").read_text(encoding="utf-8")
+    assert "def square(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:" in stub
     manifest = json.loads((generated / "MANIFEST.json").read_text(encoding="utf-8"))
     record = manifest["outputs"]["cpu/square.cpp"]
     assert (record["op"], record["device"], record["proposer"]) == ("square", "cpu", "template")

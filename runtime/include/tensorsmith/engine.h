@@ -15,6 +15,14 @@ namespace ts {
 // one device; non-contiguous and stride-0 inputs are read in place.
 Tensor pointwise(const OpDef& op, const std::vector<Tensor>& inputs);
 
+// The same op written into `out` (numpy's out=), which is returned. `out` has the
+// broadcast shape of the inputs and itself, is on their device, has no broadcast
+// (stride-0) axis, and its dtype is the result dtype or one numpy's 'same_kind'
+// rule casts it to. The kernel writes a contiguous `out` of the result dtype
+// directly; any other `out` is filled from a temporary. Inputs that share memory
+// with `out` are copied first, so the result is as if out were a fresh tensor.
+Tensor pointwise(const OpDef& op, const std::vector<Tensor>& inputs, const Tensor& out);
+
 // Reduction over `axes` (all axes when nullopt; duplicates raise ValueError).
 Tensor reduce(const OpDef& op, const Tensor& x, const std::optional<std::vector<int64_t>>& axes, bool keepdims);
 

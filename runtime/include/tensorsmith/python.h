@@ -27,8 +27,12 @@ std::vector<Tensor> tensor_operands(const OpDef& op, const std::vector<pybind11:
                                        const std::vector<const char*>& names);
 
 // numpy calls a reduction method with dtype= and out= (np.sum(t) -> t.sum(axis=None, dtype=None,
-// out=None)); tensorsmith supports neither yet, so anything but None raises TypeError.
+// out=None)); tensorsmith reductions support neither yet, so anything but None raises TypeError.
 void require_default_numpy_keywords(pybind11::handle dtype, pybind11::handle out);
+
+// A pointwise op's result: a new tensor when `out` is None; else written into `out` (a Tensor, or
+// numpy's tuple of one) by ts::pointwise, and `out` itself is returned, as numpy returns it.
+pybind11::object pointwise_into(const OpDef& op, const std::vector<Tensor>& inputs, pybind11::handle out);
 
 // axis arguments: None, an int, or a sequence of ints (TypeError otherwise).
 std::optional<std::vector<int64_t>> axes_arg(pybind11::handle axis);

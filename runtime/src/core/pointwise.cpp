@@ -318,7 +318,45 @@ DType result_dtype(const OpDef& op, const std::vector<DType>& inputs) {
   }
 }
 
-Tensor pointwise(const OpDef& op, const std::vector<Tensor>& inputs) {
+namespace {
+
+// numpy's casting='same_kind', the rule for ufunc outputs: any cast within a kind
+// or up the order bool < unsigned < signed < floating (int64 -> int8 and
+// float64 -> float16 are allowed; float -> int and int -> unsigned are not).
+bool same_kind_castable(DType from, DType to) {
+  const auto rank = [](DType d) { return is_bool(d) ? 0 : is_unsigned_integer(d) ? 1 : is_signed_integer(d) ? 2 : 3; };
+  return rank(from) <= rank(to);
+}
+
+// Whether a size > 1 axis of `t` has stride 0, so that elements share memory (a broadcast_to view).
+// An empty tensor has no elements to share (and numpy gives its axes any strides).
+bool has_broadcast_axis(const Tensor& t) {
+  if (t.numel() == 0) return false;
+  for (size_t d = 0; d < t.shape().size(); ++d) {
+    if (t.shape()[d] > 1 && t.strides()[d] == 0) return true;
+  }
+  return false;
+}
+
+// Whether the memory behind `a` and `b` may overlap (np.may_share_memory): their storages' byte
+// ranges, which also catches two tensors made separately over one foreign buffer.
+bool may_share_memory(const Tensor& a, const Tensor& b) {
+  if (a.device() != b.device()) return false;
+  const char* a0 = static_cast<const char*>(a.storage()->data());
+  const char* b0 = static_cast<const char*>(b.storage()->data());
+  return a0 < b0 + b.storage()->nbytes() && b0 < a0 + a.storage()->nbytes();
+}
+
+// What both forms of pointwise() resolve first: the device, the dtypes, the broadcast shape and the kernel.
+struct Resolved {
+  Device device;
+  DType kernel_type;
+  DType result;
+  Shape shape;
+  void* kernel;
+};
+
+Resolved resolve(const OpDef& op, const std::vector<Tensor>& inputs) {
   TS_CHECK(inputs.size() == static_cast<size_t>(op.arity), TypeError,
            op.name << " takes " << op.arity << " tensor inputs, got " << inputs.size());
   const Device device = common_device(op, inputs);
@@ -329,22 +367,58 @@ Tensor pointwise(const OpDef& op, const std::vector<Tensor>& inputs) {
     shapes.push_back(t.shape());
   }
   const DType kernel_type = kernel_dtype(op, dtypes);
-  void* const kernel = op.kernel(device.type, kernel_type);
-  const Shape shape = broadcast_shapes(shapes);
+  return {device, kernel_type, result_dtype(op, dtypes), broadcast_shapes(shapes), op.kernel(device.type, kernel_type)};
+}
 
-  std::vector<Tensor> operands{Tensor::empty(shape, result_dtype(op, dtypes), device)};
+// Runs the kernel into `result` (of the broadcast shape and result dtype, written whole).
+void run_into(const OpDef& op, const Resolved& r, const std::vector<Tensor>& inputs, const Tensor& result) {
+  std::vector<Tensor> operands{result};
   for (size_t i = 0; i < inputs.size(); ++i) {
     // Cast at the input's own shape; broadcasting stays a stride-0 view.
-    const DType want = operand_dtype(op, i, kernel_type);
+    const DType want = operand_dtype(op, i, r.kernel_type);
     const Tensor& x = inputs[i];
-    operands.push_back((x.dtype() == want ? x : x.astype(want)).expand(shape));
+    operands.push_back((x.dtype() == want ? x : x.astype(want)).expand(result.shape()));
   }
-  if (device.type == DeviceType::CUDA) {
-    launch_nd(operands, reinterpret_cast<PointwiseNdKernel>(kernel), device);
+  if (r.device.type == DeviceType::CUDA) {
+    launch_nd(operands, reinterpret_cast<PointwiseNdKernel>(r.kernel), r.device);
   } else {
-    for_each_run(operands, reinterpret_cast<PointwiseKernel>(kernel));
+    for_each_run(operands, reinterpret_cast<PointwiseKernel>(r.kernel));
   }
-  return operands[0];
+}
+
+}  // namespace
+
+Tensor pointwise(const OpDef& op, const std::vector<Tensor>& inputs) {
+  const Resolved r = resolve(op, inputs);
+  const Tensor result = Tensor::empty(r.shape, r.result, r.device);
+  run_into(op, r, inputs, result);
+  return result;
+}
+
+Tensor pointwise(const OpDef& op, const std::vector<Tensor>& inputs, const Tensor& out) {
+  const Resolved r = resolve(op, inputs);
+  TS_CHECK(out.device() == r.device, ValueError,
+           op.name << ": out is on " << device_str(out.device()) << ", the inputs on " << device_str(r.device));
+  TS_CHECK(broadcast_shapes(r.shape, out.shape()) == out.shape(), ValueError,
+           op.name << ": out has shape " << shape_str(out.shape()) << ", which is not the broadcast shape "
+                   << shape_str(broadcast_shapes(r.shape, out.shape())));
+  TS_CHECK(!has_broadcast_axis(out), ValueError,
+           op.name << ": out is a broadcast view (a stride-0 axis): its elements share memory");
+  TS_CHECK(same_kind_castable(r.result, out.dtype()), TypeError,
+           op.name << ": cannot cast the " << dtype_name(r.result) << " result to out's dtype "
+                   << dtype_name(out.dtype()) << " with casting rule 'same_kind'");
+  // An input in out's memory could be overwritten before it is read: read it from a copy. The gate
+  // judges kernels on fresh outputs only, so even the exact alias (out=x) is not left to the kernel.
+  std::vector<Tensor> sources;
+  for (const Tensor& x : inputs) sources.push_back(may_share_memory(x, out) ? x.clone() : x);
+  if (out.dtype() == r.result && out.is_contiguous()) {
+    run_into(op, r, sources, out);  // the layout and dtype a fresh result would have
+  } else {
+    const Tensor result = Tensor::empty(out.shape(), r.result, r.device);
+    run_into(op, r, sources, result);
+    Tensor(out).copy_from(result);
+  }
+  return out;
 }
 
 }  // namespace ts

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "bindings.h"
+#include "tensorsmith/engine.h"
 #include "tensorsmith/errors.h"
 #include "tensorsmith/python.h"
 
@@ -44,7 +45,21 @@ std::optional<std::vector<int64_t>> axes_arg(py::handle axis) {
 
 void require_default_numpy_keywords(py::handle dtype, py::handle out) {
   TS_CHECK(dtype.is_none(), TypeError, "dtype= is not supported by tensorsmith reductions yet; cast with astype() first");
-  TS_CHECK(out.is_none(), TypeError, "out= is not supported by tensorsmith yet");
+  TS_CHECK(out.is_none(), TypeError, "out= is not supported by tensorsmith reductions yet");
+}
+
+py::object pointwise_into(const OpDef& op, const std::vector<Tensor>& inputs, py::handle out) {
+  if (out.is_none()) return py::cast(pointwise(op, inputs));
+  py::handle target = out;
+  if (py::isinstance<py::tuple>(out)) {  // numpy also takes out=(array,) for a one-output ufunc
+    TS_CHECK(py::len(out) == 1, ValueError,
+             op.name << ": out must be a Tensor or a tuple of one, got a tuple of " << py::len(out));
+    target = py::reinterpret_borrow<py::tuple>(out)[0];
+  }
+  TS_CHECK(py::isinstance<Tensor>(target), TypeError,
+           op.name << ": out must be a tensorsmith Tensor, not " << type_name(target));
+  pointwise(op, inputs, target.cast<const Tensor&>());
+  return py::reinterpret_borrow<py::object>(target);
 }
 
 std::optional<int64_t> axis_arg(py::handle axis) {
