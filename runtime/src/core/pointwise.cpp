@@ -224,7 +224,16 @@ void for_each_run(const std::vector<Tensor>& operands, PointwiseKernel kernel) {
   const int64_t out_item = static_cast<int64_t>(operands[0].itemsize());
   const bool stream = distinct_outputs && inner.strides[0] == out_item && out_item <= kScratchBytes &&
                       total * out_item >= stream_threshold_bytes();
+#else
+  constexpr bool stream = false;
 #endif
+  if (axes.size() == 1 && !stream && total < 2 * kPointwiseGrain) {
+    // One run, too short to split: a single call, without the odometer's and the pool's bookkeeping.
+    // num_threads() still reads TS_NUM_THREADS, so a bad value is an error at the first op of any size.
+    num_threads();
+    kernel(base.data(), inner.strides.data(), total);
+    return;
+  }
   const auto run_range = [&](int64_t begin, int64_t end) {
     std::vector<char*> ptrs = base;
     std::vector<char*> pieces(ptrs.size());  // run_streamed's pointers
@@ -362,6 +371,8 @@ Resolved resolve(const OpDef& op, const std::vector<Tensor>& inputs) {
   const Device device = common_device(op, inputs);
   std::vector<DType> dtypes;
   std::vector<Shape> shapes;
+  dtypes.reserve(inputs.size());
+  shapes.reserve(inputs.size());
   for (const Tensor& t : inputs) {
     dtypes.push_back(t.dtype());
     shapes.push_back(t.shape());
@@ -372,7 +383,9 @@ Resolved resolve(const OpDef& op, const std::vector<Tensor>& inputs) {
 
 // Runs the kernel into `result` (of the broadcast shape and result dtype, written whole).
 void run_into(const OpDef& op, const Resolved& r, const std::vector<Tensor>& inputs, const Tensor& result) {
-  std::vector<Tensor> operands{result};
+  std::vector<Tensor> operands;
+  operands.reserve(inputs.size() + 1);
+  operands.push_back(result);
   for (size_t i = 0; i < inputs.size(); ++i) {
     // Cast at the input's own shape; broadcasting stays a stride-0 view.
     const DType want = operand_dtype(op, i, r.kernel_type);
