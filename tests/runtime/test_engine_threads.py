@@ -59,33 +59,43 @@ def test_results_do_not_depend_on_the_thread_count() -> None:
 
 
 # Prints the process's CPU milliseconds spent while the main thread sleeps 300 ms after a parallel op.
-IDLE_CPU_SCRIPT = textwrap.dedent(
+# The states (R: running or runnable, S: asleep) of the pool's workers, from /proc: a polling worker yields
+# but stays runnable, however little CPU a loaded machine gives it; a sleeping one waits on a condition variable.
+WORKER_STATES_SCRIPT = textwrap.dedent(
     """
-    import resource, time
+    import os, time
     import numpy as np
     import tensorsmith as ts
+
+    def worker_states():
+        states = []
+        for tid in os.listdir("/proc/self/task"):
+            if int(tid) != os.getpid():  # every other thread is the pool's (one OpenBLAS thread: none of its own)
+                with open(f"/proc/self/task/{tid}/stat") as f:
+                    states.append(f.read().rsplit(")", 1)[1].split()[0])
+        return "".join(sorted(states))
 
     x = ts.asarray(np.ones(4_000_000, dtype=np.float32))
     ts.add(x, x)  # makes the pool; its workers then wait for the next op
     ts.add(x, x)
-    usage = lambda: (lambda r: r.ru_utime + r.ru_stime)(resource.getrusage(resource.RUSAGE_SELF))
-    before = usage()
-    time.sleep(0.3)
-    print(round((usage() - before) * 1e3, 1))
+    start = time.monotonic()
+    time.sleep(0.05)
+    within = worker_states()
+    time.sleep(max(0.0, start + 0.35 - time.monotonic()))
+    print(within, worker_states())
     """
 )
 
 
 def test_idle_workers_poll_for_the_spin_window_then_sleep() -> None:
-    idle_ms = {}
-    for spin in ("0", "100"):
-        # One OpenBLAS thread: its workers yield-spin for about 0.1 s after the library loads.
-        run = _run(IDLE_CPU_SCRIPT, "2", TS_SPIN_MS=spin, OPENBLAS_NUM_THREADS="1")
+    states = {}
+    for spin in ("0", "200"):
+        run = _run(WORKER_STATES_SCRIPT, "3", TS_SPIN_MS=spin, OPENBLAS_NUM_THREADS="1")
         assert run.returncode == 0, run.stderr[-3000:]
-        idle_ms[spin] = float(run.stdout)
-    # Sleeping workers cost nothing; a polling worker keeps (about) one core busy for its window, then sleeps.
-    assert idle_ms["0"] < 15, idle_ms
-    assert 40 <= idle_ms["100"] <= 200, idle_ms
+        states[spin] = run.stdout.split()
+    # 50 ms and 350 ms after the op: with TS_SPIN_MS=0 both workers sleep at once; with 200 they poll through
+    # the window, then sleep.
+    assert states == {"0": ["SS", "SS"], "200": ["RR", "SS"]}
 
 
 def test_bad_spin_window_is_a_clear_error() -> None:
