@@ -92,5 +92,8 @@ Shape broadcast_shapes(const Shape& a, const Shape& b);  // throws ValueError na
 Shape broadcast_shapes(const std::vector<Shape>& shapes);  // throws ValueError naming all shapes
 Strides contiguous_strides(const Shape& shape);
 std::string shape_str(const Shape& shape);  // "(2, 3)"
+// Whether the bytes two views span intersect (numpy's may_share_memory): a write to one
+// may change what the other reads. Also true for two tensors made separately over one buffer.
+bool may_overlap(const Tensor& a, const Tensor& b);
 
 }  // namespace ts

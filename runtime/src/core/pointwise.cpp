@@ -347,15 +347,6 @@ bool has_broadcast_axis(const Tensor& t) {
   return false;
 }
 
-// Whether the memory behind `a` and `b` may overlap (np.may_share_memory): their storages' byte
-// ranges, which also catches two tensors made separately over one foreign buffer.
-bool may_share_memory(const Tensor& a, const Tensor& b) {
-  if (a.device() != b.device()) return false;
-  const char* a0 = static_cast<const char*>(a.storage()->data());
-  const char* b0 = static_cast<const char*>(b.storage()->data());
-  return a0 < b0 + b.storage()->nbytes() && b0 < a0 + a.storage()->nbytes();
-}
-
 // What both forms of pointwise() resolve first: the device, the dtypes, the broadcast shape and the kernel.
 struct Resolved {
   Device device;
@@ -423,7 +414,7 @@ Tensor pointwise(const OpDef& op, const std::vector<Tensor>& inputs, const Tenso
   // An input in out's memory could be overwritten before it is read: read it from a copy. The gate
   // judges kernels on fresh outputs only, so even the exact alias (out=x) is not left to the kernel.
   std::vector<Tensor> sources;
-  for (const Tensor& x : inputs) sources.push_back(may_share_memory(x, out) ? x.clone() : x);
+  for (const Tensor& x : inputs) sources.push_back(may_overlap(x, out) ? x.clone() : x);
   if (out.dtype() == r.result && out.is_contiguous()) {
     run_into(op, r, sources, out);  // the layout and dtype a fresh result would have
   } else {

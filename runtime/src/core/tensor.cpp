@@ -341,4 +341,22 @@ std::string shape_str(const Shape& shape) {
   return os.str();
 }
 
+// Byte range [lo, hi) spanned by a tensor's elements.
+static std::pair<const char*, const char*> byte_extent(const Tensor& t) {
+  const char* lo = t.data_ptr();
+  const char* hi = lo + t.itemsize();
+  for (size_t i = 0; i < t.shape().size(); ++i) {
+    if (t.shape()[i] == 0) return {lo, lo};
+    const int64_t span = (t.shape()[i] - 1) * t.strides()[i] * static_cast<int64_t>(t.itemsize());
+    (span < 0 ? lo : hi) += span;
+  }
+  return {lo, hi};
+}
+
+bool may_overlap(const Tensor& a, const Tensor& b) {
+  const auto [a_lo, a_hi] = byte_extent(a);
+  const auto [b_lo, b_hi] = byte_extent(b);
+  return a_lo < b_hi && b_lo < a_hi;
+}
+
 }  // namespace ts
