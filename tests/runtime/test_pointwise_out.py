@@ -36,8 +36,8 @@ def raw(a: np.ndarray) -> np.ndarray:
 
 def untouched(buffer: np.ndarray, written: np.ndarray) -> bool:
     """Whether every byte of `buffer` outside the elements marked in `written` still holds the canary."""
-    raw = buffer.view(np.uint8).reshape(buffer.size, buffer.itemsize)
-    return bool((raw[~written.reshape(-1)] == CANARY).all())
+    elements = buffer.view(np.uint8).reshape(buffer.size, buffer.itemsize)
+    return bool((elements[~written.reshape(-1)] == CANARY).all())
 
 
 def fresh_results(spec: OpSpec, dtype: str):
