@@ -59,10 +59,11 @@ def validator_files(root: Path) -> list[Path]:
     return sorted([*(root / "validators").glob("*.py"), *(root / "validators" / "csrc").glob("*")])
 
 
-# The runtime headers a kernel translation unit sees (kernel_api.h and what it includes).
-KERNEL_HEADERS = ("kernel_api.h", "dispatch.h", "dtype.h", "device.h", "scalar_ops.h", "isa.h", "blas.h", "cuda/kernel_api.cuh",
-                  "cuda/launch.cuh", "cuda/pointwise.cuh", "cuda/reduce.cuh", "cuda/normalize.cuh", "cuda/gemm.cuh",
-                  "cuda/runtime.h", "cuda/workspace.h", "cuda/blas.h")
+# The runtime headers a kernel translation unit sees (what the kernel templates include, and what those include;
+# tests/generator/test_regen.py checks the list against the #include lines).
+KERNEL_HEADERS = ("kernel_api.h", "dispatch.h", "dtype.h", "device.h", "scalar_ops.h", "isa.h", "blas.h", "half.h", "bits.h",
+                  "macros.h", "cuda/kernel_api.cuh", "cuda/launch.cuh", "cuda/pointwise.cuh", "cuda/reduce.cuh",
+                  "cuda/normalize.cuh", "cuda/gemm.cuh", "cuda/runtime.h", "cuda/workspace.h", "cuda/blas.h", "cuda/device.h")
 COMMENT = {".cpp": "//", ".cu": "//", ".cmake": "#", ".pyi": "#"}
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from generator import api
+from generator.loop import KERNEL_HEADERS
 from generator.model import load_catalog
 from validators import cuda
 
@@ -74,6 +75,26 @@ def set_field(spec: Path, key: str, value: str) -> None:
 
 
 # ---- the committed tree ------------------------------------------------------------------------------
+
+
+def test_staleness_covers_every_runtime_header_a_kernel_includes() -> None:
+    # A kernel's verdict is only as current as the headers it was compiled with: each one the kernel APIs
+    # include, directly or not, must be an input of every kernel (a missing half.h once let a change to the
+    # float16 conversions through without judging a kernel again).
+    include_dir = ROOT / "runtime" / "include"
+    quoted = re.compile(r'^#include "(tensorsmith/[^"]+)"', re.M)
+    kernel_templates = [*(ROOT / "templates" / "cpu").glob("*.j2"), *(ROOT / "templates" / "cuda").glob("*.j2")]
+    todo = [header for template in kernel_templates for header in quoted.findall(template.read_text())]
+    assert "tensorsmith/kernel_api.h" in todo
+    seen: set[str] = set()
+    while todo:
+        header = todo.pop()
+        if header in seen:
+            continue
+        seen.add(header)
+        todo += quoted.findall((include_dir / header).read_text())
+    assert {f"tensorsmith/{h}" for h in KERNEL_HEADERS} == seen
+
 
 
 def test_check_passes_on_committed_tree(tsgen, hash_tree) -> None:
