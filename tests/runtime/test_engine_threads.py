@@ -32,7 +32,7 @@ DIGEST_SCRIPT = textwrap.dedent(
         ts.add(i32, i32), ts.multiply(i32, 3), ts.add(i32, i32[:1]), ts.add(i32.T, i32.T), ts.add(u8, u8),
         ts.sum(i32), ts.sum(i32, axis=0), ts.sum(i32, axis=1), ts.prod(i32, axis=0), ts.max(i32), ts.min(i32, axis=0),
         ts.argmax(i32, axis=0), ts.argmin(i32, axis=1), ts.sum(u8),
-        ts.exp(f32), ts.sum(f32), ts.sum(f32, axis=0), ts.mean(f32, axis=1), ts.sum(f64), ts.max(f64),
+        ts.exp(f32), ts.sum(f32), ts.sum(f32, axis=0), ts.mean(f32, axis=1), ts.sum(f64), ts.max(f64), ts.mean(f64),
         ts.softmax(f32, axis=-1), ts.log_softmax(f32, axis=0), ts.sum(f32.T, axis=1),
         ts.greater(f32, 0.0), ts.add(f16, f16), ts.where(ts.greater(f32, 0.0), f32, 0.0), ts.argmax(f64),
     ]
@@ -53,7 +53,7 @@ def test_results_do_not_depend_on_the_thread_count() -> None:
     for n, run in runs.items():
         assert run.returncode == 0, f"TS_NUM_THREADS={n}:\n{run.stderr[-3000:]}"
     one = runs["1"].stdout.split()
-    assert len(one) == 27
+    assert len(one) == 28
     for n in ("3", "3, sleeping"):
         assert [i for i, (a, b) in enumerate(zip(one, runs[n].stdout.split())) if a != b] == [], n
 
@@ -112,7 +112,7 @@ def test_streamed_outputs_are_the_same_bytes() -> None:
     for name, run in runs.items():
         assert run.returncode == 0, f"{name}:\n{run.stderr[-3000:]}"
     assert runs["plain"].stdout.split() == runs["streamed"].stdout.split()
-    assert len(runs["plain"].stdout.split()) == 27
+    assert len(runs["plain"].stdout.split()) == 28
 
 
 def test_bad_stream_threshold_is_a_clear_error() -> None:
@@ -144,6 +144,22 @@ def test_float32_sum_is_at_least_as_accurate_as_numpy(n: int) -> None:
     theirs_cols = cols.sum(axis=0).astype(np.float64)
     ulps = np.spacing(exact_cols.astype(np.float32)).astype(np.float64)
     assert np.all(np.abs(ours_cols - exact_cols) <= np.maximum(np.abs(theirs_cols - exact_cols), ulps))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16], ids=lambda d: np.dtype(d).name)
+def test_means_of_long_rows_weight_each_chunk_by_its_length(dtype) -> None:
+    # Rows of 2^17 elements or more are folded in chunks of 2^16 in parallel; the last chunk here holds 77
+    # elements, all large, so averaging the chunks' means without their lengths would be far off.
+    cols = 3 * 65536 + 77
+    x = np.random.default_rng(2).integers(0, 4, size=(3, cols)).astype(dtype)
+    x[:, 3 * 65536 :] = 1000
+    exact = x.astype(np.float64).mean(axis=1)
+    rtol = {np.float16: 2e-3, np.float32: 1e-6}.get(dtype, 1e-12)
+    ours = ts.mean(ts.asarray(x), axis=1)
+    assert np.asarray(ours).dtype == np.mean(x, axis=1).dtype
+    np.testing.assert_allclose(np.asarray(ours).astype(np.float64), exact, rtol=rtol)
+    np.testing.assert_allclose(float(ts.mean(ts.asarray(x[:2]))), x[:2].astype(np.float64).mean(), rtol=rtol)
+    np.testing.assert_allclose(np.asarray(ts.mean(ts.asarray(x), axis=1, keepdims=True)).astype(np.float64), exact[:, None], rtol=rtol)
 
 
 @pytest.mark.parametrize("cols", [100, 917])
