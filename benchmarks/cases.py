@@ -59,8 +59,8 @@ class Case:
 # The case names each builder makes (family/op), so that a filtered run builds only what it times.
 NAMES = {
     "pointwise": ("pointwise/exp", "pointwise/add", "pointwise/multiply", "pointwise/add(out=)"),
-    "reductions": ("reduction/sum", "reduction/sum(axis=0)", "reduction/sum(axis=1)", "index_reduction/argmax",
-                   "index_reduction/argmax(axis=1)"),
+    "reductions": ("reduction/sum", "reduction/sum(axis=0)", "reduction/sum(axis=1)", "reduction/mean", "reduction/max",
+                   "reduction/max(axis=1)", "index_reduction/argmax", "index_reduction/argmax(axis=1)"),
     "normalizations": ("normalization/softmax", "normalization/log_softmax"),
     "matmuls": ("contraction/matmul float32", "contraction/matmul float64", "contraction/matmul int32"),
 }  # fmt: skip
@@ -137,6 +137,12 @@ def _reductions(size: str, shape: tuple[int, int], rng, torch) -> list[Case]:
               lambda: ts.sum(ta, axis=0), lambda: np.sum(a, axis=0), lambda: torch.sum(t, dim=0), torch),
         _case("reduction", "sum(axis=1)", size, shape, nbytes + rows * a.itemsize, None,
               lambda: ts.sum(ta, axis=1), lambda: np.sum(a, axis=1), lambda: torch.sum(t, dim=1), torch),
+        _case("reduction", "mean", size, shape, nbytes, None,
+              lambda: ts.mean(ta), lambda: np.mean(a), lambda: torch.mean(t), torch),
+        _case("reduction", "max", size, shape, nbytes, None,
+              lambda: ts.max(ta), lambda: np.max(a), lambda: torch.max(t), torch),
+        _case("reduction", "max(axis=1)", size, shape, nbytes + rows * a.itemsize, None,
+              lambda: ts.max(ta, axis=1), lambda: np.max(a, axis=1), lambda: torch.amax(t, dim=1), torch),
         _case("index_reduction", "argmax", size, shape, nbytes, None,
               lambda: ts.argmax(ta), lambda: np.argmax(a), lambda: torch.argmax(t), torch),
         _case("index_reduction", "argmax(axis=1)", size, shape, nbytes + rows * 8, None,
