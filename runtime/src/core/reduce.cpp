@@ -78,6 +78,27 @@ void reduce_split(ReduceKernel kernel, ReduceKernel partial_kernel, const Matrix
   partial_kernel(ReduceArgs{m.out, partials.data_ptr(), m.rows, chunks, m.out_stride, chunks * item, item});
 }
 
+// A mean (the ReduceMean promotion) of few long rows: each chunk's result is that chunk's mean, so the
+// chunks' means are weighted by their lengths (the last chunk may be shorter), added in double and divided
+// by the row's length. Like reduce_split, each chunk's result is rounded to the result dtype once.
+void mean_split(ReduceKernel kernel, const Matrix& m, const Tensor& out, DType result, Device device) {
+  const int64_t chunks = split_chunks(m);
+  const Tensor partials = Tensor::empty({m.rows, chunks}, result, device);
+  fold_chunks(kernel, m, partials);
+  const Tensor chunk_means = partials.astype(DType::Float64);
+  const auto* mean = reinterpret_cast<const double*>(chunk_means.data_ptr());
+  const Tensor row_means = Tensor::empty({m.rows}, DType::Float64, device);
+  auto* row_mean = reinterpret_cast<double*>(row_means.data_ptr());
+  for (int64_t r = 0; r < m.rows; ++r) {
+    double total = 0;
+    for (int64_t c = 0; c < chunks; ++c) {
+      total += mean[r * chunks + c] * static_cast<double>(std::min(kSplitChunk, m.cols - c * kSplitChunk));
+    }
+    row_mean[r] = total / static_cast<double>(m.cols);
+  }
+  out.reshape({m.rows}).copy_from(row_means);
+}
+
 // Few long rows of an index reduction (argmax, argmin): the kernel finds the winner of each fixed-size
 // chunk in parallel, then runs once more over the winners' values. The kernel keeps the first of equals,
 // so a tie between chunks goes to the earlier one and the answer is a single call's, for any thread count.
@@ -117,27 +138,6 @@ std::vector<bool> reduced_axes(const std::optional<std::vector<int64_t>>& axes, 
 // The (n_outer, n_reduce) matrix of x with the reduced axes moved last: a view
 // when the kept and the reduced axes each merge into one axis, else a
 // contiguous copy (kept alive by the returned tensor). Writes go to `out`.
-// A mean (the ReduceMean promotion) of few long rows: each chunk's result is that chunk's mean, so the
-// chunks' means are weighted by their lengths (the last chunk may be shorter), added in double and divided
-// by the row's length. Like reduce_split, each chunk's result is rounded to the result dtype once.
-void mean_split(ReduceKernel kernel, const Matrix& m, const Tensor& out, DType result, Device device) {
-  const int64_t chunks = split_chunks(m);
-  const Tensor partials = Tensor::empty({m.rows, chunks}, result, device);
-  fold_chunks(kernel, m, partials);
-  const Tensor chunk_means = partials.astype(DType::Float64);
-  const auto* mean = reinterpret_cast<const double*>(chunk_means.data_ptr());
-  const Tensor row_means = Tensor::empty({m.rows}, DType::Float64, device);
-  auto* row_mean = reinterpret_cast<double*>(row_means.data_ptr());
-  for (int64_t r = 0; r < m.rows; ++r) {
-    double total = 0;
-    for (int64_t c = 0; c < chunks; ++c) {
-      total += mean[r * chunks + c] * static_cast<double>(std::min(kSplitChunk, m.cols - c * kSplitChunk));
-    }
-    row_mean[r] = total / static_cast<double>(m.cols);
-  }
-  out.reshape({m.rows}).copy_from(row_means);
-}
-
 std::pair<Tensor, Matrix> reduce_matrix(const Tensor& x, const std::vector<bool>& reduced, const Tensor& out) {
   std::vector<int64_t> perm;
   int64_t n_outer = 1, n_reduce = 1;
