@@ -2,8 +2,10 @@
 // ts::bfloat16 (the top half of a float32). Both store two bytes and compute in
 // float: they convert implicitly to float, and explicitly (round to nearest,
 // ties to even; NaN stays NaN, overflow gives infinity, subnormals kept) from
-// float, double and integers. Everything is plain integer bit manipulation so
-// the same code compiles for the host and for CUDA devices (TS_HOST_DEVICE).
+// float, double and integers. Everything is integer bit manipulation and exact
+// float arithmetic whose results are normal floats (so flush-to-zero and
+// denormals-are-zero modes change nothing), and the same code compiles for the
+// host and for CUDA devices (TS_HOST_DEVICE).
 #pragma once
 
 #include <cstdint>
