@@ -58,7 +58,6 @@ def test_results_do_not_depend_on_the_thread_count() -> None:
         assert [i for i, (a, b) in enumerate(zip(one, runs[n].stdout.split())) if a != b] == [], n
 
 
-# Prints the process's CPU milliseconds spent while the main thread sleeps 300 ms after a parallel op.
 # The states (R: running or runnable, S: asleep) of the pool's workers, from /proc: a polling worker yields
 # but stays runnable, however little CPU a loaded machine gives it; a sleeping one waits on a condition variable.
 WORKER_STATES_SCRIPT = textwrap.dedent(

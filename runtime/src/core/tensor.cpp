@@ -354,6 +354,7 @@ static std::pair<const char*, const char*> byte_extent(const Tensor& t) {
 }
 
 bool may_overlap(const Tensor& a, const Tensor& b) {
+  if (a.device() != b.device()) return false;  // equal addresses on two devices are different memory
   const auto [a_lo, a_hi] = byte_extent(a);
   const auto [b_lo, b_hi] = byte_extent(b);
   return a_lo < b_hi && b_lo < a_hi;
