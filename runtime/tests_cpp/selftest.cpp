@@ -1,15 +1,22 @@
 // Self-test of the core engines with hand-registered kernels. From the repo root:
 //   g++ -std=c++17 -O1 -Wall -Wextra -Iruntime/include runtime/src/core/*.cpp
 //       runtime/tests_cpp/selftest.cpp -o /tmp/selftest && /tmp/selftest
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <iostream>
+#include <iterator>
 #include <limits>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tensorsmith/allocator.h"
@@ -464,6 +471,34 @@ void test_allocator() {
   EXPECT(alloc::stats().cached_blocks == 0 && alloc::stats().cached_bytes == 0);
 }
 
+// The state (R running or runnable, S asleep, ...) of thread `tid` of this process, from /proc.
+char thread_state(pid_t tid) {
+  std::ifstream f("/proc/self/task/" + std::to_string(tid) + "/stat");
+  const std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  const size_t paren = stat.rfind(')');
+  return paren == std::string::npos || paren + 2 >= stat.size() ? '?' : stat[paren + 2];
+}
+
+// What the thread that called parallel_for does while a worker still runs its range: the caller's state,
+// read by that worker 30 ms in. (The caller's own range takes 5 ms, so a worker takes the other; '?' if
+// none ever did.)
+char caller_state_while_a_worker_runs() {
+  const auto caller = static_cast<pid_t>(syscall(SYS_gettid));
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    std::atomic<char> seen{0};
+    parallel_for(2, 1, [&](int64_t, int64_t) {
+      if (static_cast<pid_t>(syscall(SYS_gettid)) == caller) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+      seen = thread_state(caller);
+    });
+    if (seen != 0) return seen;
+  }
+  return '?';
+}
+
 void test_parallel() {
   const int saved = num_threads();
   EXPECT(saved >= 1);
@@ -523,6 +558,12 @@ void test_parallel() {
   EXPECT_THROW(count_ranges(), ValueError, "TS_SPIN_MS must be a whole number of milliseconds from 0 to 60000, got 'soon'");
   setenv("TS_SPIN_MS", "0", 1);
   for (int run = 0; run < 50; ++run) EXPECT(count_ranges() == 999 * 1000 / 2);
+  // The caller waits for the workers' ranges like an idle worker: polling through the spin window (its
+  // CPU would go idle asleep, and waking it took about 20 us), asleep at once with a window of 0.
+  EXPECT(caller_state_while_a_worker_runs() == 'S');
+  setenv("TS_SPIN_MS", "200", 1);
+  set_num_threads(2);
+  EXPECT(caller_state_while_a_worker_runs() == 'R');
   unsetenv("TS_SPIN_MS");
   set_num_threads(saved);
 }

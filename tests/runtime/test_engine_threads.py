@@ -1,6 +1,6 @@
 """The engines' threading and summation: results are the same bytes for any thread count (floats too: splits
 depend on the shape only) and whether idle workers poll or sleep, idle workers poll for TS_SPIN_MS and then
-sleep, float32 sums are at least as accurate as numpy's pairwise sum, and a bad TS_NUM_THREADS, TS_SPIN_MS or
+sleep (the calling thread's wait for its workers is checked in runtime/tests_cpp/selftest.cpp), float32 sums are at least as accurate as numpy's pairwise sum, and a bad TS_NUM_THREADS, TS_SPIN_MS or
 TS_STREAM_MIN_BYTES is a clear error."""
 
 from __future__ import annotations
