@@ -24,6 +24,7 @@
 #include "tensorsmith/errors.h"
 #include "tensorsmith/isa.h"
 #include "tensorsmith/parallel.h"
+#include "tensorsmith/small_vector.h"
 #include "tensorsmith/testing.h"
 
 using namespace ts;
@@ -471,6 +472,36 @@ void test_allocator() {
   EXPECT(alloc::stats().cached_blocks == 0 && alloc::stats().cached_bytes == 0);
 }
 
+void test_small_vector() {
+  using V = SmallVector<int64_t, 3>;
+  const auto is = [](const V& v, std::vector<int64_t> want) { return std::vector<int64_t>(v.begin(), v.end()) == want; };
+  V v{1, 2};
+  const int64_t* inline_data = v.data();
+  v.push_back(3);  // still inline
+  EXPECT(is(v, {1, 2, 3}) && v.data() == inline_data && v.capacity() == 3);
+  v.push_back(v[0]);  // grows onto the heap while reading one of its own elements
+  EXPECT(is(v, {1, 2, 3, 1}) && v.data() != inline_data && v.capacity() >= 4);
+  v.insert(v.begin() + 1, v.begin() + 2, v.end());  // a range of its own, inserted before itself
+  EXPECT(is(v, {1, 3, 1, 2, 3, 1}));
+  v.erase(v.begin(), v.begin() + 4);
+  v.insert(v.end(), 9);
+  EXPECT(is(v, {3, 1, 9}) && v.back() == 9 && v.front() == 3);
+  const V heap = v;  // copies: the heap block is not shared
+  V moved = std::move(v);
+  EXPECT(moved == heap && v.empty() && is(v, {}));
+  moved[0] = 7;
+  EXPECT(heap[0] == 3 && moved != heap);
+  V small{4, 5};
+  V small_moved = std::move(small);  // inline elements are copied out
+  EXPECT(is(small_moved, {4, 5}) && small.empty());
+  small_moved = moved;  // onto the heap
+  small_moved.resize(8, -1);
+  EXPECT(is(small_moved, {7, 1, 9, -1, -1, -1, -1, -1}));
+  small_moved = V(2, 6);  // back to two elements (the block is kept)
+  EXPECT(is(small_moved, {6, 6}) && V(std::vector<int64_t>{1, 2}) == (V{1, 2}));
+  EXPECT(is(V(heap.rbegin(), heap.rend()), {9, 1, 3}));
+}
+
 // The state (R running or runnable, S asleep, ...) of thread `tid` of this process, from /proc.
 char thread_state(pid_t tid) {
   std::ifstream f("/proc/self/task/" + std::to_string(tid) + "/stat");
@@ -605,6 +636,7 @@ int main() {
   test_contract();
   test_registry();
   test_allocator();
+  test_small_vector();
   test_parallel();
   test_isa();
   if (g_failures) {

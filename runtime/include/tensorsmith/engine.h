@@ -43,7 +43,8 @@ Tensor contract(const OpDef& op, const Tensor& a, const Tensor& b);
 void for_each_run(const std::vector<Tensor>& operands, PointwiseKernel kernel);
 
 // The dtype the op's kernel runs in and the dtype of its result, for given input dtypes.
-DType kernel_dtype(const OpDef& op, const std::vector<DType>& inputs);
-DType result_dtype(const OpDef& op, const std::vector<DType>& inputs);
+using DTypes = SmallVector<DType, kMaxOperands>;
+DType kernel_dtype(const OpDef& op, const DTypes& inputs);
+DType result_dtype(const OpDef& op, const DTypes& inputs);
 
 }  // namespace ts

@@ -3,6 +3,7 @@
 // point know about Python; the core is Python-free.
 #pragma once
 
+#include <initializer_list>
 #include <optional>
 #include <vector>
 
@@ -23,8 +24,8 @@ namespace ts::python {
 // - comparisons and true division take an int that does not fit by value (as int64),
 //   like numpy, since their result dtype does not depend on it.
 // Anything else raises TypeError naming the argument and its type.
-std::vector<Tensor> tensor_operands(const OpDef& op, const std::vector<pybind11::handle>& args,
-                                       const std::vector<const char*>& names);
+std::vector<Tensor> tensor_operands(const OpDef& op, std::initializer_list<pybind11::handle> args,
+                                    std::initializer_list<const char*> names);
 
 // numpy calls a reduction method with dtype= and out= (np.sum(t) -> t.sum(axis=None, dtype=None,
 // out=None)); tensorsmith reductions support neither yet, so anything but None raises TypeError.

@@ -9,11 +9,14 @@
 
 #include "tensorsmith/device.h"
 #include "tensorsmith/dtype.h"
+#include "tensorsmith/small_vector.h"
 
 namespace ts {
 
-using Shape = std::vector<int64_t>;
-using Strides = std::vector<int64_t>;  // in elements, may be 0 or negative
+// Inline room for this many dims: shapes and strides of smaller tensors never touch the heap.
+constexpr size_t kInlineDims = 6;
+using Shape = SmallVector<int64_t, kInlineDims>;
+using Strides = SmallVector<int64_t, kInlineDims>;  // in elements, may be 0 or negative
 
 // A block of device memory. `owner` keeps foreign memory alive (a numpy array,
 // a DLPack capsule); when it is null the block was allocated by the runtime's
@@ -89,7 +92,8 @@ class Tensor {
 // Helpers shared by the engines and the bindings.
 int64_t normalize_axis(int64_t axis, int64_t ndim);  // throws AxisError
 Shape broadcast_shapes(const Shape& a, const Shape& b);  // throws ValueError naming both shapes
-Shape broadcast_shapes(const std::vector<Shape>& shapes);  // throws ValueError naming all shapes
+using ShapeRefs = SmallVector<const Shape*, 4>;
+Shape broadcast_shapes(const ShapeRefs& shapes);  // throws ValueError naming all shapes
 Strides contiguous_strides(const Shape& shape);
 std::string shape_str(const Shape& shape);  // "(2, 3)"
 // Whether the bytes two views span intersect (numpy's may_share_memory): a write to one

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -63,39 +64,44 @@ void stream_copy(char* dst, const char* src, size_t bytes) {
   std::memcpy(dst + i, src + i, bytes - i);
 }
 
-// Runs the kernel on [0, len) of a run through the scratch buffer; the output run is contiguous.
-// `local` is the caller's buffer for the pieces' pointers (sized like ptrs), reused run after run.
-void run_streamed(PointwiseKernel kernel, const std::vector<char*>& ptrs, const std::vector<int64_t>& strides, int64_t len,
-                  std::vector<char*>& local) {
+// Runs the kernel on [0, len) of a run of `operands` pointers through the scratch buffer; the output run
+// is contiguous.
+void run_streamed(PointwiseKernel kernel, char* const* ptrs, const int64_t* strides, size_t operands, int64_t len) {
   alignas(64) static thread_local char scratch[kScratchBytes];
   const int64_t item = strides[0];
   const int64_t piece = kScratchBytes / item;
   char* const out = ptrs[0];
-  local[0] = scratch;
+  std::array<char*, kMaxOperands> local{scratch};
   for (int64_t done = 0; done < len; done += piece) {
     const int64_t n = std::min(piece, len - done);
-    for (size_t k = 1; k < local.size(); ++k) local[k] = ptrs[k] + done * strides[k];
-    kernel(local.data(), strides.data(), n);
+    for (size_t k = 1; k < operands; ++k) local[k] = ptrs[k] + done * strides[k];
+    kernel(local.data(), strides, n);
     stream_copy(out + done * item, scratch, static_cast<size_t>(n * item));
   }
 }
 #endif
 
-// One axis of the iteration space with every operand's byte stride along it.
+// One axis of the iteration space with every operand's byte stride along it
+// (0 past the last operand, which no comparison below is changed by).
 struct Axis {
   int64_t size;
-  std::vector<int64_t> strides;
+  std::array<int64_t, kMaxOperands> strides;
 };
+using Axes = SmallVector<Axis, kInlineDims>;
 
 // Axes of size > 1, outermost first (size-1 axes never move a pointer).
-std::vector<Axis> iteration_axes(const std::vector<Tensor>& operands) {
-  std::vector<Axis> axes;
+Axes iteration_axes(const std::vector<Tensor>& operands) {
+  TS_CHECK(operands.size() <= static_cast<size_t>(kMaxOperands), ValueError,
+           "the pointwise engine takes at most " << kMaxOperands << " operands, got " << operands.size());
+  Axes axes;
   const Shape& shape = operands[0].shape();
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == 1) continue;
     Axis axis{shape[d], {}};
-    for (const Tensor& t : operands) axis.strides.push_back(t.strides()[d] * static_cast<int64_t>(t.itemsize()));
-    axes.push_back(std::move(axis));
+    for (size_t k = 0; k < operands.size(); ++k) {
+      axis.strides[k] = operands[k].strides()[d] * static_cast<int64_t>(operands[k].itemsize());
+    }
+    axes.push_back(axis);
   }
   return axes;
 }
@@ -112,7 +118,7 @@ bool outer_than(const Axis& a, const Axis& b) {
 
 // Largest strides outermost. Insertion sort: `outer_than` is not a strict weak
 // order when stride-0 operands leave pairs undecided, and ndim is small.
-void order_axes(std::vector<Axis>& axes) {
+void order_axes(Axes& axes) {
   for (size_t i = 1; i < axes.size(); ++i) {
     for (size_t j = i; j > 0 && outer_than(axes[j], axes[j - 1]); --j) {
       std::swap(axes[j - 1], axes[j]);
@@ -122,8 +128,8 @@ void order_axes(std::vector<Axis>& axes) {
 
 // Merges an axis into the one inside it when, for every operand, stepping the
 // outer axis once equals stepping the inner one through its whole extent.
-std::vector<Axis> coalesce(const std::vector<Axis>& axes) {
-  std::vector<Axis> merged;  // innermost first while building
+Axes coalesce(const Axes& axes) {
+  Axes merged;  // innermost first while building
   for (size_t i = axes.size(); i-- > 0;) {
     const Axis& outer = axes[i];
     bool fits = !merged.empty();
@@ -136,7 +142,7 @@ std::vector<Axis> coalesce(const std::vector<Axis>& axes) {
       merged.push_back(outer);
     }
   }
-  return std::vector<Axis>(merged.rbegin(), merged.rend());
+  return Axes(merged.rbegin(), merged.rend());
 }
 
 Device common_device(const OpDef& op, const std::vector<Tensor>& inputs) {
@@ -155,7 +161,7 @@ DType operand_dtype(const OpDef& op, size_t i, DType kernel) {
   return as_bool ? DType::Bool : kernel;
 }
 
-DType promote_all(const OpDef& op, const std::vector<DType>& dtypes, size_t first) {
+DType promote_all(const OpDef& op, const DTypes& dtypes, size_t first) {
   TS_CHECK(dtypes.size() > first, TypeError, op.name << ": expected at least " << first + 1 << " inputs");
   DType d = dtypes[first];
   for (size_t i = first + 1; i < dtypes.size(); ++i) d = promote_types(d, dtypes[i]);
@@ -164,7 +170,7 @@ DType promote_all(const OpDef& op, const std::vector<DType>& dtypes, size_t firs
 
 // The CUDA kernel's view of `operands`: the coalesced axes in one struct, so
 // that a single launch covers every element (see PointwiseNdArgs).
-PointwiseNdArgs nd_args(const std::vector<Tensor>& operands, const std::vector<Axis>& axes, Device device) {
+PointwiseNdArgs nd_args(const std::vector<Tensor>& operands, const Axes& axes, Device device) {
   PointwiseNdArgs args{};
   for (size_t k = 0; k < operands.size(); ++k) args.data[k] = operands[k].data_ptr();
   args.ndim = static_cast<int>(axes.size());
@@ -179,7 +185,7 @@ PointwiseNdArgs nd_args(const std::vector<Tensor>& operands, const std::vector<A
 
 void launch_nd(std::vector<Tensor> operands, PointwiseNdKernel kernel, Device device) {
   if (operands[0].numel() == 0) return;
-  std::vector<Axis> axes = iteration_axes(operands);
+  Axes axes = iteration_axes(operands);
   order_axes(axes);
   axes = coalesce(axes);
   if (axes.size() > static_cast<size_t>(kMaxIterDims)) {
@@ -196,16 +202,16 @@ void launch_nd(std::vector<Tensor> operands, PointwiseNdKernel kernel, Device de
 
 void for_each_run(const std::vector<Tensor>& operands, PointwiseKernel kernel) {
   if (operands[0].numel() == 0) return;
-  const std::vector<Axis> axes = [&] {
-    std::vector<Axis> a = iteration_axes(operands);
+  const Axes axes = [&] {
+    Axes a = iteration_axes(operands);
     order_axes(a);
     return coalesce(a);
   }();
 
-  std::vector<char*> base;
-  for (const Tensor& t : operands) base.push_back(t.data_ptr());
+  std::array<char*, kMaxOperands> base{};
+  for (size_t k = 0; k < operands.size(); ++k) base[k] = operands[k].data_ptr();
   if (axes.empty()) {  // 0-d, or only size-1 axes: a single element
-    const std::vector<int64_t> zero(operands.size(), 0);
+    const std::array<int64_t, kMaxOperands> zero{};
     kernel(base.data(), zero.data(), 1);
     return;
   }
@@ -235,22 +241,22 @@ void for_each_run(const std::vector<Tensor>& operands, PointwiseKernel kernel) {
     return;
   }
   const auto run_range = [&](int64_t begin, int64_t end) {
-    std::vector<char*> ptrs = base;
-    std::vector<char*> pieces(ptrs.size());  // run_streamed's pointers
-    std::vector<int64_t> index(n_outer_axes, 0);
+    std::array<char*, kMaxOperands> ptrs = base;
+    const size_t n_ops = operands.size();
+    SmallVector<int64_t, kInlineDims> index(n_outer_axes, 0);  // the odometer
     int64_t row = begin / inner.size;
     int64_t col = begin % inner.size;
     for (size_t d = n_outer_axes; d-- > 0;) {
       index[d] = row % axes[d].size;
       row /= axes[d].size;
-      for (size_t k = 0; k < ptrs.size(); ++k) ptrs[k] += index[d] * axes[d].strides[k];
+      for (size_t k = 0; k < n_ops; ++k) ptrs[k] += index[d] * axes[d].strides[k];
     }
-    for (size_t k = 0; k < ptrs.size(); ++k) ptrs[k] += col * inner.strides[k];
+    for (size_t k = 0; k < n_ops; ++k) ptrs[k] += col * inner.strides[k];
     for (int64_t pos = begin; pos < end;) {
       const int64_t len = std::min(inner.size - col, end - pos);
 #if defined(__SSE2__)
       if (stream) {
-        run_streamed(kernel, ptrs, inner.strides, len, pieces);
+        run_streamed(kernel, ptrs.data(), inner.strides.data(), n_ops, len);
       } else {
         kernel(ptrs.data(), inner.strides.data(), len);
       }
@@ -259,16 +265,16 @@ void for_each_run(const std::vector<Tensor>& operands, PointwiseKernel kernel) {
 #endif
       pos += len;
       if (pos == end) break;
-      for (size_t k = 0; k < ptrs.size(); ++k) ptrs[k] -= col * inner.strides[k];
+      for (size_t k = 0; k < n_ops; ++k) ptrs[k] -= col * inner.strides[k];
       col = 0;
       for (size_t d = n_outer_axes; d-- > 0;) {  // next row; some row remains, so no axis overflows
         const Axis& axis = axes[d];
         if (++index[d] < axis.size) {
-          for (size_t k = 0; k < ptrs.size(); ++k) ptrs[k] += axis.strides[k];
+          for (size_t k = 0; k < n_ops; ++k) ptrs[k] += axis.strides[k];
           break;
         }
         index[d] = 0;
-        for (size_t k = 0; k < ptrs.size(); ++k) ptrs[k] -= axis.strides[k] * (axis.size - 1);
+        for (size_t k = 0; k < n_ops; ++k) ptrs[k] -= axis.strides[k] * (axis.size - 1);
       }
     }
   };
@@ -285,7 +291,7 @@ void for_each_run(const std::vector<Tensor>& operands, PointwiseKernel kernel) {
   });
 }
 
-DType kernel_dtype(const OpDef& op, const std::vector<DType>& inputs) {
+DType kernel_dtype(const OpDef& op, const DTypes& inputs) {
   switch (op.promotion) {
     case Promotion::Float:
       return float_result_type(promote_all(op, inputs, 0));
@@ -310,7 +316,7 @@ DType kernel_dtype(const OpDef& op, const std::vector<DType>& inputs) {
   throw TypeError(op.name + ": unknown promotion rule");
 }
 
-DType result_dtype(const OpDef& op, const std::vector<DType>& inputs) {
+DType result_dtype(const OpDef& op, const DTypes& inputs) {
   const DType kernel = kernel_dtype(op, inputs);
   switch (op.promotion) {
     case Promotion::Comparison:
@@ -360,13 +366,11 @@ Resolved resolve(const OpDef& op, const std::vector<Tensor>& inputs) {
   TS_CHECK(inputs.size() == static_cast<size_t>(op.arity), TypeError,
            op.name << " takes " << op.arity << " tensor inputs, got " << inputs.size());
   const Device device = common_device(op, inputs);
-  std::vector<DType> dtypes;
-  std::vector<Shape> shapes;
-  dtypes.reserve(inputs.size());
-  shapes.reserve(inputs.size());
+  DTypes dtypes;
+  ShapeRefs shapes;
   for (const Tensor& t : inputs) {
     dtypes.push_back(t.dtype());
-    shapes.push_back(t.shape());
+    shapes.push_back(&t.shape());
   }
   const DType kernel_type = kernel_dtype(op, dtypes);
   return {device, kernel_type, result_dtype(op, dtypes), broadcast_shapes(shapes), op.kernel(device.type, kernel_type)};

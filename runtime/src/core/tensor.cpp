@@ -298,12 +298,13 @@ int64_t normalize_axis(int64_t axis, int64_t ndim) {
   return axis < 0 ? axis + ndim : axis;
 }
 
-Shape broadcast_shapes(const std::vector<Shape>& shapes) {
+Shape broadcast_shapes(const ShapeRefs& shapes) {
   size_t ndim = 0;
-  for (const Shape& s : shapes) ndim = std::max(ndim, s.size());
+  for (const Shape* s : shapes) ndim = std::max(ndim, s->size());
   Shape out(ndim, 1);
   bool ok = true;
-  for (const Shape& s : shapes) {
+  for (const Shape* shape : shapes) {
+    const Shape& s = *shape;
     const size_t lead = ndim - s.size();
     for (size_t i = 0; i < s.size(); ++i) {
       int64_t& o = out[lead + i];
@@ -315,13 +316,13 @@ Shape broadcast_shapes(const std::vector<Shape>& shapes) {
   if (!ok) {
     std::ostringstream os;
     os << "operands could not be broadcast together with shapes";
-    for (const Shape& s : shapes) os << " " << np_shape(s);
+    for (const Shape* s : shapes) os << " " << np_shape(*s);
     throw ValueError(os.str());
   }
   return out;
 }
 
-Shape broadcast_shapes(const Shape& a, const Shape& b) { return broadcast_shapes(std::vector<Shape>{a, b}); }
+Shape broadcast_shapes(const Shape& a, const Shape& b) { return broadcast_shapes(ShapeRefs{&a, &b}); }
 
 Strides contiguous_strides(const Shape& shape) {
   Strides strides(shape.size());

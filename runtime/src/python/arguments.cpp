@@ -180,12 +180,14 @@ DType default_dtype(Kind kind) {
 
 }  // namespace
 
-std::vector<Tensor> tensor_operands(const OpDef& op, const std::vector<py::handle>& args,
-                                       const std::vector<const char*>& names) {
-  std::vector<Tensor> operands(args.size());
-  std::vector<std::optional<Kind>> weak(args.size());
+std::vector<Tensor> tensor_operands(const OpDef& op, std::initializer_list<py::handle> arg_list,
+                                    std::initializer_list<const char*> name_list) {
+  const py::handle* args = arg_list.begin();
+  const char* const* names = name_list.begin();
+  std::vector<Tensor> operands(arg_list.size());
+  SmallVector<std::optional<Kind>, kMaxOperands> weak(arg_list.size());
   std::optional<DType> strong;  // promoted dtype of the non-scalar operands
-  for (size_t i = 0; i < args.size(); ++i) {
+  for (size_t i = 0; i < arg_list.size(); ++i) {
     weak[i] = weak_scalar_kind(args[i]);
     if (weak[i]) continue;
     if (py::isinstance<Tensor>(args[i])) {
@@ -198,7 +200,7 @@ std::vector<Tensor> tensor_operands(const OpDef& op, const std::vector<py::handl
     }
     strong = strong ? promote_types(*strong, operands[i].dtype()) : operands[i].dtype();
   }
-  for (size_t i = 0; i < args.size(); ++i) {
+  for (size_t i = 0; i < arg_list.size(); ++i) {
     if (!weak[i]) continue;
     DType dtype = strong && kind_of(*strong) >= *weak[i] ? *strong : default_dtype(*weak[i]);
     if (*weak[i] == Kind::Integer && is_integer(dtype) && takes_ints_by_value(op) && !int_fits(args[i], dtype)) {

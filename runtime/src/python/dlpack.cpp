@@ -75,8 +75,8 @@ void order_for_consumer(int device, py::handle stream) {
 // What an exported DLTensor points into; owned by the managed tensor.
 struct ExportContext {
   Tensor tensor;
-  std::vector<int64_t> shape;
-  std::vector<int64_t> strides;
+  Shape shape;  // what the DLTensor's shape and strides point into
+  Strides strides;
 };
 
 DLDataType dl_dtype(DType d) {

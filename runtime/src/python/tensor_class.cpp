@@ -14,7 +14,7 @@ namespace ts::python {
 
 namespace {
 
-py::tuple int_tuple(const std::vector<int64_t>& values) {
+py::tuple int_tuple(const Shape& values) {
   py::tuple out(values.size());
   for (size_t i = 0; i < values.size(); ++i) out[i] = py::int_(values[i]);
   return out;
@@ -88,7 +88,7 @@ py::class_<Tensor> bind_tensor_class(py::module_& m) {
       .def_property_readonly(
           "strides",
           [](const Tensor& t) {
-            std::vector<int64_t> bytes;
+            Strides bytes;
             for (int64_t s : t.strides()) bytes.push_back(s * static_cast<int64_t>(t.itemsize()));
             return int_tuple(bytes);
           },
