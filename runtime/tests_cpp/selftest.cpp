@@ -440,6 +440,18 @@ void test_allocator() {
   namespace alloc = ts::allocator;
   EXPECT(reinterpret_cast<uintptr_t>(Tensor::empty({3}, DType::Int8).data_ptr()) % alloc::kAlignment == 0);
   EXPECT(reinterpret_cast<uintptr_t>(Tensor::empty({0}, DType::Int8).data_ptr()) % alloc::kAlignment == 0);
+  // Blocks below kLargeBlock come from malloc, aligned by hand: aligned at every size, usable whole, and
+  // freed through malloc's own pointer (ASan checks the writes and the frees). A size that rounds up to
+  // kLargeBlock is a large block (2 MiB aligned; aligned_alloc refused it when it kept the small class).
+  for (size_t n : {size_t{1}, size_t{15}, size_t{64}, size_t{65}, size_t{1000}, size_t{100000},
+                   alloc::kLargeBlock - alloc::kAlignment, alloc::kLargeBlock - 1}) {
+    void* p = alloc::allocate(n);
+    const size_t alignment = n <= alloc::kLargeBlock - alloc::kAlignment ? alloc::kAlignment : alloc::kHugePage;
+    EXPECT(reinterpret_cast<uintptr_t>(p) % alignment == 0);
+    std::memset(p, 0x5A, n);
+    alloc::release(p, n);
+  }
+  alloc::empty_cache();
   alloc::empty_cache();
   void* first = nullptr;
   {
