@@ -385,7 +385,7 @@ void run_into(const OpDef& op, const Resolved& r, const std::vector<Tensor>& inp
     // Cast at the input's own shape; broadcasting stays a stride-0 view.
     const DType want = operand_dtype(op, i, r.kernel_type);
     const Tensor& x = inputs[i];
-    operands.push_back((x.dtype() == want ? x : x.astype(want)).expand(result.shape()));
+    operands.push_back(x.dtype() == want ? x.expand(result.shape()) : x.astype(want).expand(result.shape()));
   }
   if (r.device.type == DeviceType::CUDA) {
     launch_nd(operands, reinterpret_cast<PointwiseNdKernel>(r.kernel), r.device);
