@@ -92,7 +92,7 @@ class Tensor {
 // Helpers shared by the engines and the bindings.
 int64_t normalize_axis(int64_t axis, int64_t ndim);  // throws AxisError
 Shape broadcast_shapes(const Shape& a, const Shape& b);  // throws ValueError naming both shapes
-using ShapeRefs = SmallVector<const Shape*, 4>;
+using ShapeRefs = SmallVector<const Shape*, 4>;  // a pointwise op's inputs fit inline
 Shape broadcast_shapes(const ShapeRefs& shapes);  // throws ValueError naming all shapes
 Strides contiguous_strides(const Shape& shape);
 std::string shape_str(const Shape& shape);  // "(2, 3)"
