@@ -67,7 +67,9 @@ void stream_copy(char* dst, const char* src, size_t bytes) {
 // Runs the kernel on [0, len) of a run of `operands` pointers through the scratch buffer; the output run
 // is contiguous.
 void run_streamed(PointwiseKernel kernel, char* const* ptrs, const int64_t* strides, size_t operands, int64_t len) {
-  alignas(64) static thread_local char scratch[kScratchBytes];
+  // On the stack: the address of a thread_local buffer (TLS of a shared library) was fetched through
+  // __tls_get_addr for every 16 bytes the copy stored (a streamed 16M-element add: 5.3 -> 2.6 ms).
+  alignas(64) char scratch[kScratchBytes];
   const int64_t item = strides[0];
   const int64_t piece = kScratchBytes / item;
   char* const out = ptrs[0];
