@@ -14,7 +14,7 @@ from .signature import Argument
 def body_context(spec: OpSpec, device: str) -> dict[str, object]:
     """What the template proposer's body template for the op's family needs."""
     inputs = [
-        {"name": name, "index": i + 1, "ctype": api.input_cpp_type(spec, i), "compute": api.input_compute_type(spec, i)}
+        {"name": name, "index": i + 1, "ctype": api.input_load_type(spec, i), "compute": api.input_compute_type(spec, i)}
         for i, name in enumerate(a.name for a in spec.signature.tensor_arguments)
     ]
     fields = dict(spec.fields)

@@ -20,11 +20,11 @@ struct where_cpu_kernel {
     const char* in_condition = data[1];
     const char* in_x1 = data[2];
     const char* in_x2 = data[3];
-    const bool contiguous = strides[0] == sizeof(out_t) && strides[1] == sizeof(bool) && strides[2] == sizeof(T) && strides[3] == sizeof(T);
+    const bool contiguous = strides[0] == sizeof(out_t) && strides[1] == sizeof(uint8_t) && strides[2] == sizeof(T) && strides[3] == sizeof(T);
     if (contiguous) {
       // Unit strides: plain indexed loops the compiler vectorises.
       out_t* o = reinterpret_cast<out_t*>(out);
-      const bool* p_condition = reinterpret_cast<const bool*>(in_condition);
+      const uint8_t* p_condition = reinterpret_cast<const uint8_t*>(in_condition);
       const T* p_x1 = reinterpret_cast<const T*>(in_x1);
       const T* p_x2 = reinterpret_cast<const T*>(in_x2);
       for (int64_t i = 0; i < n; ++i) {
@@ -36,7 +36,7 @@ struct where_cpu_kernel {
     } else if (strides[0] == sizeof(out_t) && strides[1] == 0 && strides[2] == sizeof(T) && strides[3] == sizeof(T)) {
       // condition broadcast (stride 0), the rest contiguous: condition is loaded once.
       out_t* o = reinterpret_cast<out_t*>(out);
-      const bool condition = static_cast<bool>(*reinterpret_cast<const bool*>(in_condition));
+      const bool condition = static_cast<bool>(*reinterpret_cast<const uint8_t*>(in_condition));
       const T* p_x1 = reinterpret_cast<const T*>(in_x1);
       const T* p_x2 = reinterpret_cast<const T*>(in_x2);
       for (int64_t i = 0; i < n; ++i) {
@@ -44,22 +44,22 @@ struct where_cpu_kernel {
         const compute_t x2 = static_cast<compute_t>(p_x2[i]);
         o[i] = static_cast<out_t>(condition ? x1 : x2);
       }
-    } else if (strides[0] == sizeof(out_t) && strides[2] == 0 && strides[1] == sizeof(bool) && strides[3] == sizeof(T)) {
+    } else if (strides[0] == sizeof(out_t) && strides[2] == 0 && strides[1] == sizeof(uint8_t) && strides[3] == sizeof(T)) {
       // x1 broadcast (stride 0), the rest contiguous: x1 is loaded once.
       out_t* o = reinterpret_cast<out_t*>(out);
       const compute_t x1 = static_cast<compute_t>(*reinterpret_cast<const T*>(in_x1));
-      const bool* p_condition = reinterpret_cast<const bool*>(in_condition);
+      const uint8_t* p_condition = reinterpret_cast<const uint8_t*>(in_condition);
       const T* p_x2 = reinterpret_cast<const T*>(in_x2);
       for (int64_t i = 0; i < n; ++i) {
         const bool condition = static_cast<bool>(p_condition[i]);
         const compute_t x2 = static_cast<compute_t>(p_x2[i]);
         o[i] = static_cast<out_t>(condition ? x1 : x2);
       }
-    } else if (strides[0] == sizeof(out_t) && strides[3] == 0 && strides[1] == sizeof(bool) && strides[2] == sizeof(T)) {
+    } else if (strides[0] == sizeof(out_t) && strides[3] == 0 && strides[1] == sizeof(uint8_t) && strides[2] == sizeof(T)) {
       // x2 broadcast (stride 0), the rest contiguous: x2 is loaded once.
       out_t* o = reinterpret_cast<out_t*>(out);
       const compute_t x2 = static_cast<compute_t>(*reinterpret_cast<const T*>(in_x2));
-      const bool* p_condition = reinterpret_cast<const bool*>(in_condition);
+      const uint8_t* p_condition = reinterpret_cast<const uint8_t*>(in_condition);
       const T* p_x1 = reinterpret_cast<const T*>(in_x1);
       for (int64_t i = 0; i < n; ++i) {
         const bool condition = static_cast<bool>(p_condition[i]);
@@ -68,7 +68,7 @@ struct where_cpu_kernel {
       }
     } else {
       for (int64_t i = 0; i < n; ++i) {
-        const bool condition = static_cast<bool>(*reinterpret_cast<const bool*>(in_condition + i * strides[1]));
+        const bool condition = static_cast<bool>(*reinterpret_cast<const uint8_t*>(in_condition + i * strides[1]));
         const compute_t x1 = static_cast<compute_t>(*reinterpret_cast<const T*>(in_x1 + i * strides[2]));
         const compute_t x2 = static_cast<compute_t>(*reinterpret_cast<const T*>(in_x2 + i * strides[3]));
         *reinterpret_cast<out_t*>(out + i * strides[0]) = static_cast<out_t>(condition ? x1 : x2);

@@ -282,6 +282,13 @@ def test_where_condition_is_bool_and_other_inputs_are_t() -> None:
     assert api.input_cpp_type(op("add"), 0) == "T"
 
 
+def test_bodies_read_a_bool_input_as_its_byte() -> None:
+    # GCC vectorises `c != 0 ? x1 : x2` on a uint8_t, not the same select on a loaded bool.
+    where = op("where")
+    assert [api.input_load_type(where, i) for i in range(3)] == ["uint8_t", "T", "T"]
+    assert api.input_load_type(op("add"), 1) == "T"
+
+
 # ---- names and bindings -----------------------------------------------------------------------------------
 
 
