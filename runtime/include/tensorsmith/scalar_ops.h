@@ -218,6 +218,36 @@ TS_HOST_DEVICE inline T exp(T x) {
   }
 }
 
+// tanh. float: branch-free and inlinable, so loops of it vectorise (libm's tanhf kept a loop scalar: 5 ns an
+// element). Below |x| = 0.625, x + x**3 p(x**2) with p a degree-4 fit of (tanh(x)/x - 1)/x**2 weighted by
+// the relative error of tanh; above, 1 - 2 / (e**2|x| + 1) with exp_float, where the subtraction loses
+// nothing (its result exceeds the subtracted term from 0.55 on); both are computed and one selected. Past
+// |x| = 9.1 the float result is 1 (the clamp keeps e**2|x| finite). Signs of zero and NaN propagate. Checked
+// every float: at most 1.4 ulp from the exact value. Other types: std::tanh.
+TS_HOST_DEVICE inline float tanh_float(float x) {
+#if defined(__CUDA_ARCH__)
+  return ::tanhf(x);
+#else
+  const float a = std::fabs(x);
+  const float x2 = x * x;
+  const float p = (((-5.775797152552403e-3f * x2 + 2.070450778496588e-2f) * x2 - 5.376072209035652e-2f) * x2 +
+                   1.3331712498532633e-1f) * x2 - 3.3333293159180316e-1f;
+  const float small = a + (a * x2) * p;  // on |x|, so that -0 keeps its sign through copysign
+  const float ac = a > 9.1f ? 9.1f : a;
+  const float large = 1.0f - 2.0f / (exp_float(ac + ac) + 1.0f);
+  return std::copysign(a < 0.625f ? small : large, x);  // NaN is not < 0.625, and exp_float keeps it NaN
+#endif
+}
+
+template <typename T>
+TS_HOST_DEVICE inline T tanh(T x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return tanh_float(x);
+  } else {
+    return std::tanh(x);
+  }
+}
+
 template <typename T>
 TS_HOST_DEVICE inline T sigmoid(T x) {
   return T(1) / (T(1) + ts::ops::exp(-x));
