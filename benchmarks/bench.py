@@ -8,8 +8,10 @@ of enough calls to fill `min_sample_s`, taken after a short untimed pause (SETTL
 threads stop spinning) and one untimed call (the library's own threads are awake, as in a loop of ops), and
 the table shows the median sample. Ratios are tensorsmith's time
 over the peer's (below 1: tensorsmith is faster). GB/s is bytes moved (inputs read + outputs written, at
-least once) over time, and "%bound" that as a fraction of the bandwidth bound measured at the start of the
-same run (benchmarks/bandwidth.py). Matmul is compute bound: GFLOP/s (2 n^3 / time) instead.
+least once) over time, and "%bound" that as a fraction of the bandwidth bound (benchmarks/bandwidth.py):
+measured at the start of the run and, for the large cases, again beside each, its probe timed in the same
+round-robin as the libraries (the bound drifts on a shared machine). Matmul is compute bound: GFLOP/s
+(2 n^3 / time) instead.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import cases as case_defs  # noqa: E402
 import tensorsmith as ts  # noqa: E402
 
 LIBRARIES = ("tensorsmith", "numpy", "torch")
+BOUND_PROBE = "bound"  # the bandwidth probe's entry when it is timed beside a case
 GOALS = (  # issue 7: (case name, peer, the most tensorsmith's time may be as a multiple of the peer's)
     ("pointwise/add/large", "torch", 1.0),
     ("pointwise/add(out=)/large", "torch", 1.0),
@@ -71,8 +74,11 @@ def main(argv: list[str] | None = None) -> int:
     started = time.perf_counter()
     for case in selected:
         case_defs.probe(case)
-        medians = time_case(case.impls, repeats, min_sample_s, settle_seconds(case.family))
-        results.append(_result(case, medians, bound))
+        beside = case.size == "large" and case.bytes_moved is not None and bound.probe is not None
+        impls = case.impls | ({BOUND_PROBE: bound.probe} if beside else {})
+        medians = time_case(impls, repeats, min_sample_s, settle_seconds(case.family))
+        bound_gbps = bound.probe.gbps(medians.pop(BOUND_PROBE)) if beside else None
+        results.append(_result(case, medians, bound, bound_gbps))
         _print_row(results[-1])
     goals = [_goal(results, *goal) for goal in GOALS]
     _print_footer(results, goals, time.perf_counter() - started)
@@ -131,7 +137,8 @@ def _calls_per_sample(fn: Callable[[], Any], min_sample_s: float) -> int:
         number *= 2
 
 
-def _result(case: case_defs.Case, medians: dict[str, float], bound: bandwidth.Bound) -> dict[str, Any]:
+def _result(case: case_defs.Case, medians: dict[str, float], bound: bandwidth.Bound,
+            bound_beside_gbps: float | None = None) -> dict[str, Any]:
     result: dict[str, Any] = {"name": case.name, "family": case.family, "op": case.op, "size": case.size,
                               "shape": case.shape, "bytes_moved": case.bytes_moved, "flops": case.flops,
                               "seconds": medians, "unsupported": case.unsupported}  # fmt: skip
@@ -139,7 +146,9 @@ def _result(case: case_defs.Case, medians: dict[str, float], bound: bandwidth.Bo
     result["ratio"] = {peer: mine / medians[peer] for peer in ("numpy", "torch") if mine and peer in medians}
     if case.bytes_moved:
         result["gbps"] = {name: case.bytes_moved / s / 1e9 for name, s in medians.items()}
-        result["fraction_of_bound"] = {name: gbps / bound.gbps for name, gbps in result["gbps"].items()}
+        # The bound measured beside the case where it was, else the run's.
+        result["bound"] = {"gbps": bound_beside_gbps or bound.gbps, "measured": "beside" if bound_beside_gbps else "start"}
+        result["fraction_of_bound"] = {name: gbps / result["bound"]["gbps"] for name, gbps in result["gbps"].items()}
     if case.flops:
         result["gflops"] = {name: case.flops / s / 1e9 for name, s in medians.items()}
     return result
@@ -231,7 +240,8 @@ def _print_row(r: dict[str, Any]) -> None:
     if "gbps" in r:
         per = [f"{r['gbps'][lib]:.3g}" if lib in r["gbps"] else "-" for lib in LIBRARIES]
         frac = r["fraction_of_bound"].get("tensorsmith")
-        throughput = f"{'; '.join(per)} GB/s" + (f" = {100 * frac:.0f}% of bound" if frac is not None else "")
+        beside = f" ({r['bound']['gbps']:.3g} beside it)" if r["bound"]["measured"] == "beside" else ""
+        throughput = f"{'; '.join(per)} GB/s" + (f" = {100 * frac:.0f}% of bound{beside}" if frac is not None else "")
     else:
         per = [f"{r['gflops'][lib]:.3g}" if lib in r["gflops"] else "-" for lib in LIBRARIES]
         throughput = f"{'; '.join(per)} GFLOP/s"

@@ -33,8 +33,20 @@ def test_quick_run_writes_the_json_report(tmp_path: Path, capsys: pytest.Capture
     assert seconds["tensorsmith"] > 0 and seconds["numpy"] > 0
     assert result["ratio"]["numpy"] == pytest.approx(seconds["tensorsmith"] / seconds["numpy"])
     assert result["gbps"]["tensorsmith"] == pytest.approx(result["bytes_moved"] / seconds["tensorsmith"] / 1e9)
+    assert result["bound"] == {"gbps": report["bound"]["gbps"], "measured": "start"}  # small: the start's bound
     # Without torch the add goal cannot be judged, and the run says so instead of passing it.
     statuses = {goal["case"]: goal["status"] for goal in report["goals"]}
     assert statuses["pointwise/add/small"] == "not measured"
     printed = capsys.readouterr().out
     assert "bandwidth bound" in printed and "pointwise/add small" in printed
+
+
+def test_a_large_case_is_judged_against_the_bound_measured_beside_it(tmp_path: Path) -> None:
+    # The probe runs in the case's own round-robin: its GB/s, not the start's, is what the fraction divides by.
+    out = tmp_path / "bench.json"
+    assert bench.main(["--quick", "--only", "^pointwise/add/large$", "--repeats", "2", "--no-torch", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    [result] = report["results"]
+    assert result["bound"]["measured"] == "beside" and result["bound"]["gbps"] > 0
+    assert "bound" not in result["seconds"]  # the probe is not a library
+    assert result["fraction_of_bound"]["tensorsmith"] == pytest.approx(result["gbps"]["tensorsmith"] / result["bound"]["gbps"])
