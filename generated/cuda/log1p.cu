@@ -16,7 +16,7 @@ struct log1p_cuda_kernel {
     // The body stays exactly as its proposer wrote it (compiler messages cite its own lines).
     // clang-format off
     // --- kernel body (proposer: template) ---
-    return static_cast<out_t>(std::log1p(x));
+    return static_cast<out_t>(ts::ops::log1p(x));
     // --- end kernel body ---
     // clang-format on
   }

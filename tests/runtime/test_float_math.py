@@ -1,0 +1,96 @@
+"""float32 tanh, expm1, log and log1p: tensorsmith/scalar_ops.h's branch-free, vectorisable forms. Each is
+within its bound of the exact value (float64's result) over the range and densely where the formula switches
+(tanh at |x| = 0.625; expm1 where the reduction's n leaves 0 and at 80; log at m = sqrt(2) and near 1;
+log1p at u = 2 and near 0 and -1), and exact at the specials."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorsmith as ts
+
+TINY = float(np.finfo(np.float32).smallest_subnormal)
+
+
+def ulps(got: np.ndarray, exact: np.ndarray) -> np.ndarray:
+    spacing = np.spacing(np.abs(exact).astype(np.float32)).astype(np.float64)
+    return np.abs(got.astype(np.float64) - exact) / spacing
+
+
+def every_float(low: float, high: float) -> np.ndarray:
+    """Every float32 in [low, high), both positive."""
+    return np.arange(np.float32(low).view(np.uint32), np.float32(high).view(np.uint32), dtype=np.uint32).view(np.float32)
+
+
+def magnitudes(rng: np.random.Generator, low_exp: float, high_exp: float, n: int = 1 << 19) -> np.ndarray:
+    return (2.0 ** rng.uniform(low_exp, high_exp, n)).astype(np.float32)
+
+
+def _tanh_inputs(rng):
+    x = np.concatenate([every_float(0.6, 0.65), magnitudes(rng, -30, 3.5), rng.uniform(0, 10, 1 << 19)])
+    return np.concatenate([x, -x])
+
+
+def _expm1_inputs(rng):
+    x = np.concatenate([every_float(0.34, 0.36), every_float(1.02, 1.06), every_float(79.9, 80.1), magnitudes(rng, -30, 6.47)])
+    return np.concatenate([x, -x[x < 31]])
+
+
+def _log_inputs(rng):
+    return np.concatenate([every_float(1.40, 1.43), every_float(0.70, 0.71), every_float(0.999, 1.001),
+                           magnitudes(rng, -149, 128), rng.uniform(0, 4, 1 << 19).astype(np.float32)])
+
+
+def _log1p_inputs(rng):
+    x = np.concatenate([every_float(0.99, 1.01), magnitudes(rng, -40, 60), every_float(1e-8, 2e-8)])
+    near_minus_one = -1 + every_float(1e-7, 1e-3)
+    return np.concatenate([x, -x[x < 1], near_minus_one.astype(np.float32)])
+
+
+CASES = {  # op: (ts function, float64 reference, inputs, most ulps from the exact value)
+    "tanh": (ts.tanh, np.tanh, _tanh_inputs, 1.5),
+    "expm1": (ts.expm1, np.expm1, _expm1_inputs, 2.0),
+    "log": (ts.log, np.log, _log_inputs, 1.5),
+    "log1p": (ts.log1p, np.log1p, _log1p_inputs, 2.0),
+}
+
+
+@pytest.mark.parametrize("op", sorted(CASES))
+def test_float32_is_within_its_ulp_bound(op: str) -> None:
+    fn, reference, inputs, bound = CASES[op]
+    x = inputs(np.random.default_rng(5)).astype(np.float32)
+    got = np.asarray(fn(ts.asarray(x)))
+    assert got.dtype == np.float32
+    exact = reference(x.astype(np.float64))
+    finite = np.isfinite(exact) & (np.abs(exact) < float(np.finfo(np.float32).max))
+    assert finite.mean() > 0.99
+    err = ulps(got[finite], exact[finite])
+    assert err.max() <= bound, f"{op}({x[finite][err.argmax()]!r}): {err.max():.2f} ulp"
+
+
+def test_tanh_is_odd_bit_for_bit() -> None:
+    x = _tanh_inputs(np.random.default_rng(6)).astype(np.float32)
+    got = np.asarray(ts.tanh(ts.asarray(x)))
+    half = x.size // 2
+    assert np.array_equal(got[half:], -got[:half])
+
+
+SPECIALS = {  # op: inputs whose answer is exact (0, +-1, +-inf, NaN, x itself): the float64 result rounded
+    "tanh": [0.0, -0.0, np.nan, np.inf, -np.inf, 9.2, 50.0, -1e30, TINY, -TINY, 1e-20],
+    "expm1": [0.0, -0.0, np.nan, np.inf, -np.inf, -31.0, -1e30, 88.8, 89.0, 1000.0, TINY, -TINY, 1e-20],
+    "log": [0.0, -0.0, np.nan, np.inf, -np.inf, -1.0, -TINY, 1.0],
+    "log1p": [0.0, -0.0, np.nan, np.inf, -np.inf, -1.0, -1.5, -2.0, TINY, -TINY, 1e-20],
+}
+
+
+@pytest.mark.parametrize("op", sorted(SPECIALS))
+def test_float32_specials(op: str) -> None:
+    fn, reference = CASES[op][:2]
+    x = np.array(SPECIALS[op], dtype=np.float32)
+    got = np.asarray(fn(ts.asarray(x)))
+    with np.errstate(all="ignore"):
+        want = reference(x.astype(np.float64)).astype(np.float32)
+    assert np.array_equal(np.isnan(got), np.isnan(want)), (x, got, want)
+    ok = np.isnan(want) | ((got == want) & (np.signbit(got) == np.signbit(want)))
+    assert ok.all(), [(float(a), float(g), float(w)) for a, g, w in zip(x[~ok], got[~ok], want[~ok])]
