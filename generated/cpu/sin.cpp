@@ -25,12 +25,12 @@ struct sin_cpu_kernel {
       const T* p_x = reinterpret_cast<const T*>(in_x);
       for (int64_t i = 0; i < n; ++i) {
         const compute_t x = static_cast<compute_t>(p_x[i]);
-        o[i] = static_cast<out_t>(std::sin(x));
+        o[i] = static_cast<out_t>(ts::ops::sin(x));
       }
     } else {
       for (int64_t i = 0; i < n; ++i) {
         const compute_t x = static_cast<compute_t>(*reinterpret_cast<const T*>(in_x + i * strides[1]));
-        *reinterpret_cast<out_t*>(out + i * strides[0]) = static_cast<out_t>(std::sin(x));
+        *reinterpret_cast<out_t*>(out + i * strides[0]) = static_cast<out_t>(ts::ops::sin(x));
       }
     }
     // --- end kernel body ---

@@ -16,7 +16,7 @@ struct cos_cuda_kernel {
     // The body stays exactly as its proposer wrote it (compiler messages cite its own lines).
     // clang-format off
     // --- kernel body (proposer: template) ---
-    return static_cast<out_t>(std::cos(x));
+    return static_cast<out_t>(ts::ops::cos(x));
     // --- end kernel body ---
     // clang-format on
   }

@@ -16,7 +16,7 @@ struct sin_cuda_kernel {
     // The body stays exactly as its proposer wrote it (compiler messages cite its own lines).
     // clang-format off
     // --- kernel body (proposer: template) ---
-    return static_cast<out_t>(std::sin(x));
+    return static_cast<out_t>(ts::ops::sin(x));
     // --- end kernel body ---
     // clang-format on
   }

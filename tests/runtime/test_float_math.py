@@ -1,9 +1,13 @@
-"""float32 tanh, expm1, log and log1p: tensorsmith/scalar_ops.h's branch-free, vectorisable forms. Each is
-within its bound of the exact value (float64's result) over the range and densely where the formula switches
-(tanh at |x| = 0.625; expm1 where the reduction's n leaves 0 and at 80; log at m = sqrt(2) and near 1;
-log1p at u = 2 and near 0 and -1), and exact at the specials."""
+"""float32 tanh, expm1, log, log1p, sin and cos: tensorsmith/scalar_ops.h's branch-free, vectorisable forms.
+Each is within its bound of the exact value (float64's result) over the range and densely where the formula
+switches (tanh at |x| = 0.625; expm1 where the reduction's n leaves 0 and at 80; log at m = sqrt(2) and near
+1; log1p at u = 2 and near 0 and -1; sin and cos at pi/4, next to multiples of pi/2, and up to the largest
+floats, whose reduction needs 2/pi's bits far past the point), and exact at the specials."""
 
 from __future__ import annotations
+
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -48,11 +52,22 @@ def _log1p_inputs(rng):
     return np.concatenate([x, -x[x < 1], near_minus_one.astype(np.float32)])
 
 
+def _trig_inputs(rng):
+    # By magnitude up to FLT_MAX, around the switch at pi/4, around multiples of pi/2 near 0 and far out.
+    multiples = (np.arange(1, 2000) * (np.pi / 2)).astype(np.float32)
+    x = np.concatenate([magnitudes(rng, -30, 127.9), every_float(0.78, 0.79), every_float(1.5705, 1.5711),
+                        np.nextafter(multiples, np.float32(0)), multiples, np.nextafter(multiples, np.float32(np.inf)),
+                        rng.uniform(-100, 100, 1 << 18).astype(np.float32)])
+    return np.concatenate([x, -x])
+
+
 CASES = {  # op: (ts function, float64 reference, inputs, most ulps from the exact value)
     "tanh": (ts.tanh, np.tanh, _tanh_inputs, 1.5),
     "expm1": (ts.expm1, np.expm1, _expm1_inputs, 2.0),
     "log": (ts.log, np.log, _log_inputs, 1.5),
     "log1p": (ts.log1p, np.log1p, _log1p_inputs, 2.0),
+    "sin": (ts.sin, np.sin, _trig_inputs, 0.6),
+    "cos": (ts.cos, np.cos, _trig_inputs, 0.6),
 }
 
 
@@ -81,6 +96,8 @@ SPECIALS = {  # op: inputs whose answer is exact (0, +-1, +-inf, NaN, x itself):
     "expm1": [0.0, -0.0, np.nan, np.inf, -np.inf, -31.0, -1e30, 88.8, 89.0, 1000.0, TINY, -TINY, 1e-20],
     "log": [0.0, -0.0, np.nan, np.inf, -np.inf, -1.0, -TINY, 1.0],
     "log1p": [0.0, -0.0, np.nan, np.inf, -np.inf, -1.0, -1.5, -2.0, TINY, -TINY, 1e-20],
+    "sin": [0.0, -0.0, np.nan, np.inf, -np.inf, TINY, -TINY, 1e-20, -1e-20],
+    "cos": [0.0, -0.0, np.nan, np.inf, -np.inf, TINY, -TINY, 1e-20],
 }
 
 
@@ -94,3 +111,26 @@ def test_float32_specials(op: str) -> None:
     assert np.array_equal(np.isnan(got), np.isnan(want)), (x, got, want)
     ok = np.isnan(want) | ((got == want) & (np.signbit(got) == np.signbit(want)))
     assert ok.all(), [(float(a), float(g), float(w)) for a, g, w in zip(x[~ok], got[~ok], want[~ok])]
+
+
+def test_the_two_over_pi_table_holds_its_bits() -> None:
+    # The words sin and cos reduce by, against 2/pi recomputed from Machin's formula (pi = 16 atan(1/5) -
+    # 4 atan(1/239)) in integers with 288 guard bits.
+    header = (Path(__file__).resolve().parents[2] / "runtime/include/tensorsmith/scalar_ops.h").read_text()
+    body = re.search(r"kTwoOverPiBits\[\d+\] = \{([^}]*)\}", header)
+    assert body is not None
+    words = [int(token.strip().rstrip("uU"), 0) for token in body.group(1).split(",")]
+
+    def atan_inverse(n: int, bits: int) -> int:  # atan(1/n) * 2**bits
+        total, term, k = 0, (1 << bits) // n, 0
+        while term:
+            total += (-1) ** k * (term // (2 * k + 1))
+            term //= n * n
+            k += 1
+        return total
+
+    bits = 512
+    pi = 16 * atan_inverse(5, bits) - 4 * atan_inverse(239, bits)
+    want = (2 << (bits + 32 * (len(words) - 1))) // pi  # floor(2/pi * 2**224)
+    assert words[0] == 0
+    assert words[1:] == [(want >> (32 * (len(words) - 2 - k))) & 0xFFFFFFFF for k in range(len(words) - 1)]
