@@ -134,3 +134,44 @@ def test_the_two_over_pi_table_holds_its_bits() -> None:
     want = (2 << (bits + 32 * (len(words) - 1))) // pi  # floor(2/pi * 2**224)
     assert words[0] == 0
     assert words[1:] == [(want >> (32 * (len(words) - 2 - k))) & 0xFFFFFFFF for k in range(len(words) - 1)]
+
+
+LONG_DOUBLE_DIGITS = np.finfo(np.longdouble).nmant
+
+
+@pytest.mark.skipif(LONG_DOUBLE_DIGITS <= 52, reason="needs numpy's longdouble wider than double for an exact reference")
+@pytest.mark.parametrize("op", ["exp", "log"])
+def test_float64_exp_and_log_are_within_their_ulp_bounds(op: str) -> None:
+    # exp_double / log_double, against long double (x87, 64-bit mantissa) results: 1 ulp for exp, 1.25 for log
+    # (its final sum cancels where k = -1 and m is near sqrt(2)).
+    rng = np.random.default_rng(8)
+    if op == "exp":
+        x = np.concatenate([rng.uniform(-745.0, 709.7, 1 << 20), rng.uniform(-0.35, 0.35, 1 << 18),
+                            2.0 ** rng.uniform(-60, 0, 1 << 18) * rng.choice([-1.0, 1.0], 1 << 18)])
+    else:
+        x = np.concatenate([2.0 ** rng.uniform(-1074, 1023.9, 1 << 20), rng.uniform(0.99, 1.01, 1 << 18),
+                            rng.uniform(0.0, 4.0, 1 << 18)])
+        x = x[x > 0]
+    got = np.asarray(getattr(ts, op)(ts.asarray(x)))
+    assert got.dtype == np.float64
+    exact = getattr(np, op)(x.astype(np.longdouble))
+    finite = np.isfinite(exact) & (np.abs(exact) <= np.finfo(np.float64).max) & (np.abs(exact) >= np.finfo(np.float64).tiny)
+    spacing = np.spacing(np.abs(exact[finite]).astype(np.float64)).astype(np.longdouble)
+    err = np.abs(got[finite].astype(np.longdouble) - exact[finite]) / spacing
+    bound = 1.0 if op == "exp" else 1.25
+    assert float(err.max()) <= bound, f"{op}({x[finite][err.argmax()]!r}): {float(err.max()):.2f} ulp"
+
+
+def test_float64_exp_and_log_specials() -> None:
+    tiny = float(np.finfo(np.float64).smallest_subnormal)
+    x = np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 709.78, 709.79, -745.1, -746.0, -1000.0, 1e-300])
+    got = np.asarray(ts.exp(ts.asarray(x)))
+    assert got[0] == 1.0 and got[1] == 1.0 and np.isnan(got[2]) and got[3] == np.inf and got[4] == 0.0
+    assert np.isfinite(got[5]) and got[6] == np.inf and got[7] > 0.0 and got[8] == 0.0 and got[9] == 0.0 and got[10] == 1.0
+    x = np.array([0.0, -0.0, np.nan, np.inf, -np.inf, -1.0, -tiny, 1.0, tiny])
+    with np.errstate(all="ignore"):
+        want = np.log(x)
+    got = np.asarray(ts.log(ts.asarray(x)))
+    assert np.array_equal(np.isnan(got), np.isnan(want))
+    assert got[0] == -np.inf and got[1] == -np.inf and got[3] == np.inf and got[7] == 0.0
+    assert got[8] == pytest.approx(np.log(tiny), rel=1e-15)  # the smallest subnormal, scaled before its bits are read
