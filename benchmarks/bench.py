@@ -50,6 +50,10 @@ GOALS = (  # issue 7: (case name, peer, the most tensorsmith's time may be as a 
     ("contraction/matmul float32/large", "torch", 1.1),
     ("pointwise/add/small", "torch", 1.0),
 )
+SHARE_GOALS = (  # issue 7: (case name, the least fraction of the bandwidth bound tensorsmith's GB/s may be)
+    ("pointwise/add/large", 0.85),
+    ("pointwise/multiply/large", 0.85),
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -80,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         bound_gbps = bound.probe.gbps(medians.pop(BOUND_PROBE)) if beside else None
         results.append(_result(case, medians, bound, bound_gbps))
         _print_row(results[-1])
-    goals = [_goal(results, *goal) for goal in GOALS]
+    goals = [_goal(results, *goal) for goal in GOALS] + [_share_goal(results, *goal) for goal in SHARE_GOALS]
     _print_footer(results, goals, time.perf_counter() - started)
 
     if args.json:
@@ -162,6 +166,15 @@ def _goal(results: list[dict[str, Any]], name: str, peer: str, limit: float) -> 
         return goal | {"status": "not measured", "why": why}
     ratio = found["ratio"][peer]
     return goal | {"ratio": ratio, "status": "met" if ratio <= limit else "missed"}
+
+
+def _share_goal(results: list[dict[str, Any]], name: str, least: float) -> dict[str, Any]:
+    goal = {"case": name, "peer": "bound", "least": least}
+    found = next((r for r in results if r["name"] == name), None)
+    if found is None or "tensorsmith" not in found.get("fraction_of_bound", {}):
+        return goal | {"status": "not measured", "why": "not run (see --only)" if found is None else "no GB/s"}
+    fraction = found["fraction_of_bound"]["tensorsmith"]
+    return goal | {"fraction": fraction, "bound": found["bound"], "status": "met" if fraction >= least else "missed"}
 
 
 # ---- environment ---------------------------------------------------------------------------------------------
@@ -254,8 +267,13 @@ def _print_row(r: dict[str, Any]) -> None:
 def _print_footer(results, goals, elapsed) -> None:
     print(f"\n{len(results)} cases in {elapsed:.1f} s")
     for goal in goals:
+        share = goal["peer"] == "bound"
+        target = f">= {100 * goal['least']:.0f}% of the bound" if share else f"ts/{goal['peer']} <= {goal['limit']:g}"
         if goal["status"] == "not measured":
-            print(f"goal {goal['case']}: ts/{goal['peer']} <= {goal['limit']:g}: not measured ({goal['why']})")
+            print(f"goal {goal['case']}: {target}: not measured ({goal['why']})")
+        elif share:
+            print(f"goal {goal['case']}: {100 * goal['fraction']:.0f}% of the bound measured {goal['bound']['measured']} "
+                  f"({goal['bound']['gbps']:.3g} GB/s; {target}): {goal['status']}")
         else:
             print(f"goal {goal['case']}: ts/{goal['peer']} = {goal['ratio']:.2f} (<= {goal['limit']:g}): {goal['status']}")
 

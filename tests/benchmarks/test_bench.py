@@ -49,4 +49,7 @@ def test_a_large_case_is_judged_against_the_bound_measured_beside_it(tmp_path: P
     [result] = report["results"]
     assert result["bound"]["measured"] == "beside" and result["bound"]["gbps"] > 0
     assert "bound" not in result["seconds"]  # the probe is not a library
+    [share] = [goal for goal in report["goals"] if goal["case"] == "pointwise/add/large" and goal["peer"] == "bound"]
+    assert share["fraction"] == result["fraction_of_bound"]["tensorsmith"]
+    assert share["status"] == ("met" if share["fraction"] >= 0.85 else "missed")
     assert result["fraction_of_bound"]["tensorsmith"] == pytest.approx(result["gbps"]["tensorsmith"] / result["bound"]["gbps"])
