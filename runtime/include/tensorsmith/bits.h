@@ -23,6 +23,5 @@ TS_HOST_DEVICE inline To cast(From from) {
 TS_HOST_DEVICE inline uint32_t of(float f) { return cast<uint32_t>(f); }
 TS_HOST_DEVICE inline uint64_t of(double d) { return cast<uint64_t>(d); }
 TS_HOST_DEVICE inline float to_float(uint32_t u) { return cast<float>(u); }
-TS_HOST_DEVICE inline double to_double(uint64_t u) { return cast<double>(u); }
 
 }  // namespace ts::bits

@@ -172,11 +172,136 @@ constexpr T ceil(T x) {
   }
 }
 
+#if !defined(__CUDA_ARCH__)  // host code only: the device calls CUDA's own functions
+namespace detail {
+
+// What the branch-free exp and log forms need of float and double's layout and of ln2.
+template <typename F>
+struct FloatLayout;
+template <>
+struct FloatLayout<float> {
+  using Bits = uint32_t;
+  using SignedBits = int32_t;
+  static constexpr int kMantissa = 23;
+  static constexpr Bits kBias = 127;
+  static constexpr float kRound = 12582912.0f;  // 1.5 * 2**23: adding it rounds to an integer
+  static constexpr float kInvLn2 = 1.44269504088896341f;
+  static constexpr float kLn2Hi = 0.693359375f;  // ln2 = kLn2Hi + kLn2Lo; n * kLn2Hi is exact for |n| < 2**15
+  static constexpr float kLn2Lo = -2.12194440e-4f;
+  static constexpr float kMinNormal = 1.17549435e-38f;
+  static constexpr float kSubnormalScale = 8388608.0f;  // 2**23
+  static constexpr float kSubnormalExponent = 23.0f;
+  static constexpr Bits kSqrtHalf = 0x3f3504f3u;  // sqrt(1/2)'s bits
+};
+template <>
+struct FloatLayout<double> {
+  using Bits = uint64_t;
+  using SignedBits = int64_t;
+  static constexpr int kMantissa = 52;
+  static constexpr Bits kBias = 1023;
+  static constexpr double kRound = 6755399441055744.0;  // 1.5 * 2**52
+  static constexpr double kInvLn2 = 1.4426950408889634;
+  static constexpr double kLn2Hi = 0x1.62e42ffp-1;  // 29 bits: n * kLn2Hi is exact for |n| < 2**24
+  static constexpr double kLn2Lo = -0x1.718432a1b0e26p-35;
+  static constexpr double kMinNormal = 2.2250738585072014e-308;
+  static constexpr double kSubnormalScale = 0x1p54;
+  static constexpr double kSubnormalExponent = 54.0;
+  static constexpr Bits kSqrtHalf = 0x3fe6a09e667f3bcdull;
+};
+
+// x = n ln2 + r with |r| <= ln2/2: `shifted` is n + kRound (n rounded by the addition; its low bits are n's).
+template <typename F>
+struct Ln2Reduced {
+  F shifted, n, r;
+};
+template <typename F>
+inline Ln2Reduced<F> reduce_ln2(F x) {
+  using L = FloatLayout<F>;
+  const F shifted = x * L::kInvLn2 + L::kRound;
+  const F n = shifted - L::kRound;
+  return {shifted, n, (x - n * L::kLn2Hi) - n * L::kLn2Lo};
+}
+
+// The integer n of `shifted` (reduce_ln2's), as unsigned bits: defined for any bits, NaN's included.
+template <typename F>
+inline typename FloatLayout<F>::Bits n_bits(F shifted) {
+  return ts::bits::of(shifted) - ts::bits::of(FloatLayout<F>::kRound);
+}
+
+// 2**n for an n whose float is normal.
+template <typename F>
+inline F pow2(typename FloatLayout<F>::Bits n) {
+  using L = FloatLayout<F>;
+  return ts::bits::cast<F>(static_cast<typename L::Bits>((n + L::kBias) << L::kMantissa));
+}
+
+// q 2**n, 2**n in two halves that are each normal, so that results near the ends of the range neither
+// overflow early nor lose subnormals.
+template <typename F>
+inline F times_pow2(F q, F shifted) {
+  using L = FloatLayout<F>;
+  const typename L::Bits n = n_bits(shifted);
+  const auto half = static_cast<typename L::Bits>(static_cast<typename L::SignedBits>(n) >> 1);
+  return q * pow2<F>(half) * pow2<F>(n - half);
+}
+
+// e**r - 1 for |r| <= ln2/2 (plus rounding), accurate relative to itself. float: r + r**2 p(r), p of degree 4
+// by Estrin's scheme, a minimax fit of (e**r - 1 - r) / r**2 weighted by r**2 (absolute error of e**r below
+// 5e-9). double: p the Taylor series to r**11 (e**r's to r**13; truncation below 5e-18 relative).
+inline float expm1_reduced(float r) {
+  const float r2 = r * r;
+  const float p01 = 1.66665181517601e-1f * r + 0.5f;
+  const float p23 = 8.368883281946182e-3f * r + 4.166620597243309e-2f;
+  const float p = (1.3950474094599485e-3f * r2 + p23) * r2 + p01;
+  return p * r2 + r;
+}
+inline double expm1_reduced(double r) {
+  const double p = 1.0 / 2 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120 + r * (1.0 / 720 + r * (1.0 / 5040 +
+                   r * (1.0 / 40320 + r * (1.0 / 362880 + r * (1.0 / 3628800 + r * (1.0 / 39916800 +
+                   r * (1.0 / 479001600 + r * (1.0 / 6227020800)))))))))));
+  return r + r * r * p;
+}
+
+// R(z) of log's 2 atanh(s) = 2s + s R(s**2): the series to s**8 for float, s**20 for double (truncation
+// below 3e-9 and 1e-17 relative for |s| <= 0.172).
+inline float atanh_tail(float z) {
+  return z * (0.666666666666666667f + z * (0.4f + z * (0.285714285714285714f + z * 0.222222222222222222f)));
+}
+inline double atanh_tail(double z) {
+  return z * (2.0 / 3 + z * (2.0 / 5 + z * (2.0 / 7 + z * (2.0 / 9 + z * (2.0 / 11 + z * (2.0 / 13 +
+         z * (2.0 / 15 + z * (2.0 / 17 + z * (2.0 / 19 + z * (2.0 / 21))))))))));
+}
+
+// Natural log, branch-free. x = 2**k m with m in [sqrt(1/2), sqrt(2)) from the bits (subnormals scaled
+// first); with f = m - 1 (exact) and s = f / (2 + f), log(m) = 2 atanh(s) = f - f**2/2 + s (f**2/2 + R),
+// and k ln2 added in two parts. 0 gives -inf, negatives NaN, inf inf, NaN NaN.
+template <typename F>
+inline F log_branch_free(F x) {
+  using L = FloatLayout<F>;
+  const bool subnormal = x < L::kMinNormal;  // also zero and negatives, which the selects below replace
+  const F xs = subnormal ? x * L::kSubnormalScale : x;
+  // Unsigned arithmetic on the bits: m's exponent is moved to 0 or -1 so that m is in [sqrt(1/2), sqrt(2)).
+  const typename L::Bits bits = ts::bits::of(xs) - L::kSqrtHalf;
+  const typename L::SignedBits k = static_cast<typename L::SignedBits>(bits) >> L::kMantissa;
+  constexpr typename L::Bits kMantissaMask = (typename L::Bits{1} << L::kMantissa) - 1;
+  const F m = ts::bits::cast<F>(static_cast<typename L::Bits>((bits & kMantissaMask) + L::kSqrtHalf));
+  const F kf = static_cast<F>(k) - (subnormal ? L::kSubnormalExponent : F(0));
+  const F f = m - F(1);
+  const F s = f / (F(2) + f);
+  const F hfsq = F(0.5) * f * f;
+  const F result = kf * L::kLn2Hi + ((f - hfsq) + (s * (hfsq + atanh_tail(s * s)) + kf * L::kLn2Lo));
+  const F special = x == F(0) ? -std::numeric_limits<F>::infinity()
+                              : (x < F(0) ? std::numeric_limits<F>::quiet_NaN() : x);  // inf, NaN stay
+  return (x > F(0) && x < std::numeric_limits<F>::infinity()) ? result : special;
+}
+
+}  // namespace detail
+#endif
+
 // e**x. float: a branch-free, inlinable form the compiler vectorises (a call to
 // libm's expf keeps a loop scalar): x = n ln2 + r with |r| <= ln2/2, e**r by a
-// degree-6 polynomial, times 2**n built from exponent bits in two halves so
-// results near the ends of the range neither overflow early nor lose subnormals;
-// NaN propagates. Checked over every float in [-104, 89]: at most 1.03 ulp from
+// degree-6 polynomial (detail::expm1_reduced), times 2**n built from exponent bits
+// in two halves; NaN propagates. Checked over every float in [-104, 89]: at most 1.03 ulp from
 // the exact value, so never more than 1 ulp from the correctly rounded result.
 // Other types: std::exp.
 TS_HOST_DEVICE inline float exp_float(float x) {
@@ -184,57 +309,28 @@ TS_HOST_DEVICE inline float exp_float(float x) {
   return ::expf(x);
 #else
   constexpr float kMaxFinite = 88.72283172607421875f;  // the largest float whose exp is finite
-  // Two one-sided clamps, each one vector min or max (NaN compares false: stays NaN).
+  // Two one-sided clamps, each one vector min or max (NaN compares false: stays NaN); n is then in
+  // [-150, 129], whose halves are each a normal exponent.
   const float low = x < -104.0f ? -104.0f : x;
   const float xc = low > 89.0f ? 89.0f : low;
-  constexpr float kRound = 12582912.0f;                        // 1.5 * 2**23: adding it rounds to an integer
-  const float shifted = xc * 1.44269504088896341f + kRound;     // n + kRound, n = round(x / ln2)
-  const float n = shifted - kRound;
-  const float r = (xc - n * 0.693359375f) + n * 2.12194440e-4f;  // x - n ln2, ln2 in two parts
-  // e**r = 1 + r + r**2 p(r), p of degree 4 by Estrin's scheme. Its coefficients are a minimax fit of
-  // (e**r - 1 - r) / r**2 on |r| <= ln2/2 weighted by r**2 (absolute error of e**r below 5e-9).
-  const float r2 = r * r;
-  const float p01 = 1.66665181517601e-1f * r + 0.5f;
-  const float p23 = 8.368883281946182e-3f * r + 4.166620597243309e-2f;
-  const float p = (1.3950474094599485e-3f * r2 + p23) * r2 + p01;
-  const float q = p * r2 + r + 1.0f;
-  // n is in [-150, 129] (unless x is NaN, when p is NaN): its two halves are each a normal exponent.
-  // Unsigned arithmetic: defined for any bits, NaN's included.
-  const uint32_t n_bits = ts::bits::of(shifted) - ts::bits::of(kRound);
-  const uint32_t half = static_cast<uint32_t>(static_cast<int32_t>(n_bits) >> 1);
-  const float scale_a = ts::bits::to_float((half + 127u) << 23);
-  const float scale_b = ts::bits::to_float((n_bits - half + 127u) << 23);
-  const float result = q * scale_a * scale_b;
+  const detail::Ln2Reduced<float> t = detail::reduce_ln2(xc);
+  const float result = detail::times_pow2(detail::expm1_reduced(t.r) + 1.0f, t.shifted);
   return x > kMaxFinite ? std::numeric_limits<float>::infinity() : result;
 #endif
 }
 
-// e**x for double, in exp_float's way: x = n ln2 + r (ln2 in two parts, the first of 29 bits so that n times
-// it is exact), e**r = 1 + (r + r**2 p(r)) with p the Taylor series of (e**r - 1 - r) / r**2 to r**11
-// (e**r's to r**13; truncation below 5e-18 relative for |r| <= ln2/2), times 2**n from exponent bits in
-// two halves. Checked on 10**8 random doubles over the whole range, near 0 and at its ends: at most 1 ulp
+// e**x for double, in exp_float's way, e**r = 1 + (r + r**2 p(r)) with p a Taylor series
+// (detail::expm1_reduced). Checked on 10**8 random doubles over the whole range, near 0 and at its ends: at most 1 ulp
 // from glibc's exp, 0.97 from the exact value (3.5x faster than glibc's in a loop, which it kept scalar).
 TS_HOST_DEVICE inline double exp_double(double x) {
 #if defined(__CUDA_ARCH__)
   return ::exp(x);
 #else
   constexpr double kMaxFinite = 709.782712893383973;  // the largest double whose exp is finite
-  const double low = x < -746.0 ? -746.0 : x;  // NaN compares false: stays NaN
+  const double low = x < -746.0 ? -746.0 : x;  // NaN compares false: stays NaN; n is in [-1077, 1025]
   const double xc = low > 710.0 ? 710.0 : low;
-  constexpr double kRound = 6755399441055744.0;  // 1.5 * 2**52: adding it rounds to an integer
-  const double shifted = xc * 1.4426950408889634 + kRound;
-  const double n = shifted - kRound;
-  const double r = (xc - n * 0x1.62e42ffp-1) - n * -0x1.718432a1b0e26p-35;  // x - n ln2
-  const double p = 1.0 / 2 + r * (1.0 / 6 + r * (1.0 / 24 + r * (1.0 / 120 + r * (1.0 / 720 + r * (1.0 / 5040 +
-                   r * (1.0 / 40320 + r * (1.0 / 362880 + r * (1.0 / 3628800 + r * (1.0 / 39916800 +
-                   r * (1.0 / 479001600 + r * (1.0 / 6227020800)))))))))));
-  const double q = 1.0 + (r + r * r * p);
-  // n is in [-1077, 1025] (unless x is NaN): its two halves are each a normal exponent.
-  const uint64_t n_bits = ts::bits::of(shifted) - ts::bits::of(kRound);
-  const uint64_t half = static_cast<uint64_t>(static_cast<int64_t>(n_bits) >> 1);
-  const double scale_a = ts::bits::to_double((half + 1023u) << 52);
-  const double scale_b = ts::bits::to_double((n_bits - half + 1023u) << 52);
-  const double result = q * scale_a * scale_b;
+  const detail::Ln2Reduced<double> t = detail::reduce_ln2(xc);
+  const double result = detail::times_pow2(1.0 + detail::expm1_reduced(t.r), t.shifted);
   return x > kMaxFinite ? std::numeric_limits<double>::infinity() : result;
 #endif
 }
@@ -291,48 +387,21 @@ TS_HOST_DEVICE inline float expm1_float(float x) {
 #else
   const float low = x < -30.0f ? -30.0f : x;  // NaN compares false: stays NaN
   const float xc = low > 80.0f ? 80.0f : low;
-  constexpr float kRound = 12582912.0f;  // 1.5 * 2**23: adding it rounds to an integer
-  const float shifted = xc * 1.44269504088896341f + kRound;
-  const float n = shifted - kRound;  // in [-43, 115]: 2**n is one normal float
-  const float r = (xc - n * 0.693359375f) + n * 2.12194440e-4f;
-  const float r2 = r * r;
-  const float p01 = 1.66665181517601e-1f * r + 0.5f;
-  const float p23 = 8.368883281946182e-3f * r + 4.166620597243309e-2f;
-  const float p = (1.3950474094599485e-3f * r2 + p23) * r2 + p01;
-  const float em = p * r2 + r;  // e**r - 1
-  const uint32_t n_bits = ts::bits::of(shifted) - ts::bits::of(kRound);
-  const float scale = ts::bits::to_float((n_bits + 127u) << 23);
+  const detail::Ln2Reduced<float> t = detail::reduce_ln2(xc);  // n in [-43, 115]: 2**n is one normal float
+  const float em = detail::expm1_reduced(t.r);                  // e**r - 1
+  const float scale = detail::pow2<float>(detail::n_bits(t.shifted));
   const float reduced = scale * em + (scale - 1.0f);
   return std::copysign(x > 80.0f ? exp_float(x) : reduced, x);
 #endif
 }
 
-// Natural log. float: branch-free, so loops of it vectorise. x = 2**k m with m in [sqrt(1/2), sqrt(2)) from
-// the bits (subnormals scaled by 2**23 first); with f = m - 1 (exact) and s = f / (2 + f),
-// log(m) = 2 atanh(s) = f - f**2/2 + s (f**2/2 + R(s**2)), R the atanh series to s**8 (truncation below
-// 3e-9 relative for |s| <= 0.172), and k ln2 added in two parts. 0 gives -inf, negatives NaN, inf inf, NaN
-// NaN. Checked over every float: at most 1.2 ulp from the exact value. Other types: std::log.
+// Natural log. float: branch-free, so loops of it vectorise (detail::log_branch_free). Checked over every
+// float: at most 1.2 ulp from the exact value. Other types: std::log.
 TS_HOST_DEVICE inline float log_float(float x) {
 #if defined(__CUDA_ARCH__)
   return ::logf(x);
 #else
-  constexpr float kSubnormalScale = 8388608.0f;  // 2**23
-  const bool subnormal = x < 1.17549435e-38f;    // also zero and negatives, which the selects below replace
-  const float xs = subnormal ? x * kSubnormalScale : x;
-  // Unsigned arithmetic on the bits: m's exponent is moved to 0 or -1 so that m is in [sqrt(1/2), sqrt(2)).
-  const uint32_t bits = ts::bits::of(xs) - 0x3f3504f3u;  // 0x3f3504f3: sqrt(1/2)'s bits
-  const int32_t k = static_cast<int32_t>(bits) >> 23;
-  const float m = ts::bits::to_float((bits & 0x007fffffu) + 0x3f3504f3u);
-  const float kf = static_cast<float>(k) - (subnormal ? 23.0f : 0.0f);
-  const float f = m - 1.0f;
-  const float s = f / (2.0f + f);
-  const float z = s * s;
-  const float R = z * (0.666666666666666667f + z * (0.4f + z * (0.285714285714285714f + z * 0.222222222222222222f)));
-  const float hfsq = 0.5f * f * f;
-  const float result = kf * 0.693359375f + ((f - hfsq) + (s * (hfsq + R) + kf * -2.12194440e-4f));
-  const float special = x == 0.0f ? -std::numeric_limits<float>::infinity()
-                                  : (x < 0.0f ? std::numeric_limits<float>::quiet_NaN() : x);  // inf, NaN stay
-  return (x > 0.0f && x < std::numeric_limits<float>::infinity()) ? result : special;
+  return detail::log_branch_free(x);
 #endif
 }
 
@@ -353,7 +422,7 @@ TS_HOST_DEVICE inline float log1p_float(float x) {
 }
 
 #if !defined(__CUDA_ARCH__)  // host code only: the device calls CUDA's sinf and cosf
-namespace detail {
+namespace detail {  // (continued)
 
 // 2/pi's first 224 bits after the binary point, 32 to a word, after one word of zeros (so that a window may
 // start before the point). tests/runtime/test_float_math.py recomputes them from Machin's formula.
@@ -470,29 +539,13 @@ TS_HOST_DEVICE inline T expm1(T x) {
   }
 }
 
-// Natural log for double, in log_float's way, the atanh series to s**20 (truncation below 1e-17 relative for
-// |s| <= 0.172). Checked on 10**8 random doubles over the whole range, near 1 and at subnormals: at most
-// 1 ulp from glibc's log, 1.2 from the exact value (where k = -1 and m is near sqrt(2), the sum cancels).
+// Natural log for double, in log_float's way. Checked on 10**8 random doubles over the whole range, near 1
+// and at subnormals: at most 1 ulp from glibc's log, 1.2 from the exact value (where k = -1 and m is near sqrt(2), the sum cancels).
 TS_HOST_DEVICE inline double log_double(double x) {
 #if defined(__CUDA_ARCH__)
   return ::log(x);
 #else
-  const bool subnormal = x < 2.2250738585072014e-308;  // also zero and negatives, which the selects replace
-  const double xs = subnormal ? x * 0x1p54 : x;
-  const uint64_t bits = ts::bits::of(xs) - 0x3fe6a09e667f3bcdull;  // sqrt(1/2)'s bits
-  const int64_t k = static_cast<int64_t>(bits) >> 52;
-  const double m = ts::bits::to_double((bits & 0x000fffffffffffffull) + 0x3fe6a09e667f3bcdull);
-  const double kf = static_cast<double>(k) - (subnormal ? 54.0 : 0.0);
-  const double f = m - 1.0;
-  const double s = f / (2.0 + f);
-  const double z = s * s;
-  const double R = z * (2.0 / 3 + z * (2.0 / 5 + z * (2.0 / 7 + z * (2.0 / 9 + z * (2.0 / 11 + z * (2.0 / 13 +
-                   z * (2.0 / 15 + z * (2.0 / 17 + z * (2.0 / 19 + z * (2.0 / 21))))))))));
-  const double hfsq = 0.5 * f * f;
-  const double result = kf * 0x1.62e42ffp-1 + ((f - hfsq) + (s * (hfsq + R) + kf * -0x1.718432a1b0e26p-35));
-  const double special = x == 0.0 ? -std::numeric_limits<double>::infinity()
-                                  : (x < 0.0 ? std::numeric_limits<double>::quiet_NaN() : x);  // inf, NaN stay
-  return (x > 0.0 && x < std::numeric_limits<double>::infinity()) ? result : special;
+  return detail::log_branch_free(x);
 #endif
 }
 
