@@ -51,11 +51,7 @@ struct log_softmax_cpu_kernel {
         for (int64_t k = 0; k < kLanes; ++k) lane[k] = 0;
         int64_t j = 0;
         for (; j + kLanes <= n; j += kLanes) {
-          // An integer address: near the end of the input it names memory past it, which a hint may.
-          const uintptr_t ahead = reinterpret_cast<uintptr_t>(in + c0 + j) + kAheadBytes;
-          for (int64_t b = 0; b < kLanes * static_cast<int64_t>(sizeof(T)); b += 64) {
-            __builtin_prefetch(reinterpret_cast<const char*>(ahead + b));
-          }
+          ts::prefetch_ahead(in + c0 + j, kAheadBytes, kLanes * static_cast<int64_t>(sizeof(T)));
           for (int64_t k = 0; k < kLanes; ++k) {
             const acc_t v = ts::ops::exp(static_cast<acc_t>(in[c0 + j + k]) - row_max);
             e[j + k] = v;
