@@ -28,6 +28,14 @@ void bind_asarray(py::module_& m);
 void bind_manipulation(py::module_& m);
 void bind_cuda(py::module_& m);  // the ts.cuda submodule and ts.build_info (every build)
 
+// ---- construction (construction.cpp) ------------------------------------------------
+// Every bound class is final and made through one of these, so that no Python code can get an
+// instance whose C++ object was never constructed (pybind11 allows Cls.__new__(Cls) otherwise).
+// A class only the runtime creates: Cls(...) and Cls.__new__(Cls) raise TypeError, saying `how` to get one.
+void forbid_construction(py::handle cls, const char* how);
+// A class whose __new__ is `factory(cls, ...)`, which returns a complete instance; __init__ adds nothing.
+void construct_in_new(py::handle cls, const py::cpp_function& factory);
+
 // ---- dtypes (dtypes.cpp) ------------------------------------------------------
 // A DType, a numpy dtype, a numpy scalar type or a dtype name; TypeError otherwise.
 DType dtype_arg(py::handle obj);

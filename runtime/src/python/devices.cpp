@@ -47,11 +47,14 @@ Tensor to_device(const Tensor& t, Device device) {
 }
 
 void bind_devices(py::module_& m) {
-  py::class_<Device>(m, "Device", "A device tensors live on; equal to its string form, e.g. 'cpu'.")
-      .def(py::init([](const std::string& s) { return parse_device(s); }), py::arg("device"))
-      .def_property_readonly("type", [](const Device& d) { return device_type_name(d.type); })
+  py::class_<Device> cls(m, "Device", py::is_final(), "A device tensors live on; equal to its string form, e.g. 'cpu'.");
+  construct_in_new(cls, py::cpp_function([](py::handle, const std::string& s) { return parse_device(s); },
+                                         py::name("__new__"), py::arg("cls"), py::pos_only(), py::arg("device")));
+  cls.def_property_readonly("type", [](const Device& d) { return device_type_name(d.type); })
       .def_property_readonly("index", [](const Device& d) { return d.index; })
       .def("__repr__", [](const Device& d) { return device_str(d); })
+      .def("__reduce__",
+           [](py::object self) { return py::make_tuple(py::type::of(self), py::make_tuple(device_str(self.cast<Device>()))); })
       .def("__eq__", [](const Device& a, const Device& b) { return a == b; })
       .def("__eq__", [](const Device& a, const std::string& b) { return device_str(a) == b; })
       .def("__eq__", [](const Device&, py::handle) { return py::handle(Py_NotImplemented); })

@@ -39,16 +39,21 @@ DType dtype_arg(py::handle obj) {
 }
 
 void bind_dtypes(py::module_& m) {
-  py::class_<DType>(m, "DType", "A tensor element type, e.g. ts.float32.")
-      .def_property_readonly("name", [](DType d) { return dtype_name(d); })
+  py::class_<DType> cls(m, "DType", py::is_final(),
+                        "A tensor element type, e.g. ts.float32; DType(x) takes whatever ts.dtype() takes.");
+  construct_in_new(cls, py::cpp_function([](py::handle, py::handle dtype) { return dtype_arg(dtype); },
+                                         py::name("__new__"), py::arg("cls"), py::arg("dtype"), py::pos_only()));
+  cls.def_property_readonly("name", [](DType d) { return dtype_name(d); })
       .def_property_readonly("itemsize", [](DType d) { return itemsize(d); }, "Size of one element in bytes.")
       .def("__repr__", [](DType d) { return std::string("ts.") + dtype_name(d); })
       .def("__str__", [](DType d) { return dtype_name(d); })
       .def("__eq__", [](DType a, DType b) { return a == b; })
       .def("__eq__", [](DType, py::handle) { return py::handle(Py_NotImplemented); })
       .def("__hash__", [](DType d) { return py::hash(py::str(dtype_name(d))); })
-      .def(py::pickle([](DType d) { return py::make_tuple(dtype_name(d)); },
-                      [](const py::tuple& state) { return dtype_from_name(state[0].cast<std::string>()); }));
+      // DType(name) again: pybind11's py::pickle would need an instance made by __new__ alone.
+      .def("__reduce__", [](py::object self) {
+        return py::make_tuple(py::type::of(self), py::make_tuple(dtype_name(self.cast<DType>())));
+      });
 
   for (int i = 0; i < kNumDTypes; ++i) {
     const auto d = static_cast<DType>(i);

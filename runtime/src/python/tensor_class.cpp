@@ -67,15 +67,17 @@ struct TensorIterator {
 }  // namespace
 
 py::class_<Tensor> bind_tensor_class(py::module_& m) {
-  py::class_<TensorIterator>(m, "_TensorIterator")
-      .def("__iter__", [](py::object self) { return self; })
+  py::class_<TensorIterator> iterator(m, "_TensorIterator", py::is_final());
+  forbid_construction(iterator, "iter(tensor) makes one");
+  iterator.def("__iter__", [](py::object self) { return self; })
       .def("__next__", [](TensorIterator& it) {
         if (it.next == it.tensor.shape()[0]) throw py::stop_iteration();
         return it.tensor.select(0, it.next++);
       });
 
-  py::class_<Tensor> cls(m, "Tensor", py::buffer_protocol(),
+  py::class_<Tensor> cls(m, "Tensor", py::buffer_protocol(), py::is_final(),
                          "An n-dimensional array: a strided view over shared storage.");
+  forbid_construction(cls, "use ts.asarray() or an op");
 
   // Metadata.
   cls.def_property_readonly("shape", [](const Tensor& t) { return int_tuple(t.shape()); })
