@@ -23,6 +23,8 @@ namespace ts::python {
 //   raises OverflowError, as numpy 2 does.
 // - comparisons and true division take an int that does not fit by value (as int64),
 //   like numpy, since their result dtype does not depend on it.
+// - where's condition takes no part in promotion (numpy casts it to bool); a Python
+//   scalar condition becomes its truth value.
 // Anything else raises TypeError naming the argument and its type.
 std::vector<Tensor> tensor_operands(const OpDef& op, std::initializer_list<pybind11::handle> args,
                                     std::initializer_list<const char*> names);

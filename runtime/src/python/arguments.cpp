@@ -169,6 +169,19 @@ bool takes_ints_by_value(const OpDef& op) {
   return op.promotion == Promotion::Comparison || op.promotion == Promotion::BinaryFloat;
 }
 
+// numpy's where casts its condition to bool and promotes the two branches alone (NEP 50): the
+// condition's dtype never shapes the result's.
+bool promotes(const OpDef& op, size_t i) { return !(op.promotion == Promotion::Where && i == 0); }
+
+// A Python scalar condition as numpy reads it: its truth value (2**70 and NaN are true).
+Tensor truth_tensor(py::handle obj) {
+  const int truth = PyObject_IsTrue(obj.ptr());
+  if (truth < 0) throw py::error_already_set();
+  Tensor t = Tensor::empty({}, DType::Bool);
+  *reinterpret_cast<bool*>(t.data_ptr()) = truth != 0;
+  return t;
+}
+
 DType default_dtype(Kind kind) {
   switch (kind) {
     case Kind::Bool: return DType::Bool;
@@ -198,10 +211,14 @@ std::vector<Tensor> tensor_operands(const OpDef& op, std::initializer_list<py::h
                             << type_name(args[i]));
       operands[i] = asarray(args[i]);
     }
-    strong = strong ? promote_types(*strong, operands[i].dtype()) : operands[i].dtype();
+    if (promotes(op, i)) strong = strong ? promote_types(*strong, operands[i].dtype()) : operands[i].dtype();
   }
   for (size_t i = 0; i < arg_list.size(); ++i) {
     if (!weak[i]) continue;
+    if (!promotes(op, i)) {
+      operands[i] = truth_tensor(args[i]);
+      continue;
+    }
     DType dtype = strong && kind_of(*strong) >= *weak[i] ? *strong : default_dtype(*weak[i]);
     if (*weak[i] == Kind::Integer && is_integer(dtype) && takes_ints_by_value(op) && !int_fits(args[i], dtype)) {
       dtype = DType::Int64;
