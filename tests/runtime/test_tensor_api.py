@@ -128,7 +128,7 @@ def test_asarray_copies_read_only_numpy_arrays() -> None:
     t = ts.asarray(ro)
     assert_same(t, ro)
     t[0] = 7
-    assert ro[0] == 0, "tensors have no read-only flag, so read-only memory must never be shared"
+    assert ro[0] == 0, "read-only memory is copied, never shared by a writeable tensor"
 
 
 def test_asarray_converts_non_native_byte_order() -> None:

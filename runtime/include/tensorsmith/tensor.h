@@ -60,6 +60,9 @@ class Tensor {
   bool is_contiguous() const;  // row-major contiguous (size-1 dims ignored)
   const std::shared_ptr<Storage>& storage() const { return storage_; }
   char* data_ptr() const;  // address of element [0, ..., 0]
+  // False for broadcast views (expand) and every view of one, as numpy's broadcast_to is
+  // read-only: their elements share memory. Copies are writeable again.
+  bool writeable() const { return writeable_; }
 
   // Views (share storage). Axes may be negative; out-of-range axes throw AxisError.
   Tensor as_strided(const Shape& shape, const Strides& strides, int64_t offset) const;
@@ -71,7 +74,7 @@ class Tensor {
   // Python slice semantics: start/stop are clamped, step != 0 (may be negative).
   Tensor slice(int64_t axis, std::optional<int64_t> start, std::optional<int64_t> stop, int64_t step) const;
   Tensor select(int64_t axis, int64_t index) const;  // drops the axis; negative index counts from the end
-  Tensor expand(const Shape& shape) const;           // broadcast_to; new dims get stride 0
+  Tensor expand(const Shape& shape) const;           // broadcast_to, read-only; new dims get stride 0
   Tensor squeeze(std::optional<std::vector<int64_t>> axes) const;  // all size-1 axes when nullopt
   Tensor unsqueeze(int64_t axis) const;
 
@@ -79,14 +82,19 @@ class Tensor {
   Tensor contiguous() const;  // self when already contiguous
   Tensor clone() const;       // always a new contiguous tensor
   Tensor astype(DType dtype) const;  // always a copy (numpy astype semantics, C casts)
-  void copy_from(const Tensor& src);  // src broadcast to self's shape, cast to self's dtype
+  // src broadcast to self's shape, cast to self's dtype; ValueError when self is not writeable.
+  void copy_from(const Tensor& src);
 
  private:
+  // A view of the same storage, as writeable as this tensor.
+  Tensor view(Shape shape, Strides strides, int64_t offset) const;
+
   std::shared_ptr<Storage> storage_;
   DType dtype_ = DType::Float32;
   Shape shape_;
   Strides strides_;
   int64_t offset_ = 0;
+  bool writeable_ = true;
 };
 
 // Helpers shared by the engines and the bindings.

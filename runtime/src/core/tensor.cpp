@@ -134,9 +134,15 @@ char* Tensor::data_ptr() const {
 
 // ---- Views -------------------------------------------------------------------
 
+Tensor Tensor::view(Shape shape, Strides strides, int64_t offset) const {
+  Tensor out(storage_, dtype_, std::move(shape), std::move(strides), offset);
+  out.writeable_ = writeable_;
+  return out;
+}
+
 Tensor Tensor::as_strided(const Shape& shape, const Strides& strides, int64_t offset) const {
-  Tensor view(storage_, dtype_, shape, strides, offset);
-  if (view.numel() == 0) return view;
+  Tensor out = view(shape, strides, offset);
+  if (out.numel() == 0) return out;
   // The lowest and highest element the view can reach must lie in the storage.
   int64_t lo = offset, hi = offset;
   for (size_t i = 0; i < shape.size(); ++i) {
@@ -145,17 +151,17 @@ Tensor Tensor::as_strided(const Shape& shape, const Strides& strides, int64_t of
   TS_CHECK(lo >= 0 && static_cast<size_t>(hi + 1) * itemsize() <= storage_->nbytes(), ValueError,
            "as_strided: shape " << shape_str(shape) << ", strides " << shape_str(strides) << " and offset " << offset
                                 << " reach outside a storage of " << storage_->nbytes() << " bytes");
-  return view;
+  return out;
 }
 
 Tensor Tensor::reshape(Shape shape) const {
   shape = infer_shape(std::move(shape), numel());
   if (is_contiguous()) {
     Strides strides = contiguous_strides(shape);
-    return Tensor(storage_, dtype_, std::move(shape), std::move(strides), offset_);
+    return view(std::move(shape), std::move(strides), offset_);
   }
   if (auto strides = nocopy_strides(shape_, strides_, shape)) {
-    return Tensor(storage_, dtype_, std::move(shape), std::move(*strides), offset_);
+    return view(std::move(shape), std::move(*strides), offset_);
   }
   return clone().reshape(std::move(shape));
 }
@@ -172,7 +178,7 @@ Tensor Tensor::permute(const std::vector<int64_t>& axes) const {
     shape[i] = shape_[a];
     strides[i] = strides_[a];
   }
-  return Tensor(storage_, dtype_, std::move(shape), std::move(strides), offset_);
+  return view(std::move(shape), std::move(strides), offset_);
 }
 
 Tensor Tensor::transpose(int64_t a, int64_t b) const {
@@ -216,7 +222,7 @@ Tensor Tensor::slice(int64_t axis, std::optional<int64_t> start, std::optional<i
   strides[axis] *= step;
   // An empty slice keeps the old offset so data_ptr() stays inside the storage.
   const int64_t offset = len > 0 ? offset_ + b * strides_[axis] : offset_;
-  return Tensor(storage_, dtype_, std::move(shape), std::move(strides), offset);
+  return view(std::move(shape), std::move(strides), offset);
 }
 
 Tensor Tensor::select(int64_t axis, int64_t index) const {
@@ -229,7 +235,7 @@ Tensor Tensor::select(int64_t axis, int64_t index) const {
   Strides strides = strides_;
   shape.erase(shape.begin() + axis);
   strides.erase(strides.begin() + axis);
-  return Tensor(storage_, dtype_, std::move(shape), std::move(strides), offset_ + index * strides_[axis]);
+  return view(std::move(shape), std::move(strides), offset_ + index * strides_[axis]);
 }
 
 Tensor Tensor::expand(const Shape& shape) const {
@@ -243,7 +249,9 @@ Tensor Tensor::expand(const Shape& shape) const {
     strides[lead + i] = shape_[i] == target ? strides_[i] : 0;
   }
   TS_CHECK(ok, ValueError, "cannot broadcast a tensor of shape " << np_shape(shape_) << " to shape " << np_shape(shape));
-  return Tensor(storage_, dtype_, shape, std::move(strides), offset_);
+  Tensor out = view(shape, std::move(strides), offset_);
+  out.writeable_ = false;  // as numpy's broadcast_to: a write would land on every element sharing the memory
+  return out;
 }
 
 Tensor Tensor::squeeze(std::optional<std::vector<int64_t>> axes) const {
@@ -264,7 +272,7 @@ Tensor Tensor::squeeze(std::optional<std::vector<int64_t>> axes) const {
     shape.push_back(shape_[i]);
     strides.push_back(strides_[i]);
   }
-  return Tensor(storage_, dtype_, std::move(shape), std::move(strides), offset_);
+  return view(std::move(shape), std::move(strides), offset_);
 }
 
 Tensor Tensor::unsqueeze(int64_t axis) const {
@@ -275,7 +283,7 @@ Tensor Tensor::unsqueeze(int64_t axis) const {
   const int64_t stride = axis < ndim() ? strides_[axis] * shape_[axis] : 1;
   shape.insert(shape.begin() + axis, 1);
   strides.insert(strides.begin() + axis, stride);
-  return Tensor(storage_, dtype_, std::move(shape), std::move(strides), offset_);
+  return view(std::move(shape), std::move(strides), offset_);
 }
 
 // ---- Copies ------------------------------------------------------------------

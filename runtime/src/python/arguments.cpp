@@ -58,7 +58,11 @@ py::object pointwise_into(const OpDef& op, const std::vector<Tensor>& inputs, py
   }
   TS_CHECK(py::isinstance<Tensor>(target), TypeError,
            op.name << ": out must be a tensorsmith Tensor, not " << type_name(target));
-  pointwise(op, inputs, target.cast<const Tensor&>());
+  const Tensor& out_tensor = target.cast<const Tensor&>();
+  // numpy's check and words; a broadcast view is the one kind of read-only tensor.
+  TS_CHECK(out_tensor.writeable(), ValueError,
+           op.name << ": out is a broadcast view (a stride-0 axis) or a view of one: output array is read-only");
+  pointwise(op, inputs, out_tensor);
   return py::reinterpret_borrow<py::object>(target);
 }
 

@@ -122,7 +122,7 @@ py::capsule export_capsule(const Tensor& t, bool copied) {
   dl.byte_offset = 0;
   if constexpr (std::is_same_v<Managed, DLManagedTensorVersioned>) {
     managed->version = {kDLPackMajorVersion, kDLPackMinorVersion};
-    managed->flags = copied ? kFlagIsCopied : 0;
+    managed->flags = (copied ? kFlagIsCopied : 0) | (t.writeable() ? 0 : kFlagReadOnly);
   }
   PyObject* capsule = PyCapsule_New(managed.get(), Capsule<Managed>::fresh, &capsule_destructor<Managed>);
   if (capsule == nullptr) {
@@ -168,6 +168,11 @@ py::capsule dlpack(const Tensor& self, py::handle stream, py::handle max_version
   }
   const bool versioned =
       !max_version.is_none() && int_arg(py::reinterpret_borrow<py::sequence>(max_version)[0], "max_version[0]") >= 1;
+  if (!versioned && !t.writeable()) {  // as numpy: a pre-1.0 capsule cannot say "read-only"
+    throw py::buffer_error("__dlpack__: cannot export a read-only tensor (a broadcast view) in a DLPack 0.x capsule, "
+                           "which cannot mark it read-only; the consumer must ask for DLPack 1.0 (max_version), or "
+                           "pass copy=True");
+  }
   return versioned ? export_capsule<DLManagedTensorVersioned>(t, copied) : export_capsule<DLManagedTensor>(t, copied);
 }
 
@@ -308,7 +313,7 @@ Tensor from_dlpack(py::handle x, py::handle device, std::optional<bool> copy) {
   } else {
     throw ts::TypeError("from_dlpack(): " + type_name(x) + ".__dlpack__() did not return a DLPack capsule");
   }
-  // Tensors have no read-only flag, so read-only memory is never shared.
+  // Read-only memory is copied: the tensor is then writeable, as any new tensor is.
   TS_CHECK(!(read_only && copy == false), ValueError,
            "from_dlpack(copy=False): the producer's memory is read-only and cannot be shared");
   if (moving) return to_device(t, *target);

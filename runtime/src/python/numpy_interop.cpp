@@ -22,7 +22,9 @@ py::array numpy_view(const Tensor& t, py::handle owner) {
            "cannot convert a tensor on " << device_str(t.device())
                                          << " to a numpy array: numpy reads host memory; call .cpu() first");
   std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
-  return py::array(numpy_dtype(t.dtype()), shape, byte_strides(t), t.data_ptr(), owner);
+  py::array view(numpy_dtype(t.dtype()), shape, byte_strides(t), t.data_ptr(), owner);
+  if (!t.writeable()) view.attr("flags").attr("writeable") = false;  // numpy must refuse the writes we refuse
+  return view;
 }
 
 py::array numpy_view(const Tensor& t) { return numpy_view(t, py::cast(t)); }
@@ -33,8 +35,8 @@ std::optional<Tensor> share_numpy_array(const py::array& arr) {
   const DType dtype = dtype_from_numpy(arr.dtype());
   const auto item = static_cast<int64_t>(itemsize(dtype));
   char* data = static_cast<char*>(const_cast<void*>(arr.data()));
-  // Kernels assume aligned, native-endian elements at whole-element strides;
-  // tensors have no read-only flag, so read-only memory is never shared.
+  // Kernels assume aligned, native-endian elements at whole-element strides; read-only memory
+  // is copied, so a tensor made from it can be written as any new tensor can.
   if (!arr.dtype().attr("isnative").cast<bool>() || !arr.writeable() ||
       reinterpret_cast<uintptr_t>(data) % static_cast<uintptr_t>(item) != 0) {
     return std::nullopt;
@@ -87,7 +89,7 @@ void bind_numpy_protocols(py::class_<Tensor>& cls) {
              "a tensor on " << device_str(t.device()) << " has no host buffer; call .cpu() first");
     std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
     return py::buffer_info(t.data_ptr(), static_cast<py::ssize_t>(t.itemsize()), buffer_format(t.dtype()),
-                           t.ndim(), shape, byte_strides(t), /*readonly=*/false);
+                           t.ndim(), shape, byte_strides(t), /*readonly=*/!t.writeable());
   });
 
   // ndarray binary operators defer to the tensor's reflected operators
