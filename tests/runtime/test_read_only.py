@@ -53,7 +53,7 @@ def setitem(key, value):
 )
 def test_setitem_into_a_broadcast_view_is_refused(key, value) -> None:
     assert_refused_like_numpy(setitem(key, value), setitem(key, value))
-    t, view, _, _ = pair()
+    _, view, _, _ = pair()
     with pytest.raises(ValueError, match=r"^assignment destination is read-only$"):
         view[key] = value
 
