@@ -15,6 +15,8 @@ namespace ts {
 
 // Inline room for this many dims: shapes and strides of smaller tensors never touch the heap.
 constexpr size_t kInlineDims = 6;
+// numpy's NPY_MAXDIMS: every tensor has at most this many dims (ValueError beyond, IndexError when indexing).
+constexpr size_t kMaxDims = 64;
 using Shape = SmallVector<int64_t, kInlineDims>;
 using Strides = SmallVector<int64_t, kInlineDims>;  // in elements, may be 0 or negative
 

@@ -26,9 +26,15 @@ int64_t product(const Shape& shape) {
   return std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<int64_t>());
 }
 
-// Dimensions are non-negative and, as NumPy requires, the bytes of the nonzero
-// dimensions fit an int64, so that numel(), byte sizes and offsets cannot overflow.
+void check_ndim(size_t ndim) {
+  TS_CHECK(ndim <= kMaxDims, ValueError,
+           "maximum supported dimension for a tensor is currently " << kMaxDims << ", found " << ndim);
+}
+
+// At most kMaxDims dimensions, non-negative and, as NumPy requires, the bytes of the
+// nonzero dimensions fit an int64, so that numel(), byte sizes and offsets cannot overflow.
 void check_dims(const Shape& shape, DType dtype) {
+  check_ndim(shape.size());
   for (int64_t d : shape) TS_CHECK(d >= 0, ValueError, "negative dimensions are not allowed");
   int64_t nbytes = static_cast<int64_t>(ts::itemsize(dtype));
   for (int64_t d : shape) {
@@ -42,6 +48,7 @@ void check_dims(const Shape& shape, DType dtype) {
 
 // Resolves a single -1 in `shape` so that it holds `numel` elements.
 Shape infer_shape(Shape shape, int64_t numel) {
+  check_ndim(shape.size());  // first, as numpy: the rest of a huge request is not worth reading
   const Shape requested = shape;
   std::optional<size_t> unknown;
   int64_t known = 1;

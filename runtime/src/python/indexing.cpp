@@ -3,8 +3,8 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
-#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "bindings.h"
 #include "tensorsmith/errors.h"
@@ -34,61 +34,84 @@ Item classify(py::handle item) {
   return Item::Int;
 }
 
-std::optional<int64_t> slice_bound(py::handle bound) {
-  if (bound.is_none()) return std::nullopt;
-  const Py_ssize_t v = PyNumber_AsSsize_t(bound.ptr(), nullptr);  // clamps huge bounds, as Python does
-  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
-  return v;
+// The shape, strides and offset of the view being built, axis by axis.
+struct ViewLayout {
+  Shape shape;
+  Strides strides;
+  int64_t offset;
+};
+
+// A slice of the axis of `size` and `stride` (Python's clamping rules) appended to `out`.
+void add_slice(ViewLayout& out, py::handle slice, int64_t size, int64_t stride) {
+  Py_ssize_t start = 0, stop = 0, step = 0;
+  if (PySlice_Unpack(slice.ptr(), &start, &stop, &step) < 0) throw py::error_already_set();  // step 0: ValueError
+  const Py_ssize_t len = PySlice_AdjustIndices(static_cast<Py_ssize_t>(size), &start, &stop, step);
+  out.shape.push_back(len);
+  out.strides.push_back(stride * step);
+  if (len > 0) out.offset += start * stride;  // an empty slice keeps the offset inside the storage
 }
 
-Tensor apply_slice(const Tensor& t, int64_t axis, py::handle slice) {
-  const std::optional<int64_t> step = slice_bound(slice.attr("step"));
-  TS_CHECK(step != 0, ValueError, "slice step cannot be zero");
-  return t.slice(axis, slice_bound(slice.attr("start")), slice_bound(slice.attr("stop")), step.value_or(1));
+int64_t int_index(py::handle item, int64_t size, int64_t src_axis) {
+  const Py_ssize_t index = PyNumber_AsSsize_t(item.ptr(), PyExc_IndexError);
+  if (index == -1 && PyErr_Occurred()) throw py::error_already_set();
+  TS_CHECK(index >= -size && index < size, IndexError,
+           "index " << index << " is out of bounds for axis " << src_axis << " with size " << size);
+  return index < 0 ? index + size : index;
 }
 
+// One pass over the key, building the view's layout directly (linear in the key's length: a
+// view per item copied the shape each time, quadratic in the number of dims).
 Tensor index_view(const Tensor& self, py::handle key) {
   const py::tuple items = py::isinstance<py::tuple>(key) ? py::reinterpret_borrow<py::tuple>(key) : py::make_tuple(key);
   std::vector<Item> kinds;
-  int64_t indexed = 0;  // axes of self consumed by ints and slices
+  kinds.reserve(items.size());
+  int64_t indexed = 0, ints = 0, new_axes = 0, ellipses = 0;
   for (py::handle item : items) {
     kinds.push_back(classify(item));
     indexed += kinds.back() == Item::Int || kinds.back() == Item::Slice;
+    ints += kinds.back() == Item::Int;
+    new_axes += kinds.back() == Item::NewAxis;
+    ellipses += kinds.back() == Item::Ellipsis;
   }
-  TS_CHECK(std::count(kinds.begin(), kinds.end(), Item::Ellipsis) <= 1, IndexError,
-           "an index can only have a single ellipsis ('...')");
+  TS_CHECK(ellipses <= 1, IndexError, "an index can only have a single ellipsis ('...')");
   TS_CHECK(indexed <= self.ndim(), IndexError,
            "too many indices for tensor: tensor is " << self.ndim() << "-dimensional, but " << indexed << " were indexed");
+  const int64_t result_ndim = self.ndim() - ints + new_axes;
+  TS_CHECK(result_ndim <= static_cast<int64_t>(kMaxDims), IndexError,
+           "number of dimensions must be within [0, " << kMaxDims << "], indexing result would have " << result_ndim);
 
-  Tensor out = self;
-  int64_t axis = 0;      // in `out`
-  int64_t src_axis = 0;  // in `self`, for error messages
+  const Shape& shape = self.shape();
+  const Strides& strides = self.strides();
+  ViewLayout out{{}, {}, self.offset()};
+  size_t axis = 0;  // the next axis of self
+  const auto keep_axes = [&](size_t count) {
+    for (size_t end = axis + count; axis < end; ++axis) {
+      out.shape.push_back(shape[axis]);
+      out.strides.push_back(strides[axis]);
+    }
+  };
   for (size_t i = 0; i < kinds.size(); ++i) {
     switch (kinds[i]) {
       case Item::NewAxis:
-        out = out.unsqueeze(axis++);
+        out.shape.push_back(1);
+        // Never used to step; the contiguous-looking stride, as Tensor::unsqueeze picks.
+        out.strides.push_back(axis < shape.size() ? strides[axis] * shape[axis] : 1);
         break;
       case Item::Ellipsis:
-        axis += self.ndim() - indexed;
-        src_axis += self.ndim() - indexed;
+        keep_axes(static_cast<size_t>(self.ndim() - indexed));
         break;
       case Item::Slice:
-        out = apply_slice(out, axis++, items[i]);
-        ++src_axis;
+        add_slice(out, items[i], shape[axis], strides[axis]);
+        ++axis;
         break;
-      case Item::Int: {
-        const Py_ssize_t index = PyNumber_AsSsize_t(items[i].ptr(), PyExc_IndexError);
-        if (index == -1 && PyErr_Occurred()) throw py::error_already_set();
-        const int64_t size = out.shape()[static_cast<size_t>(axis)];
-        TS_CHECK(index >= -size && index < size, IndexError,
-                 "index " << index << " is out of bounds for axis " << src_axis << " with size " << size);
-        out = out.select(axis, index);
-        ++src_axis;
+      case Item::Int:
+        out.offset += int_index(items[i], shape[axis], static_cast<int64_t>(axis)) * strides[axis];
+        ++axis;
         break;
-      }
     }
   }
-  return out;
+  keep_axes(shape.size() - axis);
+  return self.as_strided(out.shape, out.strides, out.offset);
 }
 
 }  // namespace
