@@ -10,11 +10,10 @@ interrupted swap.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-
 
 # Files under generated/ that regeneration owns; anything else there is reported as stale.
 OWNED_SUFFIXES = (".cpp", ".cu", ".cmake", ".pyi", ".json", ".jsonl", ".h")
@@ -48,7 +47,7 @@ def write(generated_dir: Path, outputs: dict[str, str]) -> Diff:
     generated_dir.mkdir(exist_ok=True)  # so a staging tree without generated/ beside it is always complete
     shutil.copytree(generated_dir, staging, copy_function=shutil.copy2)
     for name in result.changed:
-        _write_atomic(staging / name, outputs[name])
+        write_atomic(staging / name, outputs[name])
     for name in result.stale:
         (staging / name).unlink()
     os.rename(generated_dir, old)
@@ -86,13 +85,17 @@ def read_text(path: Path) -> str | None:
         return None
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str) -> None:
+    """Writes `path` so that readers see the old file or the new one, never a part. The temporary file is
+    created like any other file (open mode 0666, less the umask: 0644 with umask 022); tempfile.mkstemp
+    would make it, and so the final file, 0600."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             f.write(text)
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise

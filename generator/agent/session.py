@@ -11,8 +11,6 @@ pays for an op twice.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -32,6 +30,7 @@ from ..proposers import (
     ThenSession,
 )
 from ..render import Renderer
+from ..writer import write_atomic
 from .client import ApiError, MessagesClient, Reply
 from .config import AgentConfig, Budget, Usage
 from .conversation import Answer, Conversation, read_answer
@@ -64,12 +63,8 @@ class AcceptedCache:
             return None
 
     def store(self, key: str, proposal: Proposal) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
         data = {"body": proposal.body, "proposer": proposal.proposer, "details": proposal.details, "transcript": proposal.transcript}
-        fd, tmp = tempfile.mkstemp(prefix=f".{key}.", dir=self.directory)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(data, f, sort_keys=True)
-        os.replace(tmp, self.directory / f"{key}.json")
+        write_atomic(self.directory / f"{key}.json", json.dumps(data, sort_keys=True))
 
 
 @dataclass(frozen=True)

@@ -11,14 +11,15 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstdlib>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <thread>
 #include <vector>
 
+#include "tensorsmith/env.h"
 #include "tensorsmith/errors.h"
 
 namespace ts {
@@ -27,13 +28,12 @@ namespace {
 
 thread_local bool t_in_worker = false;
 
+// More threads than any machine we run on has cores; the bound keeps the value an int.
+constexpr int64_t kMaxThreads = 4096;
+
 int default_threads() {
-  if (const char* env = std::getenv("TS_NUM_THREADS")) {
-    char* end = nullptr;
-    const long n = std::strtol(env, &end, 10);
-    TS_CHECK(*env != '\0' && *end == '\0' && n >= 1 && n <= 4096, ValueError,
-             "TS_NUM_THREADS must be a positive integer, got '" << env << "'");
-    return static_cast<int>(n);
+  if (const std::optional<int64_t> n = env_int("TS_NUM_THREADS", 1, kMaxThreads, "a positive integer")) {
+    return static_cast<int>(*n);
   }
   return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
@@ -41,15 +41,11 @@ int default_threads() {
 // How long an idle worker polls before it sleeps: env TS_SPIN_MS, default 20 ms
 // (PyTorch's OpenMP workers polled for about 10 ms on our machines; Intel's
 // OpenMP polls for 200 ms by default).
-constexpr long kDefaultSpinMs = 20;
+constexpr int64_t kDefaultSpinMs = 20;
 std::chrono::milliseconds spin_window() {
-  const char* env = std::getenv("TS_SPIN_MS");
-  if (env == nullptr) return std::chrono::milliseconds(kDefaultSpinMs);
-  char* end = nullptr;
-  const long ms = std::strtol(env, &end, 10);
-  TS_CHECK(*env != '\0' && *end == '\0' && ms >= 0 && ms <= 60'000, ValueError,
-           "TS_SPIN_MS must be a whole number of milliseconds from 0 to 60000, got '" << env << "'");
-  return std::chrono::milliseconds(ms);
+  const std::optional<int64_t> ms =
+      env_int("TS_SPIN_MS", 0, 60'000, "a whole number of milliseconds from 0 to 60000");
+  return std::chrono::milliseconds(ms.value_or(kDefaultSpinMs));
 }
 
 class Pool {

@@ -15,6 +15,7 @@
 #endif
 
 #include "tensorsmith/engine.h"
+#include "tensorsmith/env.h"
 #include "tensorsmith/errors.h"
 #include "tensorsmith/parallel.h"
 
@@ -74,12 +75,9 @@ int64_t last_level_cache_bytes() {
 // TS_STREAM_MIN_BYTES overrides the threshold (tests stream every output with 1).
 int64_t stream_threshold_bytes() {
   static const int64_t threshold = []() -> int64_t {
-    if (const char* env = std::getenv("TS_STREAM_MIN_BYTES")) {
-      char* end = nullptr;
-      const long long n = std::strtoll(env, &end, 10);
-      TS_CHECK(*env != '\0' && *end == '\0' && n >= 1, ValueError,
-               "TS_STREAM_MIN_BYTES must be a positive integer, got '" << env << "'");
-      return n;
+    if (const std::optional<int64_t> n =
+            env_int("TS_STREAM_MIN_BYTES", 1, INT64_MAX, "a positive integer")) {
+      return *n;
     }
     // Half the last-level cache that this CPU shares, with a floor so that mid-sized results, which the next
     // op is likely to read back, stay cached.
