@@ -21,8 +21,8 @@ namespace ts::python {
 //   (bool < integer < floating), else the default dtype of their own kind
 //   (bool, int64, float64); an int that does not fit the tensor's integer dtype
 //   raises OverflowError, as numpy 2 does.
-// - comparisons and true division take an int that does not fit by value (as int64),
-//   like numpy, since their result dtype does not depend on it.
+// - comparisons, true division and logical ops take an int that does not fit by value, like
+//   numpy, since their result dtype does not depend on it (uint64 < 2**64 is True).
 // - where's condition takes no part in promotion (numpy casts it to bool); a Python
 //   scalar condition becomes its truth value.
 // Anything else raises TypeError naming the argument and its type.

@@ -166,12 +166,57 @@ bool int_fits(py::handle obj, DType dtype) {
   return fits;
 }
 
-// Comparisons and true division do not produce the operands' integer dtype, so
-// numpy evaluates a Python int that does not fit it by value (uint8 < -1 is
-// False, uint8 / -1 is float64) instead of raising OverflowError.
-bool takes_ints_by_value(const OpDef& op) {
-  return op.promotion == Promotion::Comparison || op.promotion == Promotion::BinaryFloat;
+// Whether a Python int is below zero (it may be far beyond int64).
+bool is_negative(py::handle obj) {
+  const int below = PyObject_RichCompareBool(obj.ptr(), py::int_(0).ptr(), Py_LT);
+  if (below < 0) throw py::error_already_set();
+  return below != 0;
 }
+
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
+
+Tensor float64_scalar(double value) {
+  Tensor t = Tensor::empty({}, DType::Float64);
+  *reinterpret_cast<double*>(t.data_ptr()) = value;
+  return t;
+}
+
+// A Python int that does not fit the integer dtype promotion gave it. numpy raises OverflowError
+// (as weak_scalar_tensor does), except where the result does not depend on that dtype holding it:
+// - comparisons answer by value. Compared with an integer dtype, the int compares as the infinity of
+//   its sign does with every value of it (exactly, in float64): uint64 < 2**64 is True, int8 == 1000
+//   False. Compared with a float (1.5 < 2**70) it is converted as a float; compared with a bool
+//   (a bool tensor, or a Python bool, which NEP 50 leaves strong) numpy raises;
+// - true division divides by its value as a float64 (int64 / 2**64 is 2**-64);
+// - logical ops take its truth value through int64 (beyond int64 numpy raises too).
+Tensor out_of_range_int(const OpDef& op, py::handle obj, DType dtype, Kind compared_with) {
+  switch (op.promotion) {
+    case Promotion::Comparison:
+      if (compared_with == Kind::Integer) return float64_scalar(is_negative(obj) ? -kInfinity : kInfinity);
+      if (compared_with == Kind::Floating) return weak_scalar_tensor(obj, Kind::Integer, DType::Float64);
+      break;
+    case Promotion::BinaryFloat:
+      return weak_scalar_tensor(obj, Kind::Integer, DType::Float64);
+    case Promotion::Logical:
+      return weak_scalar_tensor(obj, Kind::Integer, DType::Int64);
+    default:
+      break;
+  }
+  return weak_scalar_tensor(obj, Kind::Integer, dtype);  // OverflowError, as numpy
+}
+
+// Two Python ints compared, one beyond int64 (numpy compares them as Python objects): the sign of
+// their difference compares with 0 as they compare with each other, in all six comparisons.
+std::vector<Tensor> python_int_comparison(py::handle a, py::handle b) {
+  const py::object difference = py::reinterpret_borrow<py::object>(a) - py::reinterpret_borrow<py::object>(b);
+  const int64_t sign = is_negative(difference) ? -1 : difference.equal(py::int_(0)) ? 0 : 1;
+  Tensor left = Tensor::empty({}, DType::Int64), right = Tensor::empty({}, DType::Int64);
+  *reinterpret_cast<int64_t*>(left.data_ptr()) = sign;
+  *reinterpret_cast<int64_t*>(right.data_ptr()) = 0;
+  return {left, right};
+}
+
+bool beyond_int64(py::handle obj) { return !int_fits(obj, DType::Int64); }
 
 // numpy's where casts its condition to bool and promotes the two branches alone (NEP 50): the
 // condition's dtype never shapes the result's.
@@ -184,6 +229,17 @@ Tensor truth_tensor(py::handle obj) {
   Tensor t = Tensor::empty({}, DType::Bool);
   *reinterpret_cast<bool*>(t.data_ptr()) = truth != 0;
   return t;
+}
+
+// What weak operand i is promoted against: the tensors' kind, else the highest kind among the other
+// Python scalars (an int among ints only is compared as int64).
+Kind compared_kind(std::optional<DType> strong, const SmallVector<std::optional<Kind>, kMaxOperands>& weak, size_t i) {
+  if (strong) return kind_of(*strong);
+  std::optional<Kind> highest;
+  for (size_t k = 0; k < weak.size(); ++k) {
+    if (k != i && weak[k] && (!highest || *weak[k] > *highest)) highest = weak[k];
+  }
+  return highest.value_or(Kind::Integer);
 }
 
 DType default_dtype(Kind kind) {
@@ -204,8 +260,12 @@ std::vector<Tensor> tensor_operands(const OpDef& op, std::initializer_list<py::h
   std::vector<Tensor> operands(arg_list.size());
   SmallVector<std::optional<Kind>, kMaxOperands> weak(arg_list.size());
   std::optional<DType> strong;  // promoted dtype of the non-scalar operands
+  for (size_t i = 0; i < arg_list.size(); ++i) weak[i] = weak_scalar_kind(args[i]);
+  if (op.promotion == Promotion::Comparison && arg_list.size() == 2 && weak[0] == Kind::Integer &&
+      weak[1] == Kind::Integer && (beyond_int64(args[0]) || beyond_int64(args[1]))) {
+    return python_int_comparison(args[0], args[1]);
+  }
   for (size_t i = 0; i < arg_list.size(); ++i) {
-    weak[i] = weak_scalar_kind(args[i]);
     if (weak[i]) continue;
     if (py::isinstance<Tensor>(args[i])) {
       operands[i] = args[i].cast<Tensor>();
@@ -223,11 +283,12 @@ std::vector<Tensor> tensor_operands(const OpDef& op, std::initializer_list<py::h
       operands[i] = truth_tensor(args[i]);
       continue;
     }
-    DType dtype = strong && kind_of(*strong) >= *weak[i] ? *strong : default_dtype(*weak[i]);
-    if (*weak[i] == Kind::Integer && is_integer(dtype) && takes_ints_by_value(op) && !int_fits(args[i], dtype)) {
-      dtype = DType::Int64;
+    const DType dtype = strong && kind_of(*strong) >= *weak[i] ? *strong : default_dtype(*weak[i]);
+    if (*weak[i] == Kind::Integer && is_integer(dtype) && !int_fits(args[i], dtype)) {
+      operands[i] = out_of_range_int(op, args[i], dtype, compared_kind(strong, weak, i));
+    } else {
+      operands[i] = weak_scalar_tensor(args[i], *weak[i], dtype);
     }
-    operands[i] = weak_scalar_tensor(args[i], *weak[i], dtype);
   }
   return operands;
 }
