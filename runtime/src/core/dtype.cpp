@@ -49,20 +49,18 @@ DType promote_integers(DType a, DType b) {
   return u == DType::UInt64 ? DType::Float64 : signed_of_size(2 * itemsize(u));
 }
 
+// The smallest float that holds every value of both (bfloat16 as float16: ml_dtypes 0.7's
+// np.result_type, and what numpy's ufuncs give with ml_dtypes 0.6 too).
 DType promote_integer_float(DType i, DType f) {
   if (f == DType::Float64) return f;
   // float16 and bfloat16 hold every int8/uint8 value exactly, float32 every int16/uint16 value.
   if (itemsize(i) == 1) return f;
-  if (f == DType::BFloat16) {
-    throw TypeError(std::string("no common dtype for bfloat16 and ") + dtype_name(i) + " (as ml_dtypes)");
-  }
   return itemsize(i) == 2 ? DType::Float32 : DType::Float64;
 }
 
 DType promote_floats(DType a, DType b) {
-  // float16 and bfloat16 have no common type in ml_dtypes (numpy would need one wider than both).
-  TS_CHECK(float_rank(a) != 0 || float_rank(b) != 0, TypeError,
-           "no common dtype for " << dtype_name(a) << " and " << dtype_name(b) << " (as ml_dtypes)");
+  // Neither of float16 (more precision) and bfloat16 (more range) holds the other; float32 holds both.
+  if (float_rank(a) == 0 && float_rank(b) == 0) return DType::Float32;
   return float_rank(a) >= float_rank(b) ? a : b;
 }
 
