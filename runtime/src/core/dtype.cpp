@@ -85,6 +85,8 @@ bool is_floating(DType d) {
   return d == DType::Float16 || d == DType::BFloat16 || d == DType::Float32 || d == DType::Float64;
 }
 
+// bfloat16 follows ml_dtypes 0.7's np.result_type (see promote_integer_float, promote_floats); dtype.h's
+// comment still describes 0.6's TypeError, since editing that kernel header re-judges every kernel.
 DType promote_types(DType a, DType b) {
   if (a == b || is_bool(b)) return a;
   if (is_bool(a)) return b;
