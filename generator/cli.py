@@ -7,7 +7,6 @@ problem in the user's specs or environment.
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import json
 import os
 import sys
@@ -23,7 +22,7 @@ from . import api, dest, review
 from .agent.replay import ReplayProposer
 from .build import build
 from .errors import GeneratorError, SpecError
-from .loop import Regenerator, RegenReport
+from .loop import Regenerator, RegenReport, matching_ops
 from .manifest import Manifest
 from .model import DTYPE_CLASSES, OpSpec, load_catalog
 from .progress import Board
@@ -201,9 +200,7 @@ def _validate(project: Project, args: argparse.Namespace) -> int:
     catalog = load_catalog(project.root)
     gate = make_gate(project)
     regenerator = Regenerator(project, gate)
-    specs = [s for s in catalog.ops if args.ops is None or fnmatch.fnmatchcase(s.name, args.ops)]
-    if not specs:
-        raise GeneratorError(f"no op matches {args.ops!r}")
+    specs = list(catalog.ops) if args.ops is None else matching_ops(catalog, args.ops)
     devices = [args.device] if args.device else list(api.DEVICES)
     kernels = [(spec, device) for device in devices for spec in specs]
     started = time.monotonic()

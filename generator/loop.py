@@ -163,6 +163,8 @@ class Regenerator:
     def run(self, ops_glob: str | None = None, force: bool = False, jobs: int = 1, check: bool = False,
             device: str | None = None) -> RegenReport:  # fmt: skip
         catalog = load_catalog(self.project.root)
+        if ops_glob is not None:
+            matching_ops(catalog, ops_glob)  # a selection of nothing is a mistake, not an empty run
         manifest = Manifest.load(self.project.generated_dir)
         plans = self.plan(catalog, manifest, force)
         routed = [self._routed(p) for p in plans if self._selected(p, ops_glob, device)]
@@ -368,6 +370,14 @@ class Regenerator:
             manifest.outputs[name] = OutputRecord(sha256_text(text), inputs, combine(inputs))
         outputs[MANIFEST_NAME] = manifest.dumps()
         return outputs
+
+
+def matching_ops(catalog: Catalog, ops_glob: str) -> list[OpSpec]:
+    """The ops --ops GLOB selects; none is an error (a typo must not pass as a run with nothing to do)."""
+    specs = [s for s in catalog.ops if fnmatch.fnmatchcase(s.name, ops_glob)]
+    if not specs:
+        raise GeneratorError(f"no op matches {ops_glob!r} (see `tsgen ops`)")
+    return specs
 
 
 def stored_body(source: str) -> str:
