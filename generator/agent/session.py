@@ -34,7 +34,7 @@ from ..writer import write_atomic
 from .client import ApiError, MessagesClient, Reply
 from .config import AgentConfig, Budget, Usage
 from .conversation import Answer, Conversation, read_answer
-from .transcript import Transcript, without_signatures
+from .transcript import Transcript, stored_reply
 
 if TYPE_CHECKING:
     from validators.gate import Verdict
@@ -185,7 +185,7 @@ class ClaudeSession:
             cost = self.owner.budget.charge(reply.usage, self.owner.price)
             self.usage, self.cost = self.usage + reply.usage, self.cost + cost
             self.owner.board.set_cost(self.owner.budget.usd)
-            self.transcript.log("reply", attempt=number, content=without_signatures(reply.content), stop_reason=reply.stop_reason,
+            self.transcript.log("reply", attempt=number, **stored_reply(reply.content), stop_reason=reply.stop_reason,
                                 stop_details=reply.stop_details, usage=reply.usage.as_dict(), cost_usd=round(cost, 6))  # fmt: skip
             if reply.stop_reason not in ("refusal", "model_context_window_exceeded", "max_tokens"):
                 return reply
