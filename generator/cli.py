@@ -144,8 +144,9 @@ def _proposer(project: Project, args: argparse.Namespace, gate: Gate, board: Boa
     if args.proposer != "claude":
         return None
     assert board is not None
+    from .agent.budget import Budget
     from .agent.client import AnthropicClient
-    from .agent.config import Budget, load_config
+    from .agent.config import load_config
     from .agent.session import ClaudeProposer, Settings
 
     config = load_config()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -175,16 +175,21 @@ class Regenerator:
                 result = self._render_only(p)
                 if result is not None:
                     results[p.label] = result
-        else:
-            self.progress(f"{len(todo)} of {len(plans)} kernels to regenerate ({len(plans) - len(todo)} up to date)")
+            ordered = [results[p.label] for p in plans]
+            return RegenReport(ordered, writer.diff(self.project.generated_dir, self._outputs(catalog, ordered)), checked_only=True)
+        self.progress(f"{len(todo)} of {len(plans)} kernels to regenerate ({len(plans) - len(todo)} up to date)")
+        try:
             for done, result in enumerate(self._work(todo, jobs), start=1):
                 results[result.plan.label] = result
                 self.progress(f"[{done}/{len(todo)}] {result.plan.path}: {result.status} {result.message}".rstrip())
+        except BaseException:  # an op's error, or ^C: what the other ops had accepted is written first
+            self._write(catalog, [results[p.label] for p in plans])
+            raise
         ordered = [results[p.label] for p in plans]
-        outputs = self._outputs(catalog, ordered)
-        if check:
-            return RegenReport(ordered, writer.diff(self.project.generated_dir, outputs), checked_only=True)
-        return RegenReport(ordered, writer.write(self.project.generated_dir, outputs), checked_only=False)
+        return RegenReport(ordered, self._write(catalog, ordered), checked_only=False)
+
+    def _write(self, catalog: Catalog, ordered: list[KernelResult]) -> writer.Diff:
+        return writer.write(self.project.generated_dir, self._outputs(catalog, ordered))
 
     # ---- routing: which ops this run's proposer takes
 
@@ -218,14 +223,29 @@ class Regenerator:
         text = stored_transcript(self.project.generated_dir, plan.previous.details)
         return KernelResult(plan, status, "", plan.previous, plan.on_disk, text)
 
-    def _work(self, todo: list[KernelPlan], jobs: int):
+    def _work(self, todo: list[KernelPlan], jobs: int) -> Iterator[KernelResult]:
+        """Each op's result, in plan order (so output is deterministic). When an op raises, no further op
+        starts; the ops already running finish and their results come first, then the error."""
         if jobs <= 1:
             yield from map(self._regenerate, todo)
             return
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
+        pool = ThreadPoolExecutor(max_workers=jobs)
+        error: Exception | None = None
+        try:
             futures = [pool.submit(self._regenerate, p) for p in todo]
-            for future in futures:  # in plan order, so output is deterministic
-                yield future.result()
+            for future in futures:
+                if future.cancelled():
+                    continue
+                try:
+                    yield future.result()
+                except Exception as exc:  # noqa: BLE001 - raised again below, once the others are in
+                    error = error or exc
+                    for waiting in futures:
+                        waiting.cancel()
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
+        if error is not None:
+            raise error
 
     def _task(self, plan: KernelPlan) -> Task:
         return Task(plan.spec, plan.device, plan.inputs_sha256, plan.previous)
@@ -256,11 +276,11 @@ class Regenerator:
             return replace(self._keep(plan, "rejected"), message=f"edited by hand: generated/{plan.path}: its kernel body no longer "
                            "matches MANIFEST.json; restore it (git checkout) or submit the body with `tsgen submit`")
         session = proposer.start(self._task(plan))
-        rejection, attempt = None, 0
+        rejection = None
         try:
             while True:
                 proposal = session.propose(rejection)
-                attempt += 1
+                attempt = proposal.attempt  # the proposer's count, which the manifest records
                 candidate = self.candidate(plan.spec, plan.device, proposal.body, proposal.proposer)
                 verdict = self.gate.judge(candidate, on_stage=lambda stage, n=attempt: self._show(plan, f"attempt {n}: {STAGE_STATES[stage]}"))
                 self.gate.save_report(candidate, verdict)
@@ -274,7 +294,7 @@ class Regenerator:
             return replace(self._keep(plan, "rejected"), message=str(stop))
         source = candidate.source
         elapsed = time.monotonic() - started
-        self._show(plan, f"accepted ({proposal.proposer}, attempt {attempt}, {elapsed:.1f} s)")
+        self._show(plan, f"accepted ({proposal.proposer}, attempt {proposal.attempt}, {elapsed:.1f} s)")
         message = f"({proposal.proposer}, {elapsed:.1f} s)"
         return KernelResult(plan, "accepted", message, self._record(plan, proposal, source), source, proposal.transcript)
 

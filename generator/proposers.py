@@ -44,6 +44,12 @@ class Proposal:
     details: dict[str, object] = field(default_factory=dict)  # e.g. model, attempts, cost; recorded in the manifest
     transcript: str | None = None  # JSONL: how the body came to be (Claude); stored under generated/transcripts/
 
+    @property
+    def attempt(self) -> int:
+        """Which of its proposer's attempts the body is (a model's answer number; 1 where details count
+        none): the number the progress board shows and, once accepted, the manifest's `attempts`."""
+        return int(self.details.get("attempts", 1))  # type: ignore[call-overload]
+
 
 class GaveUp(Exception):
     """A session has no further body to propose; the message says why, in one line."""

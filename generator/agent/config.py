@@ -1,9 +1,8 @@
-"""The model table and limits (models.toml), token usage and its price, and the run's budget."""
+"""The model table and limits (models.toml), and token usage and its price."""
 
 from __future__ import annotations
 
 import os
-import threading
 import tomllib
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -31,9 +30,9 @@ class Limits:
     max_tokens_retry: int
     time_limit_s: float
     request_timeout_s: float
-    sdk_max_retries: int
-    outer_retries: int
-    outer_backoff_s: float
+    sdk_max_retries: int  # HTTP requests the SDK may repeat before a stream starts
+    stream_retries: int  # requests sent again after a stream broke
+    stream_backoff_s: float
 
 
 @dataclass(frozen=True)
@@ -95,28 +94,3 @@ class Usage:
 
     def as_dict(self) -> dict[str, int]:
         return {f.name: getattr(self, f.name) for f in fields(Usage)}
-
-
-class Budget:
-    """What the whole run may spend, shared by the ops in flight. Checked before every request, so the
-    run stops within one response of the limit."""
-
-    def __init__(self, usd: float | None = None, tokens: int | None = None) -> None:
-        self.usd_limit, self.token_limit = usd, tokens
-        self.usd, self.tokens = 0.0, 0
-        self._lock = threading.Lock()
-
-    def charge(self, usage: Usage, price: Price) -> float:
-        cost = usage.cost(price)
-        with self._lock:
-            self.usd += cost
-            self.tokens += usage.total
-        return cost
-
-    def exhausted(self) -> str | None:
-        with self._lock:
-            if self.usd_limit is not None and self.usd >= self.usd_limit:
-                return f"the run's budget of ${self.usd_limit:g} is spent (${self.usd:.4f})"
-            if self.token_limit is not None and self.tokens >= self.token_limit:
-                return f"the run's budget of {self.token_limit} tokens is spent ({self.tokens})"
-        return None

@@ -3,9 +3,10 @@
 Stops on acceptance, the attempt limit, the wall-clock limit, the run's token or
 dollar budget, a refusal, an API error that outlived every retry, or the same
 failure twice in a row. A `max_tokens` stop is retried once with a larger
-output budget. Accepted bodies are cached under build/agent/accepted/ by the hash
-of everything that determines them, so a rerun (also after a killed run) never
-pays for an op twice.
+output budget. Only answers count as attempts: a stream that broke is sent
+again (requester.py) under the same attempt number. Accepted bodies are cached
+under build/agent/accepted/ by the hash of everything that determines them, so a
+rerun (also after a killed run) never pays for an op twice.
 """
 
 from __future__ import annotations
@@ -31,9 +32,11 @@ from ..proposers import (
 )
 from ..render import Renderer
 from ..writer import write_atomic
+from .budget import Budget, OverBudget
 from .client import ApiError, MessagesClient, Reply
-from .config import AgentConfig, Budget, Usage
+from .config import AgentConfig, Usage
 from .conversation import Answer, Conversation, read_answer
+from .requester import Requester
 from .transcript import Transcript, stored_reply
 
 if TYPE_CHECKING:
@@ -80,8 +83,9 @@ class ClaudeProposer:
     def __init__(self, *, client: MessagesClient, config: AgentConfig, settings: Settings, budget: Budget,
                  renderer: Renderer, task_text: Callable[[Task], str], stored: StoredProposer, work_dir: Path,
                  toolchain: str, board: Board) -> None:  # fmt: skip
-        self.client, self.config, self.settings, self.budget = client, config, settings, budget
+        self.config, self.settings, self.budget = config, settings, budget
         self.price = config.price(settings.model)
+        self.requester = Requester(client, budget, self.price, config.limits)
         self.renderer, self.task_text, self.stored = renderer, task_text, stored
         self.cache = AcceptedCache(work_dir / "accepted")
         self.log_dir = work_dir / "transcripts"
@@ -138,7 +142,7 @@ class ClaudeSession:
             answer = read_answer(reply.content)
             if answer.body is not None:
                 self.pending = (reply.content, answer)
-                return Proposal(answer.body, NAME)
+                return Proposal(answer.body, NAME, {"attempts": self.attempt})
             self.transcript.log("no_body", attempt=self.attempt, problem=answer.problem)
             self._failed(reply.content, answer, None, answer.problem or "")
 
@@ -167,9 +171,6 @@ class ClaudeSession:
         elapsed = time.monotonic() - self.started
         if elapsed >= self.owner.settings.time_limit_s:
             self._give_up(f"the time limit of {self.owner.settings.time_limit_s:g} s is reached ({elapsed:.0f} s)")
-        spent = self.owner.budget.exhausted()
-        if spent is not None:
-            self._give_up(spent)
 
     def _ask(self) -> Reply:
         """One answer; a `max_tokens` stop is asked again, once, with the larger output budget."""
@@ -179,12 +180,12 @@ class ClaudeSession:
             self.transcript.log("request", attempt=number, max_tokens=max_tokens, message=request["messages"][-1])
             self.owner.board.update(self.label, f"attempt {number}: asking {self.owner.settings.model}")
             try:
-                reply = self.owner.client.send(request, on_retry=lambda error: self._retrying(number, error))
+                reply, cost = self.owner.requester.ask(request, lambda error, usage, cost: self._fault(number, error, usage, cost))
             except ApiError as exc:
                 self._give_up(f"API error: {exc}")
-            cost = self.owner.budget.charge(reply.usage, self.owner.price)
-            self.usage, self.cost = self.usage + reply.usage, self.cost + cost
-            self.owner.board.set_cost(self.owner.budget.usd)
+            except OverBudget as exc:
+                self._give_up(str(exc))
+            self._paid(reply.usage, cost)
             self.transcript.log("reply", attempt=number, **stored_reply(reply.content), stop_reason=reply.stop_reason,
                                 stop_details=reply.stop_details, usage=reply.usage.as_dict(), cost_usd=round(cost, 6))  # fmt: skip
             if reply.stop_reason not in ("refusal", "model_context_window_exceeded", "max_tokens"):
@@ -197,9 +198,15 @@ class ClaudeSession:
         self.attempt = number
         self._give_up(f"the answer did not fit in {self.limits.max_tokens_retry} output tokens")
 
-    def _retrying(self, number: int, error: str) -> None:
-        self.transcript.log("retry", attempt=number, error=error)
+    def _fault(self, number: int, error: str, usage: Usage, cost: float) -> None:
+        """A stream that broke: paid for as far as it went, and not an attempt."""
+        self._paid(usage, cost)
+        self.transcript.log("stream_fault", attempt=number, error=error, usage=usage.as_dict(), cost_usd=round(cost, 6))
         self.owner.board.update(self.label, f"attempt {number}: {error}")
+
+    def _paid(self, usage: Usage, cost: float) -> None:
+        self.usage, self.cost = self.usage + usage, self.cost + cost
+        self.owner.board.set_cost(self.owner.budget.usd)
 
     def _totals(self) -> dict[str, object]:
         return {"model": self.owner.settings.model, "attempts": self.attempt, "tokens": self.usage.as_dict(),

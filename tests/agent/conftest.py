@@ -46,13 +46,18 @@ max_tokens_retry = 8000
 time_limit_s = 600
 request_timeout_s = {timeout}
 sdk_max_retries = {sdk_retries}
-outer_retries = 2
-outer_backoff_s = 0.01
+stream_retries = {stream_retries}
+stream_backoff_s = 0.01
 [models.claude-test-1]
 input = 3.0
 output = 15.0
 cache_write = 3.75
 cache_read = 0.30
+[models.claude-test-output-priced]  # input next to free: a request's cost is about its output's
+input = 0.001
+output = 15.0
+cache_write = 0.001
+cache_read = 0.0001
 """
 
 
@@ -87,9 +92,9 @@ def fake_api() -> Iterator[FakeMessagesAPI]:
 
 
 def agent_env(root: Path, api: FakeMessagesAPI | None, tmp_path: Path, *, key: str | None = FAKE_KEY, timeout: float = 20,
-              sdk_retries: int = 2) -> dict[str, str]:  # fmt: skip
+              sdk_retries: int = 2, stream_retries: int = 2) -> dict[str, str]:  # fmt: skip
     config = tmp_path / "models.toml"
-    config.write_text(CONFIG.format(timeout=timeout, sdk_retries=sdk_retries), encoding="utf-8")
+    config.write_text(CONFIG.format(timeout=timeout, sdk_retries=sdk_retries, stream_retries=stream_retries), encoding="utf-8")
     extra = {"TSGEN_AGENT_CONFIG": str(config)}
     if key is not None:
         extra["ANTHROPIC_API_KEY"] = key

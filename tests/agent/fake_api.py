@@ -3,8 +3,10 @@
 The real `anthropic` SDK talks to it over real HTTP through ANTHROPIC_BASE_URL, so the
 tests cover the SDK's transport, retries and stream parsing as well as our loop. Each
 op has a script: a queue of steps (an answer streamed as server-sent events, an HTTP
-error with retry-after, an error in the middle of a stream, a stall). Every request is
-recorded with its JSON body and headers for assertions.
+error with retry-after, and the ways a stream breaks: an error event, a dropped
+connection, a stall before or after the headers, a malformed event, an empty body, an
+end without a stop reason). Every request is recorded with its JSON body and headers
+for assertions.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ from __future__ import annotations
 import json
 import re
 import threading
-import time
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -64,6 +65,38 @@ class Stall:
     then: Answer | None = None
 
 
+@dataclass(frozen=True)
+class Drop:
+    """The stream starts (headers promise the whole body), then the connection closes after `events` events."""
+
+    events: int = 3
+
+
+@dataclass(frozen=True)
+class StallInStream:
+    """The headers and the first event arrive, then nothing for `seconds` (a read timeout in the client)."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Malformed:
+    """A stream whose second event's data is not JSON."""
+
+
+@dataclass(frozen=True)
+class Empty:
+    """200, text/event-stream, and no event at all."""
+
+
+@dataclass(frozen=True)
+class NoStopReason:
+    """A well-formed stream of an answer that ends (message_stop) without the message_delta that
+    carries the stop reason."""
+
+    answer: Answer
+
+
 def cpp(body: str, prose: str = "Here is the body.") -> Answer:
     return Answer(text=f"{prose}\n\n```cpp\n{body}```\n")
 
@@ -85,6 +118,7 @@ class FakeMessagesAPI:
         self.scripts: dict[str, deque] = defaultdict(deque)
         self.requests: list[Recorded] = []
         self.lock = threading.Lock()
+        self.stopping = threading.Event()  # ends the stalls when the server shuts down
         self.server = _QuietServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -107,6 +141,7 @@ class FakeMessagesAPI:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.stopping.set()
         self.server.shutdown()
         self.server.server_close()
 
@@ -139,13 +174,23 @@ class FakeMessagesAPI:
                 if self.path.rstrip("/") != "/v1/messages":
                     return self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
                 if isinstance(step, Stall):
-                    time.sleep(step.seconds)
+                    api.stopping.wait(step.seconds)
                     step = step.then or HttpError(500, "api_error", None)
                 if isinstance(step, HttpError):
                     headers = {"retry-after-ms": str(step.retry_after_ms)} if step.retry_after_ms is not None else {}
                     return self._json(step.status, {"type": "error", "error": {"type": step.type, "message": f"scripted {step.type}"}}, headers)
                 if isinstance(step, StreamError):
                     return self._stream(_events_until_error(body["model"], step.type))
+                if isinstance(step, Drop):
+                    return self._stream(_events(body["model"], cpp("x;\n")), send_only=step.events)
+                if isinstance(step, StallInStream):
+                    return self._stream(_events(body["model"], cpp("x;\n")), send_only=1, then_wait=step.seconds)
+                if isinstance(step, Malformed):
+                    return self._stream(_events(body["model"], cpp("x;\n")), corrupt=1)
+                if isinstance(step, Empty):
+                    return self._stream([])
+                if isinstance(step, NoStopReason):
+                    return self._stream([e for e in _events(body["model"], step.answer) if e[0] != "message_delta"])
                 assert isinstance(step, Answer), step
                 return self._stream(_events(body["model"], step))
 
@@ -160,13 +205,23 @@ class FakeMessagesAPI:
                 self.end_headers()
                 self.wfile.write(data)
 
-            def _stream(self, events: list[tuple[str, dict]]) -> None:
-                data = "".join(f"event: {name}\ndata: {json.dumps(payload)}\n\n" for name, payload in events).encode()
+            def _stream(self, events: list[tuple[str, dict]], send_only: int | None = None, then_wait: float = 0.0,
+                        corrupt: int | None = None) -> None:  # fmt: skip
+                chunks = [f"event: {name}\ndata: {json.dumps(payload)}\n\n".encode() for name, payload in events]
+                if corrupt is not None:
+                    chunks[corrupt] = f"event: {events[corrupt][0]}\ndata: {{not json\n\n".encode()
+                data = b"".join(chunks)
                 self.send_response(200)
                 self.send_header("content-type", "text/event-stream")
-                self.send_header("content-length", str(len(data)))
+                self.send_header("content-length", str(len(data)))  # the whole body, even when less is sent
                 self.end_headers()
-                self.wfile.write(data)
+                if send_only is None:
+                    self.wfile.write(data)
+                    return
+                self.wfile.write(b"".join(chunks[:send_only]))
+                self.wfile.flush()
+                api.stopping.wait(then_wait)
+                self.close_connection = True  # the rest never comes
 
         return Handler
 

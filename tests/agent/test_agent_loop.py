@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from generator.agent.budget import Budget, worst_case
 from generator.agent.client import ApiError, Reply
-from generator.agent.config import Budget, Price, Usage, load_config
+from generator.agent.config import Price, Usage, load_config
 from generator.agent.conversation import Conversation, read_answer
 from generator.agent.session import ClaudeProposer, Settings
 from generator.model import load_catalog
@@ -38,7 +39,7 @@ class FakeClient:
         self.replies = list(replies)
         self.requests: list[dict] = []
 
-    def send(self, request: dict, on_retry) -> Reply:
+    def send(self, request: dict, max_retries: int) -> Reply:
         self.requests.append(request)
         item = self.replies.pop(0)
         if isinstance(item, Exception):
@@ -175,10 +176,16 @@ def test_a_second_max_tokens_stop_gives_up(make_proposer, task: Task) -> None:
 
 
 def test_the_budget_is_shared_by_every_op_of_the_run(make_proposer, task: Task) -> None:
-    budget = Budget(tokens=1500)
+    # Room for one request's worst case and a little more: after the first op's request settles at what it
+    # used, the second op's worst case no longer fits, and it is refused before anything is sent.
+    config = load_config()
+    first_request = Conversation(Renderer(ROOT / "templates"), config.default_model, "add", "cpu", "TASK add").request(config.limits.max_tokens)
+    room = worst_case(first_request, config.price(config.default_model)).tokens + 100
+    budget = Budget(tokens=room)
     make_proposer(FakeClient(reply(text(BODY), usage=Usage(input=1400, output=200))), budget=budget).start(task).propose(None)
+    assert budget.tokens == 1600
     idle = FakeClient(reply(text(BODY)))
-    with pytest.raises(GaveUp, match="budget of 1500 tokens is spent"):
+    with pytest.raises(GaveUp, match=f"budget of {room} tokens cannot cover another request"):
         make_proposer(idle, budget=budget).start(task).propose(None)
     assert idle.requests == []
 
