@@ -15,6 +15,8 @@
 
 namespace ts {
 
+class Tensor;
+
 // ---- Kernel signatures, one per family. Strides are in BYTES. -------------
 
 // CPU kernels are called from the engines' thread pool on parts of the work;
@@ -105,6 +107,16 @@ enum class Promotion : uint8_t {
   ReduceIndex,  // result int64 (argmax, argmin)
 };
 
+// Values an input may not hold when the op runs in some kernel dtypes, where numpy raises (integer pow
+// with a negative exponent): the engine checks the inputs before the kernel runs, so no kernel is ever
+// called outside its domain (the spec's `domain`).
+struct DomainRule {
+  int input;            // which tensor input
+  uint32_t dtypes;      // the kernel dtypes it holds for: bit i for DType i
+  double low, high;     // the allowed closed range (-inf / inf: unbounded)
+  std::string message;  // the ValueError's text, numpy's where numpy raises
+};
+
 struct OpDef {
   std::string name;
   Family family;
@@ -114,9 +126,14 @@ struct OpDef {
   // kernels[device][dtype]: a PointwiseKernel / ReduceKernel / RowKernel / GemmKernel
   // according to `family`, stored type-erased; null = not implemented.
   std::array<std::array<void*, kNumDTypes>, kNumDeviceTypes> kernels{};
+  std::vector<DomainRule> domain;
 
   void* kernel(DeviceType device, DType dtype) const;  // throws NotImplementedError
   bool has_kernel(DeviceType device, DType dtype) const;
+  // Adds a domain rule (an identical one already there is kept once: definitions may run twice).
+  OpDef& require(const DomainRule& rule);
+  // ValueError (the rule's message) when an input holds a value outside a rule that holds for `kernel`.
+  void check_domain(const std::vector<Tensor>& inputs, DType kernel) const;
 };
 
 class Registry {

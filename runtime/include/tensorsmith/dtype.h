@@ -38,9 +38,9 @@ bool is_unsigned_integer(DType d);
 bool is_floating(DType d);  // float16, bfloat16, float32, float64
 
 // numpy.result_type for two arrays (NumPy 2 rules, no value-based casting);
-// for bfloat16 what np.result_type gives with ml_dtypes.bfloat16: bool, int8,
-// uint8 -> bfloat16, float32/float64 win, and TypeError where ml_dtypes has no
-// rule (wider integers, float16).
+// for bfloat16 what np.result_type gives with ml_dtypes 0.7's bfloat16 (and
+// numpy's ufuncs with 0.6's): bool, int8, uint8 -> bfloat16; int16, uint16 and
+// float16 -> float32; wider integers -> float64; float32/float64 win.
 DType promote_types(DType a, DType b);
 // The floating type NumPy computes a float-valued function of `d` in
 // (np.exp(int8) -> float16, int16 -> float32, int32/int64 -> float64).

@@ -39,7 +39,7 @@ inline const char* name(Level level) {
 }
 
 // The best level this CPU and OS support (no caching: kernels may hold no state).
-inline Level detect() {
+inline Level hardware() {
 #if TS_ISA_VARIANTS
   unsigned a = 0, b = 0, c = 0, d = 0;
   if (!__get_cpuid(1, &a, &b, &c, &d)) return Level::Baseline;
@@ -57,6 +57,17 @@ inline Level detect() {
 #else
   return Level::Baseline;
 #endif
+}
+
+// The highest level the process may use: env TS_ISA (baseline, avx2 or avx512; read once, ValueError for
+// another value), else the highest there is. The gate runs kernels at each level this way, and a user can
+// rule out a level (to compare results, or on a machine whose AVX-512 clocks down).
+Level allowed();
+
+// The level kernels are registered for: the best the hardware supports, within allowed().
+inline Level detect() {
+  const Level best = hardware();
+  return static_cast<int>(best) < static_cast<int>(allowed()) ? best : allowed();
 }
 
 // The variant for `level`.

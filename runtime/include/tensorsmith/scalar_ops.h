@@ -25,28 +25,17 @@ constexpr bool is_nan(T x) {
   }
 }
 
-// numpy.maximum / numpy.minimum: NaN wins over any number. float and double
-// as one select, no branch, so loops of them vectorise: a NaN `a` is kept
-// because every comparison with it is false.
+// numpy.maximum / numpy.minimum: NaN wins over any number, and of two equal values the second is
+// returned, as numpy's float32/float64 loops do (maximum(-0.0, 0.0) is 0.0, maximum(0.0, -0.0) is -0.0; a
+// max reduction folding maximum(acc, x) then keeps the later of equal zeros). One select, no branch, so
+// loops of them vectorise.
 template <typename T>
 constexpr T maximum(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return ((a < b) | is_nan(b)) ? b : a;
-  } else {
-    if (is_nan(a)) return a;
-    if (is_nan(b)) return b;
-    return a < b ? b : a;
-  }
+  return ((a > b) | is_nan(a)) ? a : b;
 }
 template <typename T>
 constexpr T minimum(T a, T b) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return ((b < a) | is_nan(b)) ? b : a;
-  } else {
-    if (is_nan(a)) return a;
-    if (is_nan(b)) return b;
-    return b < a ? b : a;
-  }
+  return ((a < b) | is_nan(a)) ? a : b;
 }
 
 // numpy.sign: -1, 0 or 1 (+0.0 for either zero), NaN for NaN.
@@ -127,28 +116,22 @@ constexpr Acc multiply_add(Acc acc, T a, T b) {
   }
 }
 
-// numpy.power. Integers: exponentiation by squaring with wrap-around; a negative
-// integer exponent gives 0 (or +-1 for a base of +-1) — numpy raises there, and
-// the op's spec keeps exponents non-negative for integer inputs.
+// numpy.power. Integers: exponentiation by squaring with wrap-around.
 template <typename T>
 constexpr T pow(T base, T exponent) {
   if constexpr (std::is_floating_point_v<T>) {
-    return std::pow(base, exponent);
+    // x**0 and 1**y are 1 for every x and y, NaN included (IEEE 754, numpy); libm gives NaN for a signalling one.
+    return exponent == T(0) || base == T(1) ? T(1) : std::pow(base, exponent);
   } else if constexpr (std::is_same_v<T, bool>) {
     return base || !exponent;
   } else {
-    if constexpr (std::is_signed_v<T>) {
-      if (exponent < 0) {
-        if (base == 1) return 1;
-        if (base == -1) return (exponent % 2 == 0) ? 1 : -1;
-        return 0;
-      }
-    }
+    // The engine refuses negative exponents before a kernel runs (the spec's domain, as numpy raises);
+    // the exponent's bits are walked unsigned, so no value can make this loop run forever.
+    using U = std::make_unsigned_t<T>;
     T result = 1;
-    while (exponent != 0) {
-      if (exponent & 1) result = multiply<T>(result, base);
+    for (U bits = static_cast<U>(exponent); bits != 0; bits >>= 1) {
+      if (bits & 1) result = multiply<T>(result, base);
       base = multiply<T>(base, base);
-      exponent = static_cast<T>(exponent >> 1);
     }
     return result;
   }
@@ -569,9 +552,13 @@ TS_HOST_DEVICE inline T log1p(T x) {
   }
 }
 
+// 1 / (1 + e^-x) for x >= 0 and e^x / (1 + e^x) below: e^-|x| never overflows, so results down to the
+// subnormals are kept (1 / (1 + e^-x) underflowed to 0 from x = -88.7 in float, where the result is 3e-39).
 template <typename T>
 TS_HOST_DEVICE inline T sigmoid(T x) {
-  return T(1) / (T(1) + ts::ops::exp(-x));
+  const T e = ts::ops::exp(-ts::ops::abs(x));
+  const T d = T(1) + e;
+  return x >= T(0) ? T(1) / d : e / d;
 }
 
 // Argmax/argmin order: the first NaN wins (numpy), else the strict comparison.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "tensorsmith/errors.h"
+#include "tensorsmith/tensor.h"
 
 namespace ts {
 
@@ -18,6 +19,29 @@ bool OpDef::has_kernel(DeviceType device, DType dtype) const {
   return kernels[static_cast<int>(device)][static_cast<int>(dtype)] != nullptr;
 }
 
+OpDef& OpDef::require(const DomainRule& rule) {
+  const auto same = [&](const DomainRule& r) {
+    return r.input == rule.input && r.dtypes == rule.dtypes && r.low == rule.low && r.high == rule.high &&
+           r.message == rule.message;
+  };
+  if (std::none_of(domain.begin(), domain.end(), same)) domain.push_back(rule);
+  return *this;
+}
+
+void OpDef::check_domain(const std::vector<Tensor>& inputs, DType kernel) const {
+  for (const DomainRule& rule : domain) {
+    if (((rule.dtypes >> static_cast<int>(kernel)) & 1u) == 0 || inputs.at(rule.input).numel() == 0) continue;
+    // The input's own values, as doubles: exact in sign and, for the small bounds domains have, in order.
+    Tensor host = Tensor::empty(inputs[rule.input].shape(), inputs[rule.input].dtype());
+    host.copy_from(inputs[rule.input]);
+    const Tensor values = host.astype(DType::Float64);
+    const auto* v = reinterpret_cast<const double*>(values.data_ptr());
+    bool outside = false;
+    for (int64_t i = 0; i < values.numel(); ++i) outside |= v[i] < rule.low || v[i] > rule.high;  // NaN is inside
+    TS_CHECK(!outside, ValueError, rule.message);
+  }
+}
+
 Registry& Registry::global() {
   static Registry registry;
   return registry;
@@ -31,7 +55,7 @@ OpDef& Registry::define(const std::string& name, Family family, int arity, Promo
              ValueError, "op '" << name << "' is already defined differently");
     return *op;
   }
-  ops_.push_back(std::make_unique<OpDef>(OpDef{name, family, arity, promotion, has_identity, {}}));
+  ops_.push_back(std::make_unique<OpDef>(OpDef{name, family, arity, promotion, has_identity, {}, {}}));
   return *ops_.back();
 }
 

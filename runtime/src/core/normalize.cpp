@@ -2,15 +2,13 @@
 #include <algorithm>
 
 #include "tensorsmith/engine.h"
+#include "tensorsmith/engine_limits.h"
 #include "tensorsmith/errors.h"
 #include "tensorsmith/parallel.h"
 
 namespace ts {
 
-namespace {
-// Elements per thread below which splitting costs more than it saves.
-constexpr int64_t kRowGrain = 16384;
-}  // namespace
+using limits::kRowGrain;
 
 Tensor normalize(const OpDef& op, const Tensor& x, int64_t axis) {
   if (x.ndim() == 0) {

@@ -21,6 +21,7 @@
 
 #include "tensorsmith/env.h"
 #include "tensorsmith/errors.h"
+#include "tensorsmith/testing.h"
 
 namespace ts {
 
@@ -127,6 +128,7 @@ class Pool {
   void work() {
     t_in_worker = true;
     uint64_t seen = 0;
+    uint64_t scrubbed = testing::detail::scrub_epoch();
     while (true) {
       const bool called = poll(seen);
       std::unique_lock<std::mutex> lock(mutex_);
@@ -139,6 +141,7 @@ class Pool {
       seen = generation_.load();
       ++active_;  // the run's fields stay fixed while any worker is active
       lock.unlock();
+      testing::detail::scrub_if_asked(scrubbed);  // the gate's hook: one relaxed load unless it asked
       drain();
       lock.lock();
       if (--active_ == 0) done_.notify_all();

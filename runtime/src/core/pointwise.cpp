@@ -15,6 +15,7 @@
 #endif
 
 #include "tensorsmith/engine.h"
+#include "tensorsmith/engine_limits.h"
 #include "tensorsmith/env.h"
 #include "tensorsmith/errors.h"
 #include "tensorsmith/parallel.h"
@@ -23,8 +24,7 @@ namespace ts {
 
 namespace {
 
-// Elements per thread below which splitting costs more than it saves.
-constexpr int64_t kPointwiseGrain = 32768;
+using limits::kPointwiseGrain;
 
 // Outputs too large to stay in the last-level cache are written with
 // non-temporal stores: an ordinary store first reads the line it fills (a
@@ -34,7 +34,7 @@ constexpr int64_t kPointwiseGrain = 32768;
 // lines and the scratch stay in L1 between the kernel and the copy: a 16M-element
 // float32 add(out=) on 2 threads (Zen 5) took 3.0 ms with 512-byte pieces, 3.5 with
 // 1 KiB, 4.7 with 16 KiB, and 4.0 with plain stores.
-constexpr int64_t kScratchBytes = 512;
+constexpr int64_t kScratchBytes = limits::kStreamScratchBytes;
 
 #if defined(__SSE2__)
 // A number read from one of cpu0's sysfs cache files ("3", "32768K"); 0 where absent or malformed.
@@ -81,7 +81,7 @@ int64_t stream_threshold_bytes() {
     }
     // Half the last-level cache that this CPU shares, with a floor so that mid-sized results, which the next
     // op is likely to read back, stay cached.
-    return std::max<int64_t>(int64_t{16} << 20, last_level_cache_bytes() / 2);
+    return std::max<int64_t>(limits::kStreamFloorBytes, last_level_cache_bytes() / 2);
   }();
   return threshold;
 }
@@ -408,6 +408,7 @@ Resolved resolve(const OpDef& op, const std::vector<Tensor>& inputs) {
     shapes.push_back(&t.shape());
   }
   const DType kernel_type = kernel_dtype(op, dtypes);
+  op.check_domain(inputs, kernel_type);  // before any kernel runs: none is ever called outside its domain
   return {device, kernel_type, result_dtype(op, dtypes), broadcast_shapes(shapes), op.kernel(device.type, kernel_type)};
 }
 

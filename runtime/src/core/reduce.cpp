@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "tensorsmith/engine.h"
+#include "tensorsmith/engine_limits.h"
 #include "tensorsmith/errors.h"
 #include "tensorsmith/parallel.h"
 
@@ -12,14 +13,9 @@ namespace ts {
 
 namespace {
 
-// Elements per thread below which splitting costs more than it saves.
-constexpr int64_t kReduceGrain = 32768;
-// Reduced extent of one partial in a split reduction. Fixed, so the result
-// does not depend on the number of threads.
-constexpr int64_t kSplitChunk = int64_t{1} << 16;
-// Up to this many rows a long reduction is split; more rows keep the threads
-// busy on their own. A constant, like the chunk, for thread-count independence.
-constexpr int64_t kSplitMaxRows = 16;
+using limits::kReduceGrain;
+using limits::kSplitChunk;
+using limits::kSplitMaxRows;
 
 // A view of one matrix of a reduction: rows (outputs) x reduced elements.
 struct Matrix {

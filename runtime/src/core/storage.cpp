@@ -1,7 +1,6 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -36,9 +35,6 @@ Cache& cache() {
   static Cache* c = new Cache();  // never destroyed: storages may be freed during exit
   return *c;
 }
-
-// The gate's fill byte for new blocks; negative = none (see testing.h).
-std::atomic<int> g_allocation_fill{-1};
 
 size_t round_up(size_t n, size_t unit) { return (n + unit - 1) / unit * unit; }
 
@@ -90,16 +86,22 @@ void* fresh_block(size_t size) {
 }  // namespace
 
 void* allocate(size_t nbytes) {
+  const testing::Placement placement = testing::detail::placement();
+  if (placement != testing::Placement::Pooled) {  // the gate's exact or guarded blocks
+    void* p = testing::detail::placed_allocate(nbytes, placement);
+    testing::detail::fill(p, nbytes);
+    return p;
+  }
   const size_t size = rounded_size(nbytes);
   void* p = size >= kLargeBlock ? take_cached(size) : nullptr;
   if (p == nullptr) p = fresh_block(size);
   if (p == nullptr) throw std::bad_alloc();
-  const int fill = g_allocation_fill.load(std::memory_order_relaxed);
-  if (fill >= 0) std::memset(p, fill, size);
+  testing::detail::fill(p, size);
   return p;
 }
 
 void release(void* p, size_t nbytes) {
+  if (testing::detail::placed_release(p)) return;
   const size_t size = rounded_size(nbytes);
   if (size >= kLargeBlock) {
     Cache& c = cache();
@@ -131,18 +133,14 @@ void empty_cache() {
 
 }  // namespace allocator
 
-void testing::set_allocation_fill(std::optional<uint8_t> byte) {
-  allocator::g_allocation_fill.store(byte ? int{*byte} : -1, std::memory_order_relaxed);
-}
-
 Storage::Storage(void* data, size_t nbytes, Device device, std::shared_ptr<void> owner)
     : data_(data), nbytes_(nbytes), device_(device), owner_(std::move(owner)) {}
 
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
   if (device.type == DeviceType::CUDA) {
 #ifdef TS_WITH_CUDA
-    const int fill = allocator::g_allocation_fill.load(std::memory_order_relaxed);
-    return std::make_shared<Storage>(cuda::allocate(nbytes, device.index, fill), nbytes, device, nullptr);
+    return std::make_shared<Storage>(cuda::allocate(nbytes, device.index, testing::detail::cuda_fill_byte()), nbytes, device,
+                                     nullptr);
 #else
     throw NotImplementedError("CUDA is not built into this tensorsmith");
 #endif

@@ -1,0 +1,31 @@
+// The CPU engines' thresholds: where they split work between threads, cut long rows into chunks and
+// stream outputs. They decide what a kernel is handed (how long a run or a row can be, which path a call
+// takes), so the gate sizes its large cases from them (validators/engine_limits.py reads this header):
+// change one here and the gate's cases follow.
+#pragma once
+
+#include <cstdint>
+
+namespace ts::limits {
+
+// Pointwise: elements per thread below which splitting costs more than it saves.
+constexpr int64_t kPointwiseGrain = 32768;
+// Pointwise outputs written with non-temporal stores go through a scratch buffer of this many bytes: the
+// kernel is called on pieces this long (see pointwise.cpp).
+constexpr int64_t kStreamScratchBytes = 512;
+// The smallest output that streams by default (half the last-level cache, but at least this).
+constexpr int64_t kStreamFloorBytes = int64_t{16} << 20;
+
+// Reductions: elements per thread below which splitting costs more than it saves.
+constexpr int64_t kReduceGrain = 32768;
+// Reduced extent of one partial in a split reduction. Fixed, so the result does not depend on the number
+// of threads.
+constexpr int64_t kSplitChunk = int64_t{1} << 16;
+// Up to this many rows a long reduction is split into chunks; more rows keep the threads busy on their own
+// (each row then goes to the kernel whole).
+constexpr int64_t kSplitMaxRows = 16;
+
+// Normalization (softmax family): elements per thread below which splitting costs more than it saves.
+constexpr int64_t kRowGrain = 16384;
+
+}  // namespace ts::limits
