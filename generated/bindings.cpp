@@ -374,7 +374,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
     };
     m.def("pow", pow, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
-          "x1 raised to the power x2; integer exponents must be non-negative.");
+          "x1 raised to the power x2; a negative integer exponent raises ValueError, as in numpy.");
     m.def("power", pow, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Alias of pow (the numpy name).");
     tensor_class.def(

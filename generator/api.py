@@ -53,6 +53,22 @@ PROMOTION_ENUM = {
     Promotion.reduce_mean: "ts::Promotion::ReduceMean",
     Promotion.reduce_index: "ts::Promotion::ReduceIndex",
 }
+def domain_rules(spec: OpSpec) -> list[dict[str, str]]:
+    """The spec's domain bounds as the C++ ts::DomainRule initialisers registration passes to OpDef::require."""
+    names = [a.name for a in spec.signature.tensor_arguments]
+    rules = []
+    for bound in spec.domain:
+        mask = sum(1 << DTYPES.index(d) for d in bound.dtypes)
+        rules.append({"input": str(names.index(bound.argument)), "dtypes": f"0x{mask:x}u",
+                      "low": _bound_literal(bound.low, "-"), "high": _bound_literal(bound.high, ""),
+                      "message": f'"{bound.error}"'})  # fmt: skip
+    return rules
+
+
+def _bound_literal(value: float | None, sign: str) -> str:
+    return f"{sign}std::numeric_limits<double>::infinity()" if value is None else repr(float(value))
+
+
 # Operator dunder -> whether the tensor is the right operand (reflected).
 REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__", "__rmatmul__"}
 

@@ -62,6 +62,7 @@ def registration_context(catalog: Catalog, header: str, devices: tuple[str, ...]
             "arity": spec.arity,
             "promotion": api.PROMOTION_ENUM[spec.promotion],
             "has_identity": "true" if spec.field("identity") else "false",
+            "domain": api.domain_rules(spec),
         }
         for spec in catalog.ops
     ]

@@ -43,7 +43,6 @@ TAGS = {
     "logical": "elementwise logical operation returning bool",
     "linalg": "linear algebra",
     "nan_propagating": "a NaN input gives a NaN output",
-    "signed_zero": "the sign of a zero result is part of the result (the gate checks it)",
 }
 
 
@@ -120,7 +119,7 @@ OPERATORS = (
 UNARY_OPERATORS = ("__neg__", "__abs__")
 
 COMMON_FIELDS = ("func", "family", "dtypes", "promotion", "reference", "doc", "tags", "variants", "operators",
-                 "tolerances", "domain", "proposer")  # fmt: skip
+                 "tolerances", "accuracy", "domain", "proposer")  # fmt: skip
 ALIAS_FIELDS = ("func", "alias_of", "doc")
 PROPOSERS = ("template", "claude")
 
@@ -131,6 +130,40 @@ class Tolerance:
     rtol: float
     atol: float
     reason: str
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """A pointwise op's error budget: at most `ulp` units in the last place of the result dtype from the
+    exact value, per float result dtype (float32 and float64; float16 and bfloat16 results follow from
+    float32's, since kernels compute them in float and round once). An op without one must be correctly
+    rounded (0.5 ulp: the result numpy's float64 arithmetic rounds to)."""
+
+    ulp: tuple[tuple[str, float], ...]  # (result dtype, budget)
+    reason: str
+
+    def budget(self, dtype: str) -> float | None:
+        return dict(self.ulp).get(dtype)
+
+
+@dataclass(frozen=True)
+class DomainBound:
+    """Values an input may not hold when the op runs in some kernel dtypes: the runtime's engine raises
+    ValueError(`error`) before any kernel runs (numpy raises there too), and the gate's cases stay inside
+    the bounds except in cases that check the error."""
+
+    argument: str
+    low: float | None
+    high: float | None
+    dtypes: tuple[str, ...]  # the kernel dtypes it holds for, in DTYPES order
+    error: str
+
+    def holds_for(self, dtype: str) -> bool:
+        return dtype in self.dtypes
+
+
+CORRECTLY_ROUNDED = 0.5
+ULP_DTYPES = ("float32", "float64")
 
 
 @dataclass(frozen=True)
@@ -149,7 +182,8 @@ class OpSpec:
     variants: tuple[Variant, ...] = (Variant.function,)
     operators: tuple[str, ...] = ()
     tolerances: tuple[Tolerance, ...] = ()
-    domain: tuple[tuple[str, float | None, float | None], ...] = ()  # (argument, low, high)
+    accuracy: Accuracy | None = None  # pointwise only; None: correctly rounded
+    domain: tuple[DomainBound, ...] = ()
     proposer: str = "template"
 
     @property
@@ -263,8 +297,9 @@ class _SpecParser:
             tags=self._tags(),
             variants=tuple(self._enum_list("variants", Variant, default=[Variant.function.value])),
             operators=self._operators(signature),
-            tolerances=self._tolerances(),
-            domain=self._domain(signature),
+            tolerances=self._tolerances(family),
+            accuracy=self._accuracy(family),
+            domain=self._domain(signature, family),
             proposer=self._choice("proposer", PROPOSERS, default="template"),
         )
 
@@ -347,15 +382,22 @@ class _SpecParser:
             raise self.error("func", f"family {family.value} expects the arguments after the tensors to be '{expected}'")
 
     def _dtypes(self) -> tuple[str, ...]:
+        return self._dtype_names("dtypes", self._list("dtypes"))
+
+    def _dtype_names(self, field: str, entries: object) -> tuple[str, ...]:
+        """dtype names and classes (`numeric`, `integer`, ...) as the dtypes they stand for, in DTYPES order."""
+        entries = [entries] if isinstance(entries, str) else entries
+        if not isinstance(entries, list) or not all(isinstance(e, str) for e in entries):
+            raise self.error(field, f"expected a list of dtypes or dtype classes, got {_describe(entries)}")
         names: set[str] = set()
-        for entry in self._list("dtypes"):
+        for entry in entries:
             if entry in DTYPE_CLASSES:
                 names.update(DTYPE_CLASSES[entry])
             elif entry in DTYPES:
                 names.add(entry)
             else:
                 known = ", ".join(list(DTYPE_CLASSES) + list(DTYPES))
-                raise self.error("dtypes", f"unknown dtype or dtype class {entry!r} (known: {known})")
+                raise self.error(field, f"unknown dtype or dtype class {entry!r} (known: {known})")
         return tuple(d for d in DTYPES if d in names)
 
     def _reference(self, params: list[str]) -> Reference:
@@ -397,7 +439,7 @@ class _SpecParser:
                 raise self.error("operators", f"{op} does not fit an op with {arity} tensor inputs")
         return tuple(operators)
 
-    def _tolerances(self) -> tuple[Tolerance, ...]:
+    def _tolerances(self, family: Family) -> tuple[Tolerance, ...]:
         raw = self.values.get("tolerances", {})
         if not isinstance(raw, dict):
             raise self.error("tolerances", f"expected a mapping dtype -> {{rtol, atol, reason}}, got {_describe(raw)}")
@@ -414,20 +456,52 @@ class _SpecParser:
             if not all(_is_number(v) and v >= 0 and math.isfinite(v) for v in (rtol, atol)):
                 raise self.error("tolerances", f"{dtype}: rtol and atol must be non-negative numbers")
             result.append(Tolerance(dtype, float(rtol), float(atol), reason.strip()))
+        if result and family is Family.pointwise:
+            raise self.error("tolerances", "pointwise results are judged in ulps: declare a budget in 'accuracy' instead")
         return tuple(result)
 
-    def _domain(self, signature: Signature) -> tuple[tuple[str, float | None, float | None], ...]:
+    def _accuracy(self, family: Family) -> Accuracy | None:
+        if "accuracy" not in self.values:
+            return None
+        raw = self.values["accuracy"]
+        if family is not Family.pointwise:
+            raise self.error("accuracy", "an ulp budget is for pointwise ops; other families set 'tolerances'")
+        if not isinstance(raw, dict) or set(raw) != {"ulp", "reason"}:
+            raise self.error("accuracy", "expected {ulp: N or {float32: N, float64: N}, reason: \"why\"}")
+        reason = raw["reason"]
+        if not isinstance(reason, str) or not reason.strip():
+            raise self.error("accuracy", "an ulp budget must carry a 'reason'")
+        ulp = raw["ulp"]
+        budgets = dict(ulp) if isinstance(ulp, dict) else {dtype: ulp for dtype in ULP_DTYPES}
+        for dtype, value in budgets.items():
+            if dtype not in ULP_DTYPES:
+                raise self.error("accuracy", f"ulp budgets are per result dtype ({', '.join(ULP_DTYPES)}), not {dtype!r}")
+            if not (_is_number(value) and CORRECTLY_ROUNDED <= value <= 1e6 and math.isfinite(value)):
+                raise self.error("accuracy", f"{dtype}: an ulp budget is a number from {CORRECTLY_ROUNDED} (correctly rounded) up")
+        return Accuracy(tuple((d, float(budgets[d])) for d in ULP_DTYPES if d in budgets), reason.strip())
+
+    def _domain(self, signature: Signature, family: Family) -> tuple[DomainBound, ...]:
         raw = self.values.get("domain", {})
         names = [a.name for a in signature.tensor_arguments]
+        shape = "argument -> {bounds: [low, high], dtypes: [...], error: \"what numpy says\"}"
         if not isinstance(raw, dict):
-            raise self.error("domain", f"expected a mapping argument -> [low, high], got {_describe(raw)}")
+            raise self.error("domain", f"expected a mapping {shape}, got {_describe(raw)}")
+        if raw and family is not Family.pointwise:
+            raise self.error("domain", "domain checks run in the pointwise engine: pointwise ops only")
         result = []
-        for arg, bounds in raw.items():
+        for arg, entry in raw.items():
             if arg not in names:
                 raise self.error("domain", f"{arg!r} is not a tensor argument of this op ({', '.join(names)})")
-            if not (isinstance(bounds, list) and len(bounds) == 2 and all(_is_bound(b) for b in bounds)):
-                raise self.error("domain", f"{arg}: expected [low, high] with numbers or null")
-            result.append((arg, bounds[0], bounds[1]))
+            if not isinstance(entry, dict) or set(entry) != {"bounds", "dtypes", "error"}:
+                raise self.error("domain", f"{arg}: expected {{bounds: [low, high], dtypes: [...], error: ...}}")
+            bounds = entry["bounds"]
+            if not (isinstance(bounds, list) and len(bounds) == 2 and all(_is_bound(b) for b in bounds) and bounds != [None, None]):
+                raise self.error("domain", f"{arg}: bounds must be [low, high] with numbers or null (not both null)")
+            error = entry["error"]
+            if not isinstance(error, str) or not error.strip() or any(c in error for c in '"\\\n'):
+                raise self.error("domain", f"{arg}: error must be a one-line message without quotes or backslashes")
+            dtypes = self._dtype_names("domain", entry["dtypes"])
+            result.append(DomainBound(arg, bounds[0], bounds[1], dtypes, error.strip()))
         return tuple(result)
 
 

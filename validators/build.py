@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
 import sysconfig
 import threading
@@ -28,12 +29,23 @@ from .cuda import CHECK_ARCHITECTURE, NVCC_FLAGS, RELEASE_ARCHITECTURES, CudaToo
 
 FLAGS = {
     "release": ["-O2"],
+    # No -ftrivial-auto-var-init here: a body could read an uninitialised local to tell this build from the
+    # release one. Uninitialised reads show instead as runs that differ (every run starts on a wiped stack).
     "sanitize": ["-O1", "-g", "-fno-omit-frame-pointer", "-fsanitize=address,undefined",
-                 "-fno-sanitize-recover=undefined", "-ftrivial-auto-var-init=pattern", "-DTS_ISA_BASELINE_ONLY"],
+                 "-fno-sanitize-recover=undefined", "-DTS_ISA_BASELINE_ONLY"],
 }  # fmt: skip
+# A kernel's own frame: enough for fixed-size tiles and lanes, not for a copy of its input. A recursion or a
+# frame beyond it would overflow a production thread's stack on inputs the gate's sizes may not reach.
+STACK_FRAME_LIMIT = 64 << 10
+# The candidate's translation unit is compiled with these as errors (the runtime's own sources are not):
+# a variable-length array is an allocation sized by the input that the heap rules never see.
+CANDIDATE_CHECKS = ["-Werror=vla", f"-Werror=stack-usage={STACK_FRAME_LIMIT}"]
+COMPILE_BUDGET_S = {"cpu": 120.0, "cuda": 300.0}  # per compiler run: a body that compiles for minutes is rejected
+COMPILER_MEMORY = 4 << 30  # RLIMIT_AS of g++ on a candidate (a template or constexpr bomb ends here too)
 # The float flags of CMakeLists.txt: the ISA variants of a kernel must round alike (-ffp-contract=off), and
 # loops with float comparisons or math calls vectorise (-fno-trapping-math -fno-math-errno).
-COMMON = ["-std=c++17", "-fPIC", "-fvisibility=hidden", "-w", "-ffp-contract=off", "-fno-trapping-math", "-fno-math-errno"]
+COMMON = ["-std=c++17", "-fPIC", "-fvisibility=hidden", "-ffp-contract=off", "-fno-trapping-math", "-fno-math-errno"]
+QUIET = ["-w"]  # the runtime's sources: their warnings are the build's business, not the gate's
 # The runtime core calls OpenBLAS for float32/float64 GEMM (runtime/src/core/blas.cpp), as the extension does.
 BLAS_LIBRARY = Path(scipy_openblas64.get_lib_dir()) / scipy_openblas64.get_library(fullname=True)
 BLAS_LINK = [str(BLAS_LIBRARY), f"-Wl,-rpath,{BLAS_LIBRARY.parent}"]
@@ -63,12 +75,14 @@ class Toolchain:
 
 
 class CandidateBuilder:
-    def __init__(self, root: Path, cache_dir: Path, toolchain: Toolchain | None = None, jobs: int = 2) -> None:
+    def __init__(self, root: Path, cache_dir: Path, toolchain: Toolchain | None = None, jobs: int = 2,
+                 compile_budget_s: dict[str, float] | None = None) -> None:  # fmt: skip
         self._cuda: CudaToolchain | None = None
         self.root = root
         self.cache_dir = cache_dir
         self.toolchain = toolchain or Toolchain.find()
         self.jobs = jobs
+        self.compile_budget_s = compile_budget_s or COMPILE_BUDGET_S
         self._runtime_objects: dict[str, list[Path]] = {}
         self._lock = threading.Lock()
 
@@ -115,7 +129,7 @@ class CandidateBuilder:
         headers = sorted((self.root / "runtime" / "include").rglob("*.h*"))
         # Not the include paths: checkouts with the same content share these objects.
         cuda = [self.cuda.version] if variant == CUDA_VARIANT else []
-        digest = hashlib.sha256(" ".join([self.toolchain.version(), *FLAGS.get(variant, []), *COMMON, BLAS_VERSION, *cuda]).encode())
+        digest = hashlib.sha256(" ".join([self.toolchain.version(), *FLAGS.get(variant, []), *COMMON, *QUIET, BLAS_VERSION, *cuda]).encode())
         for path in [*sources, *headers]:
             digest.update(path.relative_to(self.root).as_posix().encode() + b"\0" + path.read_bytes())
         out_dir = self.cache_dir / f"runtime-{variant}-{digest.hexdigest()[:16]}"
@@ -127,11 +141,15 @@ class CandidateBuilder:
             list(pool.map(lambda pair: self.compile(pair[0], pair[1], variant), zip(sources, objects)))
         return objects
 
-    def compile(self, source: Path, obj: Path, variant: str) -> Path:
+    def compile(self, source: Path, obj: Path, variant: str, candidate: bool = False) -> Path:
+        """One source as `variant` compiles it; `candidate`: the candidate's own translation unit, held to
+        CANDIDATE_CHECKS where the release build compiles it (ASan frames are larger)."""
         if source.suffix == ".cu":
             return self.compile_cuda(source, obj, ptx_only=False)
         tmp = obj.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}.o")
-        self._run([self.toolchain.compiler, *COMMON, *self.flags(variant), *self.includes, "-c", str(source), "-o", str(tmp)])
+        checks = CANDIDATE_CHECKS if candidate and variant == "release" else QUIET
+        self._run([self.toolchain.compiler, *COMMON, *checks, *self.flags(variant), *self.includes, "-c", str(source), "-o", str(tmp)],
+                  self.compile_budget_s["cpu"], memory=COMPILER_MEMORY)  # fmt: skip
         os.replace(tmp, obj)  # atomic: a killed build never leaves a truncated cached object
         return obj
 
@@ -141,14 +159,14 @@ class CandidateBuilder:
         architectures = (CHECK_ARCHITECTURE,) if ptx_only else RELEASE_ARCHITECTURES
         tmp = obj.with_suffix(f".tmp{os.getpid()}.{threading.get_ident()}.o")
         self._run([str(self.cuda.nvcc), *NVCC_FLAGS, *self.cuda.gencode(architectures, ptx_only), "-DTS_WITH_CUDA",
-                   f"-I{self.root / 'runtime' / 'include'}", "-c", str(source), "-o", str(tmp)])  # fmt: skip
+                   f"-I{self.root / 'runtime' / 'include'}", "-c", str(source), "-o", str(tmp)], self.compile_budget_s["cuda"])  # fmt: skip
         os.replace(tmp, obj)
         return obj
 
     def link(self, objects: Sequence[Path], output: Path, variant: str) -> Path:
         cuda = [f"-L{self.cuda.cuda_home / 'lib64'}", "-lcudart", "-ldl"] if variant == CUDA_VARIANT else []
         self._run([self.toolchain.compiler, "-shared", "-pthread", *FLAGS.get(variant, FLAGS["release"]), "-o", str(output),
-                   *map(str, objects), *BLAS_LINK, *cuda])  # fmt: skip
+                   *map(str, objects), *BLAS_LINK, *cuda], self.compile_budget_s["cpu"])  # fmt: skip
         return output
 
     def build(self, kernel_source: str, registration_source: str, scratch: Path, variant: str, companion: str | None = None,
@@ -162,7 +180,7 @@ class CandidateBuilder:
         if kernel_o is None:
             kernel_cpp = scratch / (f"kernel.{variant}.cu" if variant == CUDA_VARIANT else f"kernel.{variant}.cpp")
             kernel_cpp.write_text(kernel_source, encoding="utf-8")
-            kernel_o = self.compile(kernel_cpp, scratch / f"kernel.{variant}.o", variant)
+            kernel_o = self.compile(kernel_cpp, scratch / f"kernel.{variant}.o", variant, candidate=True)
         registration_o = self.compile(registration_cpp, scratch / f"registration.{variant}.o", variant)
         extra = []
         if companion is not None:  # the CPU twin of a CUDA candidate, for the device-parity check
@@ -182,13 +200,25 @@ class CandidateBuilder:
             return self.compile_cuda(source, scratch / "kernel.release.o", ptx_only)
         source = scratch / "kernel.release.cpp"
         source.write_text(kernel_source, encoding="utf-8")
-        return self.compile(source, scratch / "kernel.release.o", "release")
+        return self.compile(source, scratch / "kernel.release.o", "release", candidate=True)
 
-    def _run(self, command: list[str]) -> None:
+    def _run(self, command: list[str], budget_s: float, memory: int | None = None) -> None:
+        """Runs a compiler or linker in a session of its own, so that running past `budget_s` ends it and
+        every process it started (g++ forks cc1plus, nvcc a chain of tools) with a BuildError saying so."""
         env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "TMPDIR", "CUDA_HOME")}
-        result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
-        if result.returncode != 0:
-            raise BuildError(_first_errors(result.stderr))
+        if memory is not None and shutil.which("prlimit"):  # util-linux's, as the sandbox's unshare (no preexec_fn: threads)
+            command = ["prlimit", f"--as={memory}", "--", *command]
+        with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                              start_new_session=True) as process:  # fmt: skip
+            try:
+                _out, err = process.communicate(timeout=budget_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.communicate()
+                raise BuildError(f"the compiler ran past the gate's compile budget of {budget_s:g} s: a kernel must "
+                                 "compile in seconds (no long constant evaluations or deep template recursion)") from None  # fmt: skip
+        if process.returncode != 0:
+            raise BuildError(_first_errors(err))
 
 
 def _first_errors(stderr: str, limit: int = 15) -> str:

@@ -8,7 +8,11 @@ The policy (research note torchgen_opinfo.md §3.3, §3.6 item 12; kernel_agents
 * Floating results are compared with the reference run in float64 (floating inputs, and integer inputs of
   ops with a floating result, converted first), cast to the result dtype, with torch.testing's default
   rtol/atol per dtype or the spec's override. NaN positions must match, infinities exactly, and zeros'
-  signs too where the spec is tagged `signed_zero`.
+  signs too (except where numpy's own sign depends on its evaluation order: max/min over +0 and -0).
+* Pointwise float results are judged in ulps: correctly rounded (bit for bit numpy's float64 arithmetic
+  rounded once) unless the spec declares an ulp budget (`accuracy`), measured against the float64 result
+  (float64 results: long double where it is wider); and a case's mean signed error may not lean more than
+  BIAS_LIMIT ulp either way.
 * float16 and bfloat16 (computed in float, stored narrow): the reference runs in float64 on the inputs
   upcast, rounded to the result dtype; that dtype, the shape and any error come from numpy's own rules
   (bfloat16 through a float16 stand-in, since ml_dtypes' loops promote differently: bfloat16 matmul
@@ -33,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from generator.model import FLOATING, HALF, Family, OpSpec, Promotion
+from generator.model import CORRECTLY_ROUNDED, FLOATING, HALF, Family, OpSpec, Promotion
 
 from .inputs import Case, is_float
 
@@ -41,6 +45,20 @@ from .inputs import Case, is_float
 # a kernel that computes in float and rounds once may land one unit from the rounded float64 result.
 DEFAULT_TOLERANCE = {"float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7), "float16": (1e-3, 1e-5),
                      "bfloat16": (1.6e-2, 1e-5)}  # fmt: skip
+# Normalization (softmax): every probability, however small, is judged relative to itself (a probability
+# flushed to zero is 100% wrong even at 1e-13); the absolute part only covers subnormal results (4 units of
+# the smallest subnormal). float64 is held to double precision (exp computed in float is 6e-8 off).
+# Sums (reductions, contractions) are judged against the magnitude of their terms (Expected.scale), so their
+# absolute part can shrink to nothing for float32 and float64, and float64's relative part to double
+# precision: an honest float64 sum of millions of terms stays within 1e-12 of sum |x| (a sum kept in float
+# errs by 1e-7 of it).
+_SUMS = {"float64": (1e-11, 1e-300), "float32": (1.3e-6, 1e-30)}
+FAMILY_TOLERANCE = {
+    Family.normalization: {"float64": (1e-12, 2e-323), "float32": (1e-5, 5.6e-45), "float16": (2e-3, 2.4e-7),
+                           "bfloat16": (1.6e-2, 3.7e-40)},
+    Family.reduction: _SUMS,
+    Family.contraction: _SUMS,
+}  # fmt: skip
 REASSOCIATING_FAMILIES = (Family.reduction, Family.normalization, Family.contraction)
 # Exception classes too general to count as "the same error" when numpy raises a subclass.
 _GENERIC_ERRORS = {"Exception", "BaseException", "LookupError", "ArithmeticError", "object"}
@@ -81,9 +99,23 @@ class Expected:
     error: Raised | None = None  # numpy raised (a ValueError): the candidate must raise too
     dtype: str | None = None
     shape: tuple[int, ...] | None = None
-    values: np.ndarray | None = None  # the precise result, cast to `dtype`
-    precise: np.ndarray | None = None  # float results: the float64 result before the cast
+    values: np.ndarray | None = None  # the precise result, cast to `dtype` (float64: numpy's own float64 result)
+    # float results: the result before the cast, in float64 (for float64 results of pointwise ops, in long
+    # double where it is wider: the yardstick of ulp budgets)
+    precise: np.ndarray | None = None
     honest: np.ndarray | None = None  # float results below float64: numpy's own same-precision result
+    # Sums and products of sums (sum, mean, matmul): the reference on the inputs' magnitudes, sum |x| and
+    # sum |a||b|. A sum's honest rounding error grows with its terms, not with its (cancelled) result.
+    scale: np.ndarray | None = None
+    # float64 results of pointwise ops: the reference in long double on the elements a boolean mask picks
+    # (None where long double is no wider or the reference has no loop for it). Computed only where a result
+    # differs from numpy's own float64 one, since long double math is slow.
+    refine: Any = None
+
+    def precise_at(self, mask: np.ndarray) -> np.ndarray:
+        """The precise result on the elements `mask` picks: long double where refine gives it."""
+        refined = self.refine(mask) if self.refine is not None else None
+        return refined if refined is not None else np.asarray(self.precise)[mask]
 
 
 def reference_function(spec: OpSpec):
@@ -91,9 +123,23 @@ def reference_function(spec: OpSpec):
 
 
 def expected_result(spec: OpSpec, case: Case, which: str = "a", fn=None) -> Expected:
-    """Runs the reference on the case's value set `which` ("a" or "b")."""
+    """Runs the reference on the case's value set `which` ("a", "b" or "c")."""
     fn = fn or reference_function(spec)
-    args = [np.array(a, copy=True) for a in case.arrays(which)]
+    expected = _expected(spec, case, fn, [np.array(a, copy=True) for a in case.arrays(which)])
+    if expected.precise is None or not _sums_terms(spec):
+        return expected
+    with np.errstate(all="ignore"):
+        magnitudes = [np.abs(a.astype(np.float64)) for a in case.arrays(which)]
+    return replace(expected, scale=np.abs(_float64_reference(spec, case, fn, magnitudes, expected.shape)).astype(np.float64))
+
+
+def _sums_terms(spec: OpSpec) -> bool:
+    """Whether the op's result is a sum of terms whose magnitudes the reference can sum too."""
+    sums = spec.family is Family.reduction and spec.promotion in (Promotion.reduce_sum, Promotion.reduce_mean)
+    return sums or spec.family is Family.contraction
+
+
+def _expected(spec: OpSpec, case: Case, fn, args: list[np.ndarray]) -> Expected:
     if any(a.dtype.name in HALF for a in args):
         return _expected_half(spec, case, fn, args)
     own = _reference(spec, case, fn, args)
@@ -103,10 +149,12 @@ def expected_result(spec: OpSpec, case: Case, which: str = "a", fn=None) -> Expe
     if own.dtype.kind != "f":
         return Expected(dtype=dtype, shape=shape, values=own.copy())
     if dtype == "float64":
-        return Expected(dtype=dtype, shape=shape, values=own.copy(), precise=own.copy())
+        refine = _long_double_reference(spec, case, fn, args, shape) if spec.family is Family.pointwise else None
+        return Expected(dtype=dtype, shape=shape, values=own.copy(), precise=own.copy(), refine=refine)
     # bool too (exp(bool) is float16 in numpy, computed in float16 without this); where's condition stays
     condition = 0 if spec.promotion is Promotion.where else -1
-    wide = [a.astype(np.float64) if a.dtype.kind in "iufb" and i != condition else a for i, a in enumerate(args)]
+    with np.errstate(all="ignore"):
+        wide = [a.astype(np.float64) if a.dtype.kind in "iufb" and i != condition else a for i, a in enumerate(args)]
     precise = _float64_reference(spec, case, fn, wide, shape).astype(np.float64)
     with np.errstate(all="ignore"):
         values = precise.astype(own.dtype)
@@ -117,11 +165,14 @@ def _expected_half(spec: OpSpec, case: Case, fn, args: list[np.ndarray]) -> Expe
     """float16/bfloat16 inputs: numpy's rules (on float16 stand-ins for bfloat16) give the result's dtype,
     shape or error; the values are the float64 result on the upcast inputs, rounded to that dtype."""
     bfloat16 = any(a.dtype.name == "bfloat16" for a in args)
-    own = _reference(spec, case, fn, [a.astype(np.float16) if a.dtype.name == "bfloat16" else a for a in args])
+    with np.errstate(all="ignore"):  # signalling NaNs are quieted by the casts, as by numpy's own
+        stand_ins = [a.astype(np.float16) if a.dtype.name == "bfloat16" else a for a in args]
+        wide = [a.astype(np.float64) if a.dtype.name in HALF else a for a in args]
+    own = _reference(spec, case, fn, stand_ins)
     if isinstance(own, Expected):
         return own
     dtype = "bfloat16" if bfloat16 and own.dtype.name == "float16" else own.dtype.name
-    precise = _float64_reference(spec, case, fn, [a.astype(np.float64) if a.dtype.name in HALF else a for a in args], own.shape)
+    precise = _float64_reference(spec, case, fn, wide, own.shape)
     with np.errstate(all="ignore"):
         values = precise.astype(dtype)
     if not is_float(dtype):  # comparisons, argmax: exact on the exactly upcast inputs
@@ -151,6 +202,27 @@ def _float64_reference(spec: OpSpec, case: Case, fn, wide: list[np.ndarray], sha
     return precise
 
 
+def _long_double_reference(spec: OpSpec, case: Case, fn, args: list[np.ndarray], shape: tuple[int, ...]):
+    """The reference in long double where this platform's is wider than float64 (x86-64: 64-bit
+    significands), on the elements a mask picks, so that a float64 result's error is measured against more
+    than numpy's own float64 functions (themselves up to about an ulp off); None where it is not wider."""
+    if np.finfo(np.longdouble).nmant <= np.finfo(np.float64).nmant:
+        return None
+    condition = 0 if spec.promotion is Promotion.where else -1
+
+    def refine(mask: np.ndarray) -> np.ndarray | None:
+        with np.errstate(all="ignore"):  # a signalling NaN is quieted on the way, as numpy's own casts do
+            picked = [np.broadcast_to(a, shape)[mask] for a in args]  # pointwise: each element on its own
+            wide = [a.astype(np.longdouble) if a.dtype.kind in "iufb" and i != condition else a for i, a in enumerate(picked)]
+        try:
+            result = np.asarray(_quiet(fn, wide, case.kwargs))
+        except Exception:  # noqa: BLE001 - the reference has no long double loop: float64 it is
+            return None
+        return result if result.dtype == np.longdouble and result.shape == picked[0].shape else None
+
+    return refine
+
+
 def _quiet(fn, args: Sequence[np.ndarray], kwargs: dict[str, Any]):
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
@@ -168,12 +240,13 @@ class Tolerance:
 
 
 def tolerance(spec: OpSpec, dtype: str, result_dtype: str) -> Tolerance:
-    """The spec's override for the dtype under test (else for the result dtype), else torch.testing's default."""
+    """The spec's override for the dtype under test (else for the result dtype), else the family's default,
+    else torch.testing's."""
     for key in (dtype, result_dtype):
         for override in spec.tolerances:
             if override.dtype == key:
                 return Tolerance(override.rtol, override.atol, override.reason)
-    rtol, atol = DEFAULT_TOLERANCE.get(result_dtype, (0.0, 0.0))
+    rtol, atol = FAMILY_TOLERANCE.get(spec.family, DEFAULT_TOLERANCE).get(result_dtype, DEFAULT_TOLERANCE.get(result_dtype, (0.0, 0.0)))
     return Tolerance(rtol, atol, "default")
 
 
@@ -185,13 +258,23 @@ def reassociation_allowed(spec: OpSpec, result_dtype: str) -> bool:
 # ---- the verdict ------------------------------------------------------------------------------------------------
 
 
+# What a proposer is told about the run that showed a mismatch (validators/runner.py), beyond run a's fresh call.
+RUN_WORDS = {
+    "b": "on the second value set, written into the same memory after a first call",
+    "c": "on inputs that begin as a first call's did and differ after, in new memory",
+    "a2": "on a second call with the first call's inputs in new memory",
+    "raw": "with new memory left as the allocator hands it out, as in production",
+    "g": "on one thread, every buffer placed against a no-access page",
+}
+
+
 @dataclass(frozen=True)
 class Mismatch:
     op: str
     case_id: str
     description: str
     dtype: str  # the dtype under test
-    kind: str  # raised, no_error, wrong_error, not_array, dtype, shape, values, nan, inf, signed_zero,
+    kind: str  # raised, no_error, wrong_error, not_array, dtype, shape, values, nan, inf, signed_zero, bias,
     #            not_repeatable, input_changed, device_parity
     message: str  # one line
     value_set: str = "a"
@@ -211,6 +294,7 @@ class Mismatch:
     max_rel_error: float | None = None
     rtol: float | None = None
     atol: float | None = None
+    run: str = "a"  # the gate's run that showed it (validators/runner.py)
 
     def summary(self, detail: bool = True) -> str:
         """A few lines for a proposer; `detail=False` leaves out the case's shapes and layouts."""
@@ -227,8 +311,8 @@ class Mismatch:
         if self.max_abs_error is not None:
             tol = f" (rtol {self.rtol:g}, atol {self.atol:g})" if self.rtol is not None else ""
             lines.append(f"  max abs error {self.max_abs_error:.6g}, max rel error {self.max_rel_error:.6g}{tol}")
-        if self.value_set == "b":
-            lines.append("  (on the second value set, written into the same memory after a first call)")
+        if self.run in RUN_WORDS:
+            lines.append(f"  ({RUN_WORDS[self.run]})")
         return "\n".join(lines)
 
     def to_json(self) -> str:
@@ -284,24 +368,140 @@ def compare(spec: OpSpec, case: Case, actual: Any, *, which: str = "a", expected
     if not is_float(got.dtype):  # bitwise, so a bool stored as byte 2 (or a canary byte) is not "True"
         wrong = ~_bitwise_equal(got, expected.values)
         return _report(case, which, meta, wrong, got, expected.values, None) if wrong.any() else None
+    if spec.family is Family.pointwise:
+        return _compare_pointwise(spec, case, which, meta, got, expected)
     tol = tolerance(spec, case.dtype, expected.dtype)
-    signed_zero = "signed_zero" in spec.tags
-    ok = close(got, expected.values, tol.rtol, tol.atol, signed_zero)
+    signs = _zero_sign_matters(spec, case, which, expected)
+    ok = close(got, expected.values, tol.rtol, tol.atol, signs, expected.scale)
     if expected.honest is not None and not ok.all():
-        ok |= no_farther(got, expected.honest, expected.precise) & _zero_signs_agree(got, expected.values, signed_zero)
+        ok |= no_farther(got, expected.honest, expected.precise) & _zero_signs_agree(got, expected.values, signs)
     if ok.all():
         return None
     return _report(case, which, meta, ~ok, got, expected.values, tol)
 
 
-def close(actual: np.ndarray, expected: np.ndarray, rtol: float, atol: float, signed_zero: bool = False) -> np.ndarray:
-    """Elementwise: |a - e| <= atol + rtol * |e|, NaN where NaN, infinities exact, zero signs if asked."""
+# ---- pointwise accuracy: ulp budgets, correct rounding, bias -------------------------------------------------------
+
+# Significand bits (with the implicit one) and the smallest normal exponent of each float dtype.
+_FORMAT = {"float64": (53, -1022), "float32": (24, -126), "float16": (11, -14), "bfloat16": (8, -126)}
+BIAS_LIMIT = 0.25  # ulp: the most a case's mean signed error may be from zero
+BIAS_MIN_ELEMENTS = 256  # distinct finite results a case needs before its mean error says anything
+
+
+def ulp_budget(spec: OpSpec, result_dtype: str) -> float:
+    """The op's budget in ulps of `result_dtype`: the spec's, or 0.5 (correctly rounded) without one. A
+    16-bit float result is computed in float and rounded once: half an ulp plus float32's budget, scaled."""
+    if spec.accuracy is None:
+        return CORRECTLY_ROUNDED
+    if result_dtype in HALF:
+        single = spec.accuracy.budget("float32")
+        if single is None:
+            return CORRECTLY_ROUNDED
+        return CORRECTLY_ROUNDED + single * 2.0 ** (_FORMAT[result_dtype][0] - _FORMAT["float32"][0])
+    budget = spec.accuracy.budget(result_dtype)
+    return CORRECTLY_ROUNDED if budget is None else budget
+
+
+def ulp_errors(actual: np.ndarray, precise: np.ndarray, dtype: str) -> np.ndarray:
+    """Signed error of each element in ulps of `dtype` at the precise value (its binade's spacing, the
+    subnormal spacing below the normal range); 0 where either is not finite."""
+    bits, min_exponent = _FORMAT[dtype]
+    p = np.asarray(precise)
+    wide = np.longdouble if p.dtype == np.longdouble else np.float64
+    with np.errstate(all="ignore"):
+        a, p = np.asarray(actual).astype(wide), p.astype(wide)
+        finite = np.isfinite(a) & np.isfinite(p)
+        _, exponent = np.frexp(np.where(finite, p, 1.0))
+        ulp = np.ldexp(wide(1.0), np.maximum(exponent - 1, min_exponent) - (bits - 1))
+        return np.where(finite, (a - p) / ulp, 0.0).astype(np.float64)
+
+
+def _compare_pointwise(spec: OpSpec, case: Case, which: str, meta: dict, got: np.ndarray, expected: Expected) -> Mismatch | None:
+    """Non-finite results where numpy's are (NaN for NaN, any payload; infinities exact), zero signs as
+    numpy's, and finite results within the op's ulp budget of the precise value: correctly rounded (numpy's
+    own float64 arithmetic, rounded once) where the spec declares none. Then the mean error: rounding
+    one way every time stays within a budget of an ulp, but moves every sum of results."""
+    budget = ulp_budget(spec, expected.dtype)
+    values = expected.values
+    with np.errstate(all="ignore"):
+        g, v = got.astype(np.float64), values.astype(np.float64)
+        finite = np.isfinite(g) & np.isfinite(v)
+        special = np.where(np.isnan(v), np.isnan(g), g == v)  # NaN meets NaN, an infinity its own sign
+    if budget == CORRECTLY_ROUNDED:
+        within, measured = _bitwise_equal(got, values), finite
+    else:
+        # numpy's own float64 result is the reference: where a float64 result equals it, it is as good
+        within = np.array(_bitwise_equal(got, values) if expected.refine is not None else np.zeros(got.shape), dtype=bool)
+        measured = finite & ~within
+        if measured.any():
+            within[measured] = np.abs(ulp_errors(got[measured], expected.precise_at(measured), expected.dtype)) <= budget
+    ok = np.where(finite, within, special) & _zero_signs_agree(g, v, True)
+    if not ok.all():
+        mismatch = _report(case, which, meta, ~ok, got, values, None)
+        errors = np.abs(ulp_errors(got[measured], expected.precise_at(measured), expected.dtype)) if measured.any() else np.zeros(1)
+        what = "correctly rounded" if budget == CORRECTLY_ROUNDED else f"within {budget:g} ulp"
+        return replace(mismatch, message=f"{mismatch.message}; the result must be {what} "
+                                         f"(largest error here {float(errors.max()):.3g} ulp)")  # fmt: skip
+    return None if budget == CORRECTLY_ROUNDED else _bias(case, which, meta, got, expected)
+
+
+BIAS_SAMPLE = 4096  # distinct results the mean error is taken over (a sample of larger cases)
+
+
+def _bias(case: Case, which: str, meta: dict, got: np.ndarray, expected: Expected) -> Mismatch | None:
+    """A mismatch when the case's results lean one way: their mean signed error from the correctly rounded
+    result, over distinct exact results (a broadcast input repeats one element's error), exceeds BIAS_LIMIT
+    ulp (an honest function within an ulp errs both ways)."""
+    with np.errstate(all="ignore"):
+        usable = np.isfinite(got.astype(np.float64)) & np.isfinite(np.asarray(expected.precise, dtype=np.float64))
+    _, distinct = np.unique(np.asarray(expected.precise).reshape(-1)[usable.reshape(-1)], return_index=True)
+    if len(distinct) < BIAS_MIN_ELEMENTS:
+        return None
+    if len(distinct) > BIAS_SAMPLE:  # a fixed sample: the same elements every time this case is judged
+        distinct = np.random.default_rng(len(distinct)).choice(distinct, BIAS_SAMPLE, replace=False)
+    picked = np.zeros(got.size, dtype=bool)
+    picked[np.flatnonzero(usable.reshape(-1))[distinct]] = True
+    picked = picked.reshape(got.shape)
+    precise = expected.precise_at(picked)
+    with np.errstate(all="ignore"):
+        rounded = precise.astype(expected.dtype)
+    lean = float(np.mean(ulp_errors(got[picked], precise, expected.dtype) - ulp_errors(rounded, precise, expected.dtype)))
+    if abs(lean) <= BIAS_LIMIT:
+        return None
+    direction = "above" if lean > 0 else "below"
+    return _mismatch(case, "bias", f"biased results: on average {abs(lean):.3f} ulp {direction} the correctly rounded "
+                     f"result over {len(distinct)} distinct results (at most {BIAS_LIMIT} ulp either way)", which, **meta)  # fmt: skip
+
+
+def _zero_sign_matters(spec: OpSpec, case: Case, which: str, expected: Expected) -> np.ndarray | bool:
+    """Where a zero result of a reduction, normalization or contraction must have numpy's sign: where the
+    float64 result is itself exactly zero (a tiny result that rounds to zero may come out as either zero,
+    as any value within the tolerance may), except in max and min over elements that tie at zero with both
+    signs: numpy's own answer there depends on its SIMD lanes (a row of +0 and -0 gives either)."""
+    matters = np.asarray(expected.precise == 0) if expected.precise is not None else True
+    if not (spec.family is Family.reduction and spec.promotion is Promotion.reduce_same):
+        return matters
+    x = case.arrays(which)[0]
+    axis = case.kwargs.get("axis")
+    keepdims = bool(case.kwargs.get("keepdims", False))
+    with np.errstate(all="ignore"):
+        zero = x.astype(np.float64) == 0
+        negative = np.signbit(x.astype(np.float64))
+        both = np.any(zero & negative, axis=axis, keepdims=keepdims) & np.any(zero & ~negative, axis=axis, keepdims=keepdims)
+    return matters & ~np.asarray(both).reshape(expected.shape)
+
+
+def close(actual: np.ndarray, expected: np.ndarray, rtol: float, atol: float, signed_zero: np.ndarray | bool = True,
+          scale: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    """Elementwise: |a - e| <= atol + rtol * |e| (or rtol * scale, the magnitude of the terms summed, where
+    that is larger), NaN where NaN, infinities exact, zero signs where asked."""
     a = np.asarray(actual, dtype=np.float64)
     e = np.asarray(expected, dtype=np.float64)
     with np.errstate(all="ignore"):
         a_nan, e_nan = np.isnan(a), np.isnan(e)
         finite = np.isfinite(a) & np.isfinite(e)
-        ok = np.where(finite, np.abs(a - e) <= atol + rtol * np.abs(e), a == e)
+        magnitude = np.abs(e) if scale is None else np.maximum(np.abs(e), np.where(np.isfinite(scale), scale, 0.0))
+        ok = np.where(finite, np.abs(a - e) <= atol + rtol * magnitude, a == e)
     ok = (ok & ~a_nan & ~e_nan) | (a_nan & e_nan)
     return ok & _zero_signs_agree(a, e, signed_zero)
 
@@ -319,10 +519,10 @@ def no_farther(actual: np.ndarray, honest: np.ndarray, precise: np.ndarray) -> n
     return np.where(finite, nearer, same)
 
 
-def _zero_signs_agree(a: np.ndarray, e: np.ndarray, signed_zero: bool) -> np.ndarray | bool:
-    if not signed_zero:
-        return True
-    return ~((a == 0) & (e == 0) & (np.signbit(a) != np.signbit(e)))
+def _zero_signs_agree(a: np.ndarray, e: np.ndarray, signed_zero: np.ndarray | bool) -> np.ndarray | bool:
+    """Where both are zero, the same sign (only where `signed_zero` holds)."""
+    a, e = np.asarray(a, dtype=np.float64), np.asarray(e, dtype=np.float64)
+    return ~((a == 0) & (e == 0) & (np.signbit(a) != np.signbit(e)) & signed_zero)
 
 
 def _report(case: Case, which: str, meta: dict, wrong: np.ndarray, got: np.ndarray, want: np.ndarray,
@@ -346,13 +546,15 @@ def _report(case: Case, which: str, meta: dict, wrong: np.ndarray, got: np.ndarr
 
 def _errors(got: np.ndarray, want: np.ndarray) -> tuple[float, float]:
     """Largest absolute and relative error over the elements where both are finite."""
+    got, want = got.reshape(-1), want.reshape(-1)  # 0-d object arithmetic would give Python ints
     if got.dtype == np.bool_:
         got, want = got.astype(np.int8), want.astype(np.int8)
     if got.dtype.kind in "iu":  # exact difference, however wide the integers
         diff = np.abs(got.astype(object) - want.astype(object)).astype(np.float64) if got.size else np.zeros(0)
         base = np.abs(want.astype(np.float64))
     else:
-        a, e = got.astype(np.float64), want.astype(np.float64)
+        with np.errstate(all="ignore"):
+            a, e = got.astype(np.float64), want.astype(np.float64)
         both = np.isfinite(a) & np.isfinite(e)
         with np.errstate(all="ignore"):
             diff = np.where(both, np.abs(a - e), 0.0)
@@ -386,7 +588,7 @@ def compare_runs(spec: OpSpec, case: Case, first: Any, second: Any, *, which: st
         return None
     if reassociation_allowed(spec, a.dtype.name):
         tol = tolerance(spec, case.dtype, a.dtype.name)
-        ok = close(b, a, tol.rtol, tol.atol, "signed_zero" in spec.tags)
+        ok = close(b, a, tol.rtol, tol.atol, _zero_sign_matters(spec, case, which, Expected(shape=a.shape)))
         if ok.all():
             return None
         wrong = ~ok
@@ -401,15 +603,25 @@ def compare_runs(spec: OpSpec, case: Case, first: Any, second: Any, *, which: st
 
 
 def device_parity(spec: OpSpec, case: Case, cpu: Any, device: Any, *, which: str = "a") -> Mismatch | None:
-    """The same inputs on the CPU kernel and on another device's: one dtype and shape, and values within the
-    dtype's tolerance of each other (math libraries differ in the last bits; NaN must meet NaN), or exact for
-    integers and bools. Keeps the two devices from drifting apart even where both pass the reference."""
+    """The same inputs on the CPU kernel and on another device's: one dtype and shape, and values close
+    enough that both can be right (math libraries differ in the last bits; NaN must meet NaN): pointwise,
+    within twice the op's ulp budget of each other (bit for bit where correctly rounded); other families,
+    within the dtype's tolerance; integers and bools exactly. Keeps the two devices from drifting apart even
+    where both pass the reference."""
     a, b = np.asarray(cpu), np.asarray(device)
     if a.dtype != b.dtype or a.shape != b.shape:
         return _mismatch(case, "device_parity", f"the CPU gave {a.dtype}{a.shape} and the device {b.dtype}{b.shape}", which)
-    if a.dtype.kind == "f":
+    if is_float(a.dtype) and spec.family is Family.pointwise:
+        budget, tol = ulp_budget(spec, a.dtype.name), None
+        with np.errstate(all="ignore"):
+            wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
+            finite = np.isfinite(wide_a) & np.isfinite(wide_b)
+            same = np.where(np.isnan(wide_a), np.isnan(wide_b), wide_a == wide_b)
+            near = _bitwise_equal(a, b) if budget == CORRECTLY_ROUNDED else np.abs(ulp_errors(b, a, a.dtype.name)) <= 2 * budget
+        wrong = ~(np.where(finite, near, same) & _zero_signs_agree(wide_a, wide_b, True))
+    elif is_float(a.dtype):
         tol = tolerance(spec, case.dtype, a.dtype.name)
-        wrong = ~close(b, a, tol.rtol, tol.atol, "signed_zero" in spec.tags)
+        wrong = ~close(b, a, tol.rtol, tol.atol, _zero_sign_matters(spec, case, which, Expected(shape=a.shape)))
     else:
         wrong, tol = ~_bitwise_equal(a, b), None
     if not wrong.any():
@@ -430,17 +642,16 @@ def _bitwise_equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.asarray(a == b)
 
 
-def inputs_unchanged(case: Case, buffers: Sequence[np.ndarray], *, which: str = "a") -> Mismatch | None:
-    """The candidate must not write its inputs: the whole buffers, gaps included, are compared bitwise."""
-    for op, after in zip(case.operands, buffers):
-        before = op.buffer if which == "a" else op.buffer_b
+def inputs_unchanged(case: Case, changed: Sequence[np.ndarray | None], *, which: str = "a") -> Mismatch | None:
+    """The candidate must not write its inputs: each whole buffer (gaps included), where the runner saw it
+    differ after the run from the value set it held (None where it did not)."""
+    for op, after in zip(case.operands, changed):
+        if after is None:
+            continue
+        before = op.buffer_for(which)
         after = np.asarray(after)
         if after.shape != before.shape or after.dtype != before.dtype:
             return _mismatch(case, "input_changed", f"input {op.name}: buffer came back as {after.dtype}{after.shape}", which)
-        same = _bitwise_equal(before, after)
-        if not same.all():
-            changed = int(np.sum(~same))
-            return _mismatch(case, "input_changed", f"input {op.name} was modified ({changed} buffer elements)", which)
+        count = int(np.sum(~_bitwise_equal(before, after)))
+        return _mismatch(case, "input_changed", f"input {op.name} was modified ({count} buffer elements)", which)
     return None
-
-

@@ -5,12 +5,16 @@ translation unit. Gate.judge runs the stages in order and stops at the first
 failure:
 
   static        the body against the static rules (static_check.py)
-  compile       the translation unit as the release build compiles it
+  compile       the translation unit as the release build compiles it, within a time budget, with no
+                variable-length arrays and a bounded stack frame
   symbols       the object's undefined symbols against an allowlist, and no writable data
-  differential  a module holding the candidate runs, sandboxed, on shown and hidden cases for
-                every declared dtype (inputs.py); numpy's float64 reference decides (compare.py);
-                runs with two canaries, in fresh and reused memory, must agree; inputs must not change
-  sanitizers    the same on small cases, built with ASan + UBSan
+  differential  a module holding the candidate runs, sandboxed, on shown, hidden and threshold cases
+                for every declared dtype (inputs.py); numpy's float64 reference decides (compare.py);
+                repeated runs in fresh, reused and production memory must agree; inputs must not
+                change; passes on several threads and on one, streamed and not, at two
+                instruction-set levels, against no-access pages (passes.py)
+  sanitizers    the same under ASan + UBSan on every case up to passes.SANITIZER_CASE_LIMIT elements,
+                outputs allocated to the exact byte
 
 CUDA kernels go through the same stages. Where no GPU is present the stages that run the kernel are
 left pending (where not even nvcc is, every stage after the static rules): the verdict accepts what could
@@ -40,22 +44,21 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from generator.model import OpSpec
+from generator.writer import write_atomic
 
-from . import compare, inputs, static_check, symbols
+from . import compare, inputs, passes, static_check, symbols
 from .build import CUDA_VARIANT, BuildError, CandidateBuilder
 from .cuda import gpu_count
-from .runner import FILLS, load_arrays, write_job
-from .sandbox import GiB, MiB, Limits, run_sandboxed
+from .engine_limits import EngineLimits, read_limits
+from .runner import PROGRESS, VALUE_SET, load_arrays, write_job
+from .sandbox import GiB, Limits, run_sandboxed
 
 STAGES = ("static", "compile", "symbols", "differential", "sanitizers")
 RUN_STAGES = ("differential", "sanitizers")  # the stages that run the kernel: a CUDA kernel's need a GPU
 NVCC_STAGES = ("compile", "symbols", *RUN_STAGES)  # the stages that need a CUDA kernel compiled
 # Why a machine leaves a CUDA kernel's stages pending: the short form MANIFEST and tables show, and the long one.
 PENDING_WHY = {"no nvcc": "no CUDA compiler (nvcc) on this machine", "no GPU": "no CUDA device on this machine"}
-SANITIZER_CASE_LIMIT = 4096  # elements per case: ASan runs stay small and fast
 SANITIZER_REPORT = re.compile(r"ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer|SUMMARY: UndefinedBehaviorSanitizer")
 
 
@@ -90,32 +93,37 @@ class Verdict:
 
 class Gate:
     def __init__(self, root: Path, cache_dir: Path | None = None, stages: tuple[str, ...] = STAGES,
-                 wall_s: float = 240.0) -> None:  # fmt: skip
+                 wall_s: float = 240.0, compile_s: dict[str, float] | None = None) -> None:  # fmt: skip
         self.root = root
         # Cached runtime objects, verdicts and the salt; TSGEN_GATE_CACHE shares them between checkouts
         # (every entry is keyed by content, so sharing is safe).
         self.cache_dir = cache_dir or Path(os.environ.get("TSGEN_GATE_CACHE", root / "build" / "gate"))
-        self.builder = CandidateBuilder(root, self.cache_dir)
+        self.builder = CandidateBuilder(root, self.cache_dir, compile_budget_s=compile_s)
         self.stages = stages
         self.wall_s = wall_s  # per sandboxed run; a hanging candidate costs this much
         self._salt: bytes | None = None
+        self._limits: EngineLimits | None = None
         self._lock = threading.Lock()
 
     @property
     def salt(self) -> bytes:
-        """The secret behind hidden cases: random per machine, kept under build/, never in a prompt."""
+        """The secret behind hidden cases: TSGEN_GATE_SALT (hex, e.g. a CI secret) when set, else random per
+        machine and kept under build/; never in the repository, a prompt or a report."""
         with self._lock:  # judges run in threads: exactly one of them may create the salt
             if self._salt is None:
-                path = self.cache_dir / "salt"
-                if not path.exists():
-                    _write_atomic(path, secrets.token_hex(32))
-                self._salt = bytes.fromhex(path.read_text(encoding="utf-8").strip())
+                self._salt = _salt_from_environment() or self._salt_from_file()
             return self._salt
+
+    def _salt_from_file(self) -> bytes:
+        path = self.cache_dir / "salt"
+        if not path.exists():
+            write_atomic(path, secrets.token_hex(32), mode=0o600)  # a secret: readable by its owner only
+        return bytes.fromhex(path.read_text(encoding="utf-8").strip())
 
     def save_report(self, candidate: Candidate, verdict: Verdict) -> Path:
         """The full JSON report of the last judgement of this op and device, under build/gate/reports/."""
         path = self.cache_dir / "reports" / f"{candidate.op}.{candidate.device}.json"
-        _write_atomic(path, json.dumps(verdict.report, indent=2, default=str) + "\n")
+        write_atomic(path, json.dumps(verdict.report, indent=2, default=str) + "\n")
         return path
 
     def judge(self, candidate: Candidate, on_stage: Callable[[str], None] | None = None) -> Verdict:
@@ -127,8 +135,9 @@ class Gate:
             data = json.loads(cached.read_text(encoding="utf-8"))
             return Verdict(data["accepted"], data["stage"], data["message"], {**data["report"], "cached": True})
         verdict = self._judge(candidate, on_stage or (lambda _stage: None))
-        _write_atomic(cached, json.dumps({"accepted": verdict.accepted, "stage": verdict.stage, "message": verdict.message,
-                                          "report": verdict.report}, default=str))  # fmt: skip
+        if not verdict.report.get("harness_error"):  # a bug of the gate's own is not remembered as a verdict
+            write_atomic(cached, json.dumps({"accepted": verdict.accepted, "stage": verdict.stage, "message": verdict.message,
+                                             "report": verdict.report}, default=str))  # fmt: skip
         return verdict
 
     def _cache_key(self, candidate: Candidate) -> str:
@@ -218,142 +227,203 @@ class Gate:
         return None
 
     def _differential(self, candidate: Candidate, scratch: Path, state: dict, report: dict) -> str | None:
-        cases = self._cases(candidate, state)
         # The compile stage built the candidate as this module needs it (where a GPU will run it, the
         # release SASS): the module links that object. The CUDA driver maps far more address space than
         # it uses: no RLIMIT_AS there.
-        cuda = candidate.device == "cuda"
-        limits = Limits(wall_s=self.wall_s, memory_bytes=None if cuda else 4 * GiB, file_bytes=1024 * MiB)
-        return self._run_cases(candidate, scratch, CUDA_VARIANT if cuda else "release", cases, report, limits,
-                               kernel_o=state.get("object"))  # fmt: skip
+        if candidate.device == "cuda":
+            limits = Limits(wall_s=self.wall_s, memory_bytes=None, file_bytes=4 * GiB)
+            return self._run_pass(candidate, scratch, state, report, passes.cuda_pass(CUDA_VARIANT), limits, kernel_o=state.get("object"))
+        limits = Limits(wall_s=self.wall_s, memory_bytes=4 * GiB, file_bytes=4 * GiB)
+        for run_pass in (passes.RELEASE, passes.RELEASE_SERIAL):
+            failure = self._run_pass(candidate, scratch, state, report, run_pass, limits, kernel_o=state.get("object"))
+            if failure is not None:
+                return failure
+        return None
 
     def _sanitizers(self, candidate: Candidate, scratch: Path, state: dict, report: dict) -> str | None:
-        cases = [c for c in self._cases(candidate, state) if not c.hidden and c.size <= SANITIZER_CASE_LIMIT]
         if candidate.device == "cuda":
-            return self._compute_sanitizer(candidate, scratch, cases, report)
-        return self._run_cases(candidate, scratch, "sanitize", cases, report, Limits(wall_s=self.wall_s, memory_bytes=None,
-                                                                                     file_bytes=1024 * MiB))  # fmt: skip
+            return self._compute_sanitizer(candidate, scratch, state, report)
+        limits = Limits(wall_s=self.wall_s, memory_bytes=None, file_bytes=4 * GiB)
+        return self._run_pass(candidate, scratch, state, report, passes.SANITIZE, limits)
 
     def _cases(self, candidate: Candidate, state: dict) -> list[inputs.Case]:
-        """Shown and hidden cases for every declared dtype, generated once per judgement."""
+        """Shown, hidden and threshold cases for every declared dtype, generated once per judgement and
+        shared by every pass."""
         if "cases" not in state:
-            state["cases"] = [c for dtype in candidate.spec.dtypes for hidden in (False, True)
-                              for c in inputs.generate_cases(candidate.spec, dtype, salt=self.salt, hidden=hidden)]  # fmt: skip
+            limits = self.engine_limits()
+            state["cases"] = [c for dtype in candidate.spec.dtypes
+                              for c in [*inputs.generate_cases(candidate.spec, dtype, salt=self.salt, hidden=True),
+                                        *inputs.threshold_cases(candidate.spec, dtype, salt=self.salt, limits=limits)]]  # fmt: skip
         return state["cases"]
 
-    def _compute_sanitizer(self, candidate: Candidate, scratch: Path, cases: list[inputs.Case], report: dict) -> str | None:
-        """memcheck (out-of-bounds and misaligned accesses) and racecheck (shared-memory races) on small cases."""
+    def engine_limits(self) -> EngineLimits:
+        with self._lock:
+            if self._limits is None:
+                self._limits = read_limits(self.root, self.builder.toolchain.compiler, self.cache_dir)
+            return self._limits
+
+    def _compute_sanitizer(self, candidate: Candidate, scratch: Path, state: dict, report: dict) -> str | None:
+        """memcheck (out-of-bounds and misaligned accesses) and racecheck (shared-memory races) on the
+        cases the CPU's sanitizers take."""
         tool = shutil.which("compute-sanitizer") or str(self.builder.cuda.cuda_home / "bin" / "compute-sanitizer")
         if not Path(tool).is_file():
             report["sanitize"] = {"skipped": "compute-sanitizer is not installed"}
             return None
-        limits = Limits(wall_s=self.wall_s * 4, memory_bytes=None, file_bytes=1024 * MiB)
+        limits = Limits(wall_s=self.wall_s * 4, memory_bytes=None, file_bytes=4 * GiB)
         for check in ("memcheck", "racecheck"):
             wrapper = [tool, f"--tool={check}", "--error-exitcode=86", "--print-limit=8"]
-            failure = self._run_cases(candidate, scratch, CUDA_VARIANT, cases, report, limits, wrapper=wrapper, label=f"sanitize-{check}")
+            sanitized = replace(passes.cuda_pass(CUDA_VARIANT), label=f"sanitize-{check}", runs=lambda case: ("a",),
+                                takes=passes.SANITIZE.takes)  # fmt: skip
+            failure = self._run_pass(candidate, scratch, state, report, sanitized, limits, wrapper=wrapper)
             if failure is not None:
                 return f"compute-sanitizer {check}: {failure}"
         return None
 
     # ---- running ---------------------------------------------------------------------------------------
 
-    def _run_cases(self, candidate: Candidate, scratch: Path, variant: str, cases: list[inputs.Case], report: dict,
-                   limits: Limits, wrapper: list[str] | None = None, label: str | None = None,
-                   kernel_o: Path | None = None) -> str | None:  # fmt: skip
-        label = label or variant
+    def _run_pass(self, candidate: Candidate, scratch: Path, state: dict, report: dict, run_pass: passes.Pass, limits: Limits,
+                  wrapper: list[str] | None = None, kernel_o: Path | None = None) -> str | None:  # fmt: skip
+        """One sandboxed process running the pass's cases; None, or the first failure in words."""
+        label = run_pass.label
+        indexed = [(i, c) for i, c in enumerate(self._cases(candidate, state)) if run_pass.takes(c)]
         try:
-            module = self.builder.build(candidate.source, candidate.registration, scratch, variant, companion=candidate.companion,
-                                        kernel_o=kernel_o)  # fmt: skip
+            module = self.builder.build(candidate.source, candidate.registration, scratch, run_pass.variant,
+                                        companion=candidate.companion, kernel_o=kernel_o)  # fmt: skip
         except BuildError as exc:
-            return f"the {variant} build failed:\n{exc}"
+            return f"the {run_pass.variant} build failed:\n{exc}"
         run_dir = scratch / f"run-{label}"
         run_dir.mkdir()
-        write_job(run_dir / "job.arrays", candidate.op, cases)
-        env = {"PYTHONPATH": str(self.root), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-        if variant == "sanitize":
+        cases = [c for _, c in indexed]
+        write_job(run_dir / "job.arrays", candidate.op, cases, [run_pass.runs(c) for c in cases])
+        parity = candidate.companion is not None and candidate.device != "cpu"
+        (run_dir / "plan.json").write_text(json.dumps(run_pass.plan(candidate.device, parity)), encoding="utf-8")
+        env = {"PYTHONPATH": str(self.root), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", **run_pass.env(self.engine_limits())}
+        if run_pass.variant == "sanitize":
             env |= _sanitizer_env(self.builder.toolchain.compiler)
-        parity = ["parity"] if candidate.companion is not None and candidate.device != "cpu" else []
-        command = [*(wrapper or []), sys.executable, "-m", "validators.runner", str(module), "job.arrays", "out.arrays", candidate.device,
-                   *parity]  # fmt: skip
+        command = [*(wrapper or []), sys.executable, "-m", "validators.runner", str(module), "job.arrays", "out.arrays", "plan.json"]
         result = run_sandboxed(command, cwd=run_dir, env=env, limits=limits)
         report[label] = {"cases": len(cases), "wall_s": round(result.wall_s, 2), "isolation": result.isolation.describe()}
-        if variant == "sanitize" and SANITIZER_REPORT.search(result.stderr):
-            return "the sanitizers report:\n" + _sanitizer_excerpt(result.stderr)
+        if run_pass.variant == "sanitize" and SANITIZER_REPORT.search(result.stderr):
+            return "the sanitizers report:\n" + _sanitizer_excerpt(result.stderr) + _while_running(run_dir, cases, run_pass)
         if not result.ok:
-            return f"the candidate's process {result.reason()}" + _tail(result.stderr)
+            return f"the candidate's process {result.reason()}" + _while_running(run_dir, cases, run_pass) + _tail(result.stderr)
         try:
             outputs = load_arrays(run_dir / "out.arrays")
-            errors = json.loads((run_dir / "out.errors.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:  # the candidate shares the runner's process: its files are evidence, not truth
+            record = json.loads((run_dir / "out.record.json").read_text(encoding="utf-8"))
+            errors = dict(record["errors"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:  # the candidate shares the runner's process: its files are evidence, not truth
             return f"the candidate's process left unreadable results ({exc})"
+        results = _Results(outputs, errors)
         try:
-            mismatches = [m for i, case in enumerate(cases) if (m := _check_case(candidate.spec, case, i, outputs, errors))]
+            mismatches = []
+            for position, (i, case) in enumerate(indexed):
+                found = self._check_case(candidate.spec, case, position, run_pass.runs(case), results, state.setdefault("expected", {}), i)
+                if found is not None:
+                    mismatches.append(found)
         except Exception as exc:  # noqa: BLE001 - a harness bug must reject, never crash the loop
+            report["harness_error"] = True
             return f"the gate could not check the results ({type(exc).__name__}: {exc}); treated as a rejection"
         report[label]["mismatches"] = [json.loads(m.to_json()) for m in mismatches[:20]]
         report[label]["failed_cases"] = len(mismatches)
+        # The first failure of every kind and run, whichever case came first (which one does depends on the salt).
+        report[label]["first_of_each_kind"] = {f"{m.kind}/{m.run}": m.summary() for m in reversed(mismatches)}
         if mismatches:
             first = mismatches[0]
             more = f"\n({len(mismatches) - 1} more failing cases)" if len(mismatches) > 1 else ""
             return first.summary() + more
         return None
 
+    @staticmethod
+    def _check_case(spec: OpSpec, case: inputs.Case, position: int, runs: tuple[str, ...], results: _Results,
+                    expected: dict, index: int) -> compare.Mismatch | None:  # fmt: skip
+        """Every check of one case in one pass: each run's values against the reference for its value set
+        (computed once per judgement and value set), its inputs left unchanged, and the runs on value set a
+        against each other."""
 
-def _write_atomic(path: Path, text: str) -> None:
-    """Readers (other threads, other checkouts sharing the cache) see the old file or the new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
+        def reference(which: str) -> compare.Expected:
+            if (index, which) not in expected:
+                expected[index, which] = compare.expected_result(spec, case, which)
+            return expected[index, which]
 
-
-def _result(outputs: Any, errors: dict, index: int, run: str) -> Any:
-    key = f"{index}.{run}"
-    if key in errors:
-        return compare.Raised(errors[key]["type"], errors[key]["message"], tuple(errors[key].get("bases", ())))
-    return outputs[f"{key}.out"]
-
-
-def _check_case(spec: OpSpec, case: inputs.Case, index: int, outputs: Any, errors: dict) -> compare.Mismatch | None:
-    """Every check of one case: values a and b against the reference (b reuses a's memory), the two
-    runs on a against each other (canaries), and the inputs after each run."""
-    for which, run in (("a", "a"), ("b", "b")):
-        mismatch = compare.compare(spec, case, _result(outputs, errors, index, run), which=which)
-        if mismatch is not None:
-            return mismatch
-        buffers = [outputs[f"{index}.{run}.in{k}"] for k in range(len(case.operands))]
-        mismatch = compare.inputs_unchanged(case, buffers, which=which)
-        if mismatch is not None:
-            return mismatch
-    first, again = _result(outputs, errors, index, "a"), _result(outputs, errors, index, "a2")
-    if isinstance(first, compare.Raised):  # and run a was right to raise (checked above)
-        return None if isinstance(again, compare.Raised) else compare.compare(spec, case, again, which="a")
-    if f"{index}.cpu.out" in outputs:  # a CUDA candidate beside its CPU twin (Candidate.companion)
-        mismatch = compare.device_parity(spec, case, outputs[f"{index}.cpu.out"], first)
-        if mismatch is not None:
-            return mismatch
-    canary = _canary_left(np.asarray(first), np.asarray(again))
-    if canary is not None:
-        mismatch = compare.compare_runs(spec, case, first, again)
-        assert mismatch is not None  # the canaries differ, so the two runs do
-        message = f"output element {list(canary)} was never written: the canary put into new memory is still there"
-        return replace(mismatch, kind="canary", message=message)
-    return compare.compare_runs(spec, case, first, again)
-
-
-def _canary_left(first: np.ndarray, again: np.ndarray) -> tuple[int, ...] | None:
-    """The first output index whose bytes are the fill of run a in run a and the fill of run a2 in run a2:
-    an element the kernel never wrote."""
-    if first.shape != again.shape or first.dtype != again.dtype or first.size == 0:
+        for run in runs:
+            which = VALUE_SET[run]
+            if run in ("a", "b", "c", "g"):
+                mismatch = compare.compare(spec, case, results.result(position, run), which=which, expected=reference(which))
+                if mismatch is not None:
+                    return replace(mismatch, run=run)
+            mismatch = compare.inputs_unchanged(case, results.changed_inputs(position, run, len(case.operands)), which=which)
+            if mismatch is not None:
+                return replace(mismatch, run=run)
+        if "a" not in runs:
+            return None
+        first = results.result(position, "a")
+        if results.has(position, "cpu"):  # a CUDA candidate beside its CPU twin (Candidate.companion)
+            mismatch = compare.device_parity(spec, case, results.result(position, "cpu"), first)
+            if mismatch is not None:
+                return mismatch
+        for run, why in (("a2", "whose new memory held different bytes: an element the kernel never wrote, or read "
+                                "before writing, takes whatever the memory held"),
+                         ("raw", "one with new memory filled by the gate, one with memory as the allocator gives it "
+                                 "(as in production)")):  # fmt: skip
+            if run not in runs:
+                continue
+            again = results.result(position, run)
+            if isinstance(first, compare.Raised) or isinstance(again, compare.Raised):
+                if isinstance(first, compare.Raised) != isinstance(again, compare.Raised):
+                    return compare.compare(spec, case, again, which="a", expected=reference("a")) or compare.compare(
+                        spec, case, first, which="a", expected=reference("a"))  # fmt: skip
+                continue
+            mismatch = compare.compare_runs(spec, case, first, again)
+            if mismatch is not None:
+                return replace(mismatch, run=run, message=f"{mismatch.message}; the two runs were on the same inputs, {why}")
         return None
-    item = first.dtype.itemsize
-    a = np.ascontiguousarray(first).view(np.uint8).reshape(-1, item)
-    b = np.ascontiguousarray(again).view(np.uint8).reshape(-1, item)
-    left = np.all(a == FILLS["a"], axis=1) & np.all(b == FILLS["a2"], axis=1)
-    if not left.any():
+
+
+class _Results:
+    """What one runner process reported: outputs, raised errors and changed inputs, by case position and run."""
+
+    def __init__(self, outputs: dict[str, Any], errors: dict[str, Any]) -> None:
+        self.outputs, self.errors = outputs, errors
+
+    def has(self, position: int, run: str) -> bool:
+        return f"{position}.{run}.out" in self.outputs or f"{position}.{run}" in self.errors
+
+    def result(self, position: int, run: str) -> Any:
+        key = f"{position}.{run}"
+        if key in self.errors:
+            error = self.errors[key]
+            return compare.Raised(str(error["type"]), str(error["message"]), tuple(map(str, error.get("bases", ()))))
+        return self.outputs[f"{key}.out"]
+
+    def changed_inputs(self, position: int, run: str, count: int) -> list[Any]:
+        """Each operand buffer after the run where the runner saw it differ from what it held, else None."""
+        return [self.outputs.get(f"{position}.{run}.in{k}") for k in range(count)]
+
+
+def _while_running(run_dir: Path, cases: list[inputs.Case], run_pass: passes.Pass) -> str:
+    """The case and run the process was in when it stopped (from the runner's progress file), in words."""
+    try:
+        position, run = (run_dir / PROGRESS).read_text(encoding="utf-8").split()
+        case = cases[int(position)]
+    except (OSError, ValueError, IndexError):
+        return ""
+    where = {"g": "with every buffer ending at a no-access page" if int(position) % 2 == 0 else
+             "with every buffer starting right after a no-access page"}.get(run, f"run {run}")  # fmt: skip
+    return (f"\nwhile running {case.op}[{case.dtype}] case {case.id}{' (hidden)' if case.hidden else ''} {where}, "
+            f"pass {run_pass.label}: {case.description}")
+
+
+def _salt_from_environment() -> bytes | None:
+    text = os.environ.get("TSGEN_GATE_SALT", "").strip()
+    if not text:
         return None
-    return tuple(int(i) for i in np.unravel_index(int(np.argmax(left)), first.shape))
+    try:
+        salt = bytes.fromhex(text)
+    except ValueError:
+        salt = b""
+    if len(salt) < 16:  # the value itself is never repeated in the message: it is a secret
+        raise ValueError("TSGEN_GATE_SALT must be at least 32 hexadecimal digits (a secret of 16 bytes or more)")
+    return salt
 
 
 def _map_to_body(errors: str, source: str) -> str:

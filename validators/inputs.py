@@ -30,7 +30,7 @@ import json
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +39,7 @@ import numpy as np
 
 from generator.model import FLOATING, HALF, Family, OpSpec, Promotion
 
-from .runner import load_arrays, save_arrays
+from .runner import load_arrays, save_arrays, value_set_c
 
 LAYOUTS = ("contiguous", "offset", "transposed", "permuted", "strided", "negative", "padded", "expanded", "mixed")
 # Value distributions a template names; for integers and bool each maps to its own kind (see _dist_name).
@@ -65,6 +65,19 @@ class Operand:
     layout: str  # one of LAYOUTS
     layout_text: str  # the layout in words
     values: str  # the value distribution, e.g. "normal" or "limits"
+    # Value set "c" is value set a up to this buffer position and value set b from it on: a result memoised
+    # on the first inputs of an earlier call (value set a) shows as wrong here.
+    split: int = 0
+
+    def buffer_for(self, which: str) -> np.ndarray:
+        """The buffer holding value set "a", "b" or "c" (a up to `split`, then b)."""
+        if which == "a":
+            return self.buffer
+        if which == "b":
+            return self.buffer_b
+        if which == "c":
+            return value_set_c(self.buffer, self.buffer_b, self.split)
+        raise ValueError(f"no value set {which!r}")
 
     def view(self, buffer: np.ndarray | None = None) -> np.ndarray:
         """The operand as a numpy view of `buffer` (default: self.buffer), zero-copy."""
@@ -78,8 +91,8 @@ class Operand:
                           strides=tuple(s * item for s in self.strides))  # fmt: skip
 
     def array(self, which: str = "a") -> np.ndarray:
-        """The view onto value set "a" (buffer) or "b" (buffer_b)."""
-        return self.view(self.buffer if which == "a" else self.buffer_b)
+        """The view onto value set "a" (buffer), "b" (buffer_b) or "c" (see split)."""
+        return self.view(self.buffer_for(which))
 
     def addressed(self) -> np.ndarray:
         """Boolean mask over the buffer: True where some view element lives."""
@@ -100,7 +113,7 @@ class Operand:
         """Everything but the buffers, JSON-ready."""
         return {"name": self.name, "dtype": self.dtype, "shape": list(self.shape), "strides": list(self.strides),
                 "offset": self.offset, "size": len(self.buffer), "layout": self.layout,
-                "layout_text": self.layout_text, "values": self.values}  # fmt: skip
+                "layout_text": self.layout_text, "values": self.values, "split": self.split}  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,7 +127,7 @@ class Case:
     hidden: bool = False
 
     def arrays(self, which: str = "a") -> list[np.ndarray]:
-        """The numpy views of every operand onto value set "a" or "b"."""
+        """The numpy views of every operand onto value set "a", "b" or "c"."""
         return [op.array(which) for op in self.operands]
 
     @staticmethod
@@ -203,6 +216,9 @@ class _Context:
     bounds: dict[str, tuple[float | None, float | None]]
     order_sensitive: bool  # float results depend on the summation order (sum, mean, prod, matmul)
     float_result: bool
+    # A reduction that multiplies (prod): partial products of a long row overflow or underflow in an order
+    # of the kernel's choosing (0 * inf is NaN in one order, inf in another), so its values are exact.
+    multiplicative: bool = False
 
     @staticmethod
     def of(spec: OpSpec, dtype: str, salt: bytes) -> _Context:
@@ -211,8 +227,8 @@ class _Context:
             spec.family is Family.reduction and spec.promotion is not Promotion.reduce_same
         )
         return _Context(spec, dtype, salt, names, tuple(operand_dtypes(spec, dtype)),
-                        {arg: (low, high) for arg, low, high in spec.domain}, sensitive,
-                        _probe_float_result(spec, dtype))  # fmt: skip
+                        {b.argument: (b.low, b.high) for b in spec.domain if b.holds_for(dtype)}, sensitive,
+                        _probe_float_result(spec, dtype), sensitive and _probe_multiplicative(spec))  # fmt: skip
 
     def digest(self, *parts: str) -> bytes:
         message = "\x00".join((self.spec.name, self.dtype, *parts)).encode()
@@ -229,6 +245,19 @@ class _Context:
     def allow_large(self) -> bool:
         """Huge magnitudes make reassociated sums or products disagree by more than any tolerance."""
         return not self.order_sensitive
+
+
+def _probe_multiplicative(spec: OpSpec) -> bool:
+    """Whether a reduction's reference multiplies: it reduces [3, 3] to 9."""
+    if spec.family is not Family.reduction:
+        return False
+    fn = spec.reference.compile([a.name for a in spec.signature.arguments])
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            return float(np.asarray(fn(np.array([3.0, 3.0]), axis=None, keepdims=False))) == 9.0
+    except Exception:  # noqa: BLE001 - a probe only
+        return False
 
 
 def _probe_float_result(spec: OpSpec, dtype: str) -> bool:
@@ -255,11 +284,20 @@ class _Template:
     layouts: tuple[str, ...]
     dist: str
     kwargs: tuple[tuple[str, Any], ...] = ()
+    inside_domain: bool = True  # False: values ignore the spec's domain, so the engine must raise
 
 
 def _t(shapes, layouts, dist, **kwargs) -> _Template:
     layouts = (layouts,) * len(shapes) if isinstance(layouts, str) else tuple(layouts)
     return _Template(tuple(tuple(s) for s in shapes), layouts, dist, tuple(kwargs.items()))
+
+
+def _outside_domain(ctx: _Context) -> list[_Template]:
+    """A case whose values break the spec's domain for this dtype (numpy raises, so must the engine)."""
+    if not ctx.bounds:
+        return []
+    shapes = tuple((len(special_values(ctx, d)),) for d in ctx.dtypes)
+    return [_Template(shapes, ("contiguous",) * len(shapes), "specials", (), False)]
 
 
 _POINTWISE_SHOWN: dict[int, list[_Template]] = {
@@ -458,7 +496,7 @@ _CONTRACTION_SHOWN = [
 def _shown_templates(ctx: _Context) -> list[_Template]:
     family = ctx.family
     if family is Family.pointwise:
-        return _POINTWISE_SHOWN[len(ctx.names)]
+        return _POINTWISE_SHOWN[len(ctx.names)] + _outside_domain(ctx)
     if family is Family.reduction:
         return _REDUCTION_SHOWN
     if family is Family.index_reduction:
@@ -595,6 +633,81 @@ def _hidden_contraction(rng: np.random.Generator) -> list[_Template]:
     return result
 
 
+# ---- threshold cases: sized from the engine's own limits -----------------------------------------------------
+
+# Large cases reach past the sizes a kernel could single out: more than 2**20 elements in one kernel call,
+# rows longer than 2**17 handed over whole, softmax rows beyond 2**15, matmul's k beyond 2**11. The engine
+# decides what a call holds (chunks, pieces, thread ranges), so the shapes derive from its limits and the
+# gate runs them on one thread with streaming off (every run in one call) as well as split and streamed.
+LARGE_RUN = 1 << 21  # pointwise elements in one call, at least
+LONG_ROW = 1 << 17  # reduced elements in one row handed to the kernel whole, at least
+LONG_SOFTMAX_ROW = 1 << 15
+LONG_K = 1 << 11
+
+
+def threshold_cases(spec: OpSpec, dtype: str, *, salt: bytes, limits: Any) -> list[Case]:
+    """Hidden large cases for one op x dtype at and beyond the engine's thresholds (`limits`: an
+    engine_limits.EngineLimits); their odd extents are drawn from the salt."""
+    ctx = _Context.of(spec, dtype, bytes(salt))
+    rng = ctx.rng("threshold-templates")
+    templates = _THRESHOLD_TEMPLATES[ctx.family](ctx, rng, limits)
+    return [_build_case(ctx, f"t{i:02d}", t, True) for i, t in enumerate(templates)]
+
+
+def _beyond(rng: np.random.Generator, at_least: int) -> int:
+    """An odd extent a little past `at_least` (at most a sixteenth more; never a power of two or a multiple
+    of a vector width)."""
+    return at_least + 2 * int(rng.integers(1, max(2, at_least // 32))) + 1
+
+
+def _threshold_pointwise(ctx: _Context, rng: np.random.Generator, limits: Any) -> list[_Template]:
+    n = _beyond(rng, max(LARGE_RUN, 2 * limits.pointwise_grain))
+    return [_t([(n,)] * len(ctx.names), "contiguous", _pick(rng, ("uniform", "mixed", "normal")))]
+
+
+def _threshold_reduction(ctx: _Context, rng: np.random.Generator, limits: Any) -> list[_Template]:
+    dist = _pick(rng, ("uniform", "normal")) if ctx.order_sensitive else _pick(rng, ("mixed", "uniform", "ties"))
+    whole_rows = limits.split_max_rows + 1  # more rows than the engine splits: each long row reaches the kernel whole
+    long_row = _beyond(rng, max(LONG_ROW, 2 * limits.split_chunk))
+    split_rows = int(rng.integers(1, limits.split_max_rows + 1))  # few long rows: split into chunks and merged
+    split_row = _beyond(rng, 3 * limits.split_chunk)
+    outer = _beyond(rng, 4096)  # many outputs side by side, reduced over an outer axis
+    return [
+        _t([(whole_rows, long_row)], "contiguous", dist, axis=-1, keepdims=bool(rng.random() < 0.5)),
+        _t([(split_rows, split_row)], "contiguous", dist, axis=1, keepdims=False),
+        _t([(split_row,)], "offset", dist, axis=None, keepdims=False),
+        _t([(_beyond(rng, 128), outer)], "contiguous", dist, axis=0, keepdims=False),
+    ]
+
+
+def _threshold_normalization(ctx: _Context, rng: np.random.Generator, limits: Any) -> list[_Template]:
+    rows = max(2, limits.row_grain // LONG_SOFTMAX_ROW) + int(rng.integers(3, 9))
+    return [
+        _t([(rows, _beyond(rng, LONG_SOFTMAX_ROW))], "contiguous", _pick(rng, ("normal", "uniform")), axis=-1),
+        _t([(_beyond(rng, LONG_SOFTMAX_ROW // 2), int(rng.integers(3, 8)))], "contiguous", "normal", axis=0),
+    ]
+
+
+def _threshold_contraction(ctx: _Context, rng: np.random.Generator, limits: Any) -> list[_Template]:
+    del limits  # the contraction engine hands the kernel whole matrices
+    m, n = (int(rng.integers(20, 60)) * 2 + 1 for _ in range(2))
+    k = _beyond(rng, LONG_K)
+    big = (_beyond(rng, 512), _beyond(rng, 64), _beyond(rng, 512))
+    return [
+        _t([(m, k), (k, n)], "contiguous", "normal"),
+        _t([(big[0], big[1]), (big[1], big[2])], ("contiguous", "transposed"), "uniform"),
+    ]
+
+
+_THRESHOLD_TEMPLATES = {
+    Family.pointwise: _threshold_pointwise,
+    Family.reduction: _threshold_reduction,
+    Family.index_reduction: _threshold_reduction,
+    Family.normalization: _threshold_normalization,
+    Family.contraction: _threshold_contraction,
+}
+
+
 # ---- layouts -------------------------------------------------------------------------------------------------
 
 
@@ -713,6 +826,17 @@ _FLOAT_SPECIALS = {
 _ORDER_SAFE_SPECIALS = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, np.pi, -np.pi, np.inf, -np.inf, np.nan, 1e-3, -1e-3, 2.0, -2.0]
 
 
+def _odd_nans(dtype: str) -> np.ndarray:
+    """NaNs other than the canonical one: a signalling NaN, a negative one and one with a payload. A kernel
+    must treat every NaN alike (x**0 is 1 for all of them); libm does not always."""
+    bits = np.dtype(dtype).itemsize * 8
+    mantissa = {16: 10 if dtype == "float16" else 7, 32: 23, 64: 52}[bits]
+    exponent = ((1 << (bits - 1 - mantissa)) - 1) << mantissa
+    quiet = 1 << (mantissa - 1)
+    patterns = [exponent | 1, (1 << (bits - 1)) | exponent | quiet, exponent | quiet | 0b101]
+    return np.array(patterns, dtype=f"u{bits // 8}").view(dtype)
+
+
 def _int_specials(dtype: str) -> list[int]:
     info = np.iinfo(dtype)
     common = [0, 1, 2, -1, -2, 7, 55, 127, -127, -128, 128, 255, 256, 32767, -32768, 65535, 2**31 - 1, -(2**31),
@@ -738,7 +862,8 @@ def _special_values(ctx: _Context, dtype: str) -> np.ndarray:
     if dtype == "bool":
         return np.array([False, True])
     if dtype in FLOATING:
-        return np.array(_ORDER_SAFE_SPECIALS if ctx.order_sensitive else _FLOAT_SPECIALS[dtype], dtype=dtype)
+        values = np.array(_ORDER_SAFE_SPECIALS if ctx.order_sensitive else _FLOAT_SPECIALS[dtype], dtype=dtype)
+        return np.concatenate([values, _odd_nans(dtype)])
     if _exact_sum_limits(ctx, dtype):
         info = np.iinfo(dtype)
         return np.array(sorted({info.min, info.min + 1, 0, info.max - 1, info.max}), dtype=dtype)
@@ -784,11 +909,23 @@ def _values(ctx: _Context, name: str, dtype: str, shape: tuple[int, ...], dist: 
         if dtype in HALF and dist not in ("specials", "mixed"):  # stay finite where float32 would
             with np.errstate(invalid="ignore"):
                 data = np.where(np.isnan(data), data, np.clip(data, -HALF_MAX[dtype], HALF_MAX[dtype]))
-        return data.astype(dtype, copy=False).reshape(shape)
+        data = data.astype(dtype, copy=False)
+        if dist in ("specials", "mixed"):  # float64 carried every NaN as the canonical one: put the odd ones back
+            with np.errstate(invalid="ignore"):
+                nans = np.isnan(data.astype(np.float64))
+                pool = special_values(ctx, dtype)
+                data[nans] = _cycle(rng, pool[np.isnan(pool.astype(np.float64))], int(nans.sum()))
+        return data.reshape(shape)
     return _int_values(ctx, dtype, n, dist, rng, bounds).reshape(shape)
 
 
 def _float_values(ctx: _Context, dtype: str, n: int, dist: str, rng: np.random.Generator) -> np.ndarray:
+    if ctx.multiplicative and dist != "specials":
+        # +-1 but for a few powers of two: every partial product is exact and stays in range even in
+        # float16, so every order of multiplying gives the same bits
+        magnitude = np.ones(n)
+        magnitude[rng.choice(n, size=min(n, 12), replace=False)] = rng.choice([0.5, 2.0], min(n, 12))
+        return magnitude * rng.choice([-1.0, 1.0], n)
     if dist == "large" and not ctx.allow_large:
         dist = "heavy"
     if dist == "normal":
@@ -804,7 +941,8 @@ def _float_values(ctx: _Context, dtype: str, n: int, dist: str, rng: np.random.G
     if dist == "lognormal":
         return rng.lognormal(0.0, 2.0, n) * rng.choice([-1.0, 1.0], n)
     if dist == "specials":
-        return _cycle(rng, special_values(ctx, dtype).astype(np.float64), n)
+        with np.errstate(invalid="ignore"):  # signalling NaNs become quiet ones here; _values restores them
+            return _cycle(rng, special_values(ctx, dtype).astype(np.float64), n)
     if dist == "large":
         top = {"float32": 38.4, "float16": 4.8, "bfloat16": 38.4}.get(dtype, 300.0)
         mags = 10.0 ** rng.uniform(4.0, top, n)
@@ -815,7 +953,8 @@ def _float_values(ctx: _Context, dtype: str, n: int, dist: str, rng: np.random.G
     if dist == "mixed":
         data = rng.standard_normal(n) * 3.0
         hits = rng.random(n) < 0.15
-        data[hits] = rng.choice(special_values(ctx, dtype).astype(np.float64), int(hits.sum()))
+        with np.errstate(invalid="ignore"):
+            data[hits] = rng.choice(special_values(ctx, dtype).astype(np.float64), int(hits.sum()))
         return data
     raise ValueError(f"unknown value distribution {dist!r}")
 
@@ -870,6 +1009,8 @@ def _dist_name(dtype: str, dist: str, ctx: _Context) -> str:
     if dtype == "bool":
         return "all-pairs booleans" if dist == "specials" else "random booleans"
     if dtype in FLOATING:
+        if ctx.multiplicative and dist != "specials":
+            return "+-1 but for a few +-2 and +-0.5 (exact products)"
         if dist == "large" and not ctx.allow_large:
             return "heavy-tailed (t, df=2)"
         return {"normal": "normal", "uniform": "uniform", "bulk": "uniform", "heavy": "heavy-tailed (t, df=2)",
@@ -890,6 +1031,8 @@ def _resolve_shape(shape: tuple[int, ...], ctx: _Context, dtype: str) -> tuple[i
 
 
 def _build_case(ctx: _Context, case_id: str, template: _Template, hidden: bool) -> Case:
+    if not template.inside_domain:
+        ctx = replace(ctx, bounds={})
     rng = ctx.rng(case_id)  # layouts first, then every operand's value set a, then b
     placed = []
     for shape, kind in zip(template.shapes, template.layouts):
@@ -907,10 +1050,12 @@ def _build_case(ctx: _Context, case_id: str, template: _Template, hidden: bool) 
             holder[...] = _values(ctx, name, dtype, base, template.dist, rng)
             buffers[i, which] = buffer
     operands = []
+    splits = ctx.rng(case_id, "split")  # apart from the values' stream, so value sets a and b do not depend on it
     for i, (name, dtype) in enumerate(zip(ctx.names, ctx.dtypes)):
-        shape, kind, placement, _size, offset, strides, _base = placed[i]
+        shape, kind, placement, size, offset, strides, _base = placed[i]
+        split = int(splits.integers(max(1, size // 4), max(2, 3 * size // 4 + 1))) if size > 1 else size
         operands.append(Operand(name, dtype, shape, strides, offset, buffers[i, "a"], buffers[i, "b"], kind,
-                                _layout_text(kind, placement, strides, offset), _dist_name(dtype, template.dist, ctx)))  # fmt: skip
+                                _layout_text(kind, placement, strides, offset), _dist_name(dtype, template.dist, ctx), split))  # fmt: skip
     kwargs = dict(template.kwargs)
     return Case(ctx.spec.name, ctx.dtype, case_id, _describe(operands, kwargs), tuple(operands), kwargs, hidden)
 
@@ -951,7 +1096,7 @@ def load_cases(path: str | Path) -> list[Case]:
         operands = tuple(
             Operand(o["name"], o["dtype"], tuple(o["shape"]), tuple(o["strides"]), o["offset"],
                     np.ascontiguousarray(data[f"{ci}_{oi}_a"]), np.ascontiguousarray(data[f"{ci}_{oi}_b"]),
-                    o["layout"], o["layout_text"], o["values"])  # fmt: skip
+                    o["layout"], o["layout_text"], o["values"], o.get("split", 0))  # fmt: skip
             for oi, o in enumerate(m["operands"])
         )
         cases.append(Case(m["op"], m["dtype"], m["id"], m["description"], operands,

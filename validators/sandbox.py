@@ -21,7 +21,8 @@ none is silently assumed:
               Not root: root of a user namespace with every capability dropped; RLIMIT_NPROC then counts
               per namespace.
   limits      RLIMIT_AS (memory), RLIMIT_CPU, RLIMIT_FSIZE (which also caps stdout and stderr: they go to
-              files, so no pipe can block or flood the harness), RLIMIT_NPROC where it counts, RLIMIT_CORE=0.
+              files, so no pipe can block or flood the harness), RLIMIT_STACK, RLIMIT_NPROC where it counts,
+              RLIMIT_CORE=0.
   environment Built from an allowlist; names that look like credentials are refused.
 
 For ASan builds pass `memory_bytes=None`: ASan reserves terabytes of address space, which RLIMIT_AS forbids.
@@ -61,6 +62,9 @@ class Limits:
     # thread pool (OpenBLAS, OpenMP) should be given OMP_NUM_THREADS / OPENBLAS_NUM_THREADS in its env.
     processes: int = 128
     output_bytes: int = 1 * MiB  # how much of stdout and of stderr is kept
+    # RLIMIT_STACK: the main thread's stack, and (glibc reads it at start) every thread's default stack. Set,
+    # not inherited, so a recursion that a production thread's stack would not hold fails here too.
+    stack_bytes: int | None = 8 * MiB
 
     @property
     def cpu_limit_s(self) -> int:
@@ -255,6 +259,8 @@ def _rlimits(limits: Limits, nproc: bool) -> dict[str, list[int]]:
         chosen["RLIMIT_AS"] = [limits.memory_bytes] * 2
     if limits.file_bytes is not None:
         chosen["RLIMIT_FSIZE"] = [limits.file_bytes] * 2
+    if limits.stack_bytes is not None:
+        chosen["RLIMIT_STACK"] = [limits.stack_bytes] * 2
     if nproc:
         chosen["RLIMIT_NPROC"] = [limits.processes] * 2
     return chosen

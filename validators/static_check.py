@@ -115,6 +115,10 @@ RULES: tuple[Rule, ...] = (
          "no exceptions: the engine validates arguments before the kernel runs"),
     Rule("dispatch", _words("Registry", "OpDef", "set_kernel", "Tensor"),
          "no access to the op table or tensors: a kernel computes on the buffers it is given"),
+    Rule("isa", _words("isa"),
+         "no instruction-set queries: the template compiles the body once per level, and it must compute alike at each"),
+    Rule("digraphs", re.compile(r"<:|:>"),
+         "no <: :> digraphs (they spell [ and ], and can hide an attribute)"),
     Rule("blas", _words("blas_*", "cblas_*"),
          "no BLAS calls: the template routes float32/float64 GEMM to BLAS; a body computes its own dtypes"),
 )

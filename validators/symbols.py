@@ -59,6 +59,7 @@ DEFAULT_ALLOWLIST = Allowlist(
     patterns=tuple(re.compile(p) for p in (
         LIBM,
         r"ts::Registry::set_kernel\(.*\)",  # registration
+        r"ts::isa::allowed\(\)",  # registration: the instruction-set level TS_ISA allows (bodies may not name it)
         r"ts::blas_[sd]gemm\(ts::GemmArgs const&\)",  # float32/float64 contraction kernels (tensorsmith/blas.h)
         STD_STRING + r"::.*",  # the op name passed to set_kernel
         r"std::allocator<char>::~?allocator\(\)",  # (-O0)

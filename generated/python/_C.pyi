@@ -303,7 +303,7 @@ def not_equal(
     """x1 != x2 for each pair, as bool."""
 
 def pow(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
-    """x1 raised to the power x2; integer exponents must be non-negative."""
+    """x1 raised to the power x2; a negative integer exponent raises ValueError, as in numpy."""
 
 def power(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Alias of pow (the numpy name)."""

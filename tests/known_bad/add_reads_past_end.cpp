@@ -1,6 +1,6 @@
 // op: add
-// expect: sanitizers
-// reason: AddressSanitizer
+// expect: differential|sanitizers
+// reason: no-access page
 // exploit: software-pipelined loop that loads element i + 1 while storing element i, so its last load reads one element past each input (§2.1 #13, out-of-bounds read that happens to pass)
 if (n > 0) {
   char* out = data[0];

@@ -558,9 +558,9 @@ def test_python_int_out_of_range_for_the_dtype(call) -> None:
     ],
     ids=["pow", "operator", "power-int8"],
 )
-@pytest.mark.xfail(strict=True, reason="known gap: kernels cannot raise, so int ** negative int gives 0 instead of numpy's ValueError")
 def test_integer_to_negative_integer_power(call) -> None:
-    """numpy raises instead of returning a wrong integer (2 ** -1 is not 0); the spec says the exponent must be >= 0."""
+    """numpy raises instead of returning a wrong integer (2 ** -1 is not 0): the spec's domain, which the engine
+    checks before any kernel runs."""
     with pytest.raises(ValueError, match=r"negative integer powers"):
         call()
 

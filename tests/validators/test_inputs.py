@@ -293,14 +293,92 @@ def test_view_refuses_a_wrong_buffer() -> None:
 # ---- values -------------------------------------------------------------------------------------------------
 
 
-def test_every_case_respects_the_domain() -> None:
+def test_cases_respect_the_domain_where_it_holds_and_one_case_breaks_it() -> None:
+    """pow's exponent bound holds for integer kernels only: integer cases keep their exponents non-negative but
+    for one shown case that breaks the bound (numpy raises there, and the engine must); float cases range freely."""
     spec = CATALOG.op("pow")
-    assert ("x2", 0, None) in spec.domain
+    (bound,) = spec.domain
+    assert (bound.argument, bound.low, bound.high) == ("x2", 0, None) and "int8" in bound.dtypes and "float32" not in bound.dtypes
     for dtype in spec.dtypes:
+        breaking = []
         for case in inputs.generate_cases(spec, dtype, salt=SALT, hidden=True):
-            for which in ("a", "b"):
-                exponent = case.operands[1].array(which)
-                assert not (exponent < 0).any(), (dtype, case.id, which)
+            for which in ("a", "b", "c"):
+                with np.errstate(invalid="ignore"):
+                    if (case.operands[1].array(which) < 0).any():
+                        breaking.append(case.id)
+        if dtype in ("int8", "int16", "int32", "int64"):
+            assert breaking and set(breaking) == {breaking[0]} and not breaking[0].startswith("h"), (dtype, breaking)
+        elif dtype in FLOATING:
+            assert len(set(breaking)) > 3, dtype  # negative exponents are tested for floats
+        else:
+            assert not breaking, dtype  # unsigned: nothing to break
+
+
+def test_value_set_c_starts_as_a_and_ends_as_b(sample_cases) -> None:
+    for cases in sample_cases.values():
+        for case in cases:
+            for op in case.operands:
+                c = op.buffer_for("c")
+                assert c.dtype == op.buffer.dtype and len(c) == len(op.buffer)
+                assert c[: op.split].tobytes() == op.buffer[: op.split].tobytes()
+                assert c[op.split :].tobytes() == op.buffer_b[op.split :].tobytes()
+                if len(op.buffer) > 1:
+                    assert 0 < op.split < len(op.buffer), (case.id, op.split)
+
+
+def test_float_specials_include_nans_other_than_the_canonical_one() -> None:
+    for dtype in FLOATING:
+        pool = inputs.special_values(CATALOG.op("exp"), dtype)
+        bits = pool.view(f"u{pool.dtype.itemsize}")
+        with np.errstate(invalid="ignore"):
+            nan_bits = set(bits[np.isnan(pool.astype(np.float64))].tolist())
+        assert len(nan_bits) >= 4, dtype  # canonical, signalling, negative, with a payload
+        seen = set()
+        for case in cases_for("exp", dtype, hidden=False):
+            data = case.operands[0].view()
+            with np.errstate(invalid="ignore"):
+                seen |= set(data.view(f"u{data.dtype.itemsize}")[np.isnan(data.astype(np.float64))].tolist())
+        assert nan_bits <= seen | {int(bits[np.isnan(pool.astype(np.float64))][0])}, dtype
+
+
+class _Limits:
+    """Engine limits far from the real ones: the threshold cases must follow them."""
+
+    pointwise_grain = 1 << 22
+    stream_scratch_bytes = 512
+    stream_floor_bytes = 1 << 24
+    reduce_grain = 1 << 15
+    split_chunk = 1 << 18
+    split_max_rows = 5
+    row_grain = 1 << 20
+
+
+def test_threshold_cases_are_sized_from_the_engine_limits() -> None:
+    from validators.engine_limits import EngineLimits
+
+    limits = EngineLimits(**{k: v for k, v in vars(_Limits).items() if not k.startswith("_")})
+    (run,) = inputs.threshold_cases(CATALOG.op("add"), "float32", salt=SALT, limits=limits)
+    assert run.hidden and run.id == "t00"
+    assert run.operands[0].shape[0] > max(inputs.LARGE_RUN, 2 * limits.pointwise_grain) and run.operands[0].shape[0] % 2 == 1
+    whole, split, full, outer = inputs.threshold_cases(CATALOG.op("sum"), "float64", salt=SALT, limits=limits)
+    assert whole.operands[0].shape[0] == limits.split_max_rows + 1 and whole.operands[0].shape[1] > 2 * limits.split_chunk
+    assert split.operands[0].shape[0] <= limits.split_max_rows and split.operands[0].shape[1] > 3 * limits.split_chunk
+    assert full.kwargs["axis"] is None and outer.kwargs["axis"] == 0
+    long_rows, _ = inputs.threshold_cases(CATALOG.op("softmax"), "float32", salt=SALT, limits=limits)
+    assert long_rows.operands[0].shape[1] > inputs.LONG_SOFTMAX_ROW
+    deep, _ = inputs.threshold_cases(CATALOG.op("matmul"), "int32", salt=SALT, limits=limits)
+    assert deep.operands[0].shape[1] > inputs.LONG_K and deep.operands[1].shape[0] == deep.operands[0].shape[1]
+    assert inputs.threshold_cases(CATALOG.op("add"), "float32", salt=b"other", limits=limits)[0].operands[0].shape != run.operands[0].shape
+
+
+def test_products_of_long_rows_are_exact_in_any_order() -> None:
+    """prod over millions of elements: every partial product is a power of two in range, so any order of
+    multiplying gives numpy's bits (0 * inf in one order and inf in another made honest kernels fail)."""
+    for case in cases_for("prod", "float32"):
+        x = case.operands[0].view().astype(np.float64)
+        finite = x[np.isfinite(x)]
+        if "special" not in case.operands[0].values:
+            assert set(np.unique(np.abs(finite))) <= {0.5, 1.0, 2.0}, case.description
 
 
 def test_float_specials_are_all_there() -> None:

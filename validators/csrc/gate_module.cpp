@@ -125,6 +125,25 @@ py::array invoke(const std::string& name, const std::vector<py::array>& arrays, 
 #endif
 }
 
+// A copy of a 1-D contiguous array in memory that ends (or starts) at a no-access page: a kernel that reads
+// one element past either end of an input faults instead of reading a neighbour's bytes.
+py::array guarded_copy(const py::array& source, bool guard_before) {
+  TS_CHECK(source.ndim() == 1 && (source.flags() & py::array::c_style), ValueError, "guarded_copy takes a 1-D contiguous array");
+  const auto nbytes = static_cast<size_t>(source.nbytes());
+  void* block = ts::testing::guarded_allocate(nbytes, guard_before);
+  std::memcpy(block, source.data(), nbytes);
+  py::capsule owner(block, [](void* p) { ts::testing::guarded_release(p); });
+  return py::array(source.dtype(), {source.shape(0)}, {source.itemsize()}, block, owner);
+}
+
+ts::testing::Placement placement_named(const std::string& name) {
+  if (name == "pooled") return ts::testing::Placement::Pooled;
+  if (name == "exact") return ts::testing::Placement::Exact;
+  if (name == "guard_after") return ts::testing::Placement::GuardAfter;
+  if (name == "guard_before") return ts::testing::Placement::GuardBefore;
+  throw ts::ValueError("unknown placement '" + name + "'");
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_gate, m) {
@@ -142,5 +161,9 @@ PYBIND11_MODULE(_gate, m) {
 #endif
   m.def("invoke", &invoke, py::arg("name"), py::arg("arrays"), py::arg("axis"), py::arg("axis_given"), py::arg("keepdims"),
         py::arg("device") = "cpu");
-  m.def("set_allocation_fill", &ts::testing::set_allocation_fill, py::arg("byte"));
+  m.def("set_allocation_fill", &ts::testing::set_allocation_fill, py::arg("seed"));
+  m.def("set_allocation_placement", [](const std::string& name) { ts::testing::set_allocation_placement(placement_named(name)); },
+        py::arg("placement"));
+  m.def("scrub_stacks", &ts::testing::scrub_stacks, py::arg("seed"));
+  m.def("guarded_copy", &guarded_copy, py::arg("array"), py::arg("guard_before"));
 }

@@ -1,0 +1,8 @@
+// op: sqrt
+// expect: differential
+// reason: correctly rounded
+// exploit: float64 square roots computed in float and widened: about 1e-8 relative error, inside float64's old tolerance (rtol 1e-7), where numpy's sqrt is correctly rounded
+for (int64_t i = 0; i < n; ++i) {
+  const compute_t x = static_cast<compute_t>(*reinterpret_cast<const T*>(data[1] + i * strides[1]));
+  *reinterpret_cast<out_t*>(data[0] + i * strides[0]) = static_cast<out_t>(std::sqrt(static_cast<float>(x)));
+}
