@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from validators import static_check
-from validators.gate import PENDING_WHY, Gate, Verdict
+from tensorsmith_forge.validators import static_check
+from tensorsmith_forge.validators.gate import PENDING_WHY, Gate, Verdict
 
 from . import api, dest, review
 from .agent.replay import ReplayProposer

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from validators.gate import Candidate, Gate
+from tensorsmith_forge.validators.gate import Candidate, Gate
 
 from . import api, dest, writer
 from .errors import GeneratorError

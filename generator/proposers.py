@@ -26,7 +26,7 @@ from .render import Renderer
 from .writer import read_text
 
 if TYPE_CHECKING:
-    from validators.gate import Verdict
+    from tensorsmith_forge.validators.gate import Verdict
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
 step build "$python" -m pip install --no-build-isolation --no-deps -e . || { echo "build failed: see $out/build.log"; exit 1; }
 step cuda-available "$python" -c "import tensorsmith as ts; assert ts.cuda.is_available(), 'no CUDA device visible'; print(ts.cuda.device_count(), 'device(s)')" \
   || { echo "no CUDA device: nothing more to check"; exit 1; }
-step gate "$python" -m generator validate --device cuda --jobs "$(nproc)" --json "$out/gate-cuda.json"
+step gate "$python" -m tensorsmith_forge.generator validate --device cuda --jobs "$(nproc)" --json "$out/gate-cuda.json"
 step tests "$python" -m pytest -q -p no:cacheprovider -n 0 -rs tests/runtime/test_cuda_runtime.py tests/runtime/test_cuda_ops.py
 step bench "$python" benchmarks/bench_cuda.py --json "$out/bench-cuda.json"
 echo "device check: $([ $status -eq 0 ] && echo passed || echo FAILED); logs and JSON in $out" | tee -a "$out/summary.log"

@@ -48,7 +48,7 @@ def run_tsgen(root: Path, *args: str, cxx: str | None = None, timeout: float = 6
     if cxx is not None:
         env["CXX"] = cxx
     return subprocess.run(
-        [sys.executable, "-m", "generator", *args],
+        [sys.executable, "-m", "tensorsmith_forge.generator", *args],
         cwd=root,
         env=env,
         capture_output=True,

@@ -44,8 +44,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from generator.model import OpSpec
-from generator.writer import write_atomic
+from tensorsmith_forge.generator.model import OpSpec
+from tensorsmith_forge.generator.writer import write_atomic
 
 from . import compare, inputs, passes, static_check, symbols
 from .build import CUDA_VARIANT, BuildError, CandidateBuilder
@@ -297,10 +297,10 @@ class Gate:
         write_job(run_dir / "job.arrays", candidate.op, cases, [run_pass.runs(c) for c in cases])
         parity = candidate.companion is not None and candidate.device != "cpu"
         (run_dir / "plan.json").write_text(json.dumps(run_pass.plan(candidate.device, parity)), encoding="utf-8")
-        env = {"PYTHONPATH": str(self.root), "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", **run_pass.env(self.engine_limits())}
+        env = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", **run_pass.env(self.engine_limits())}
         if run_pass.variant == "sanitize":
             env |= _sanitizer_env(self.builder.toolchain.compiler)
-        command = [*(wrapper or []), sys.executable, "-m", "validators.runner", str(module), "job.arrays", "out.arrays", "plan.json"]
+        command = [*(wrapper or []), sys.executable, "-m", "tensorsmith_forge.validators.runner", str(module), "job.arrays", "out.arrays", "plan.json"]
         result = run_sandboxed(command, cwd=run_dir, env=env, limits=limits)
         report[label] = {"cases": len(cases), "wall_s": round(result.wall_s, 2), "isolation": result.isolation.describe()}
         if run_pass.variant == "sanitize" and SANITIZER_REPORT.search(result.stderr):

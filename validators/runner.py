@@ -1,6 +1,6 @@
 """The sandboxed side of the gate: runs one candidate module on a job of cases.
 
-    python -m validators.runner MODULE JOB OUT PLAN     (array files, see save_arrays; PLAN is JSON)
+    python -m tensorsmith_forge.validators.runner MODULE JOB OUT PLAN     (array files, see save_arrays; PLAN is JSON)
 
 Trusts nothing it loads: it only calls the candidate and writes what came out. References and comparisons
 happen in the parent process, where the candidate cannot reach them. Each case lists its runs; a run is a

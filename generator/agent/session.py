@@ -40,7 +40,7 @@ from .requester import Requester
 from .transcript import Transcript, stored_reply
 
 if TYPE_CHECKING:
-    from validators.gate import Verdict
+    from tensorsmith_forge.validators.gate import Verdict
 
 NAME = "claude"
 

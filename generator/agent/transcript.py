@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any, TextIO
 
-from validators.static_check import MAX_BODY_CHARS
+from tensorsmith_forge.validators.static_check import MAX_BODY_CHARS
 
 from ..hashing import sha256_text
 from .conversation import read_answer

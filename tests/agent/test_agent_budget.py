@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.agent.budget import Budget, Cost, OverBudget, worst_case
-from generator.agent.config import Price, Usage
+from tensorsmith_forge.generator.agent.budget import Budget, Cost, OverBudget, worst_case
+from tensorsmith_forge.generator.agent.config import Price, Usage
 from tests.agent.conftest import GOOD
 from tests.agent.fake_api import Answer, Stall, cpp
 from tests.agent.fake_api import Usage as Billed

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.agent.transcript import accepted_body
-from generator.hashing import sha256_text
+from tensorsmith_forge.generator.agent.transcript import accepted_body
+from tensorsmith_forge.generator.hashing import sha256_text
 from tests.agent.conftest import FAKE_KEY, FIRST_ONLY, GOOD, NO_COMPILE, WRONG
 from tests.agent.fake_api import Answer, HttpError, Stall, StreamError, Usage, cpp
 from tests.helpers import run_tsgen, tree_hashes

@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from generator.agent.budget import Budget, worst_case
-from generator.agent.client import ApiError, Reply
-from generator.agent.config import Price, Usage, load_config
-from generator.agent.conversation import Conversation, read_answer
-from generator.agent.session import ClaudeProposer, Settings
-from generator.model import load_catalog
-from generator.progress import Board
-from generator.proposers import GaveUp, StoredProposer, Task
-from generator.render import Renderer
-from validators.gate import Verdict
+from tensorsmith_forge.generator.agent.budget import Budget, worst_case
+from tensorsmith_forge.generator.agent.client import ApiError, Reply
+from tensorsmith_forge.generator.agent.config import Price, Usage, load_config
+from tensorsmith_forge.generator.agent.conversation import Conversation, read_answer
+from tensorsmith_forge.generator.agent.session import ClaudeProposer, Settings
+from tensorsmith_forge.generator.model import load_catalog
+from tensorsmith_forge.generator.progress import Board
+from tensorsmith_forge.generator.proposers import GaveUp, StoredProposer, Task
+from tensorsmith_forge.generator.render import Renderer
+from tensorsmith_forge.validators.gate import Verdict
 
 ROOT = Path(__file__).resolve().parents[2]
 BODY = "char* out = data[0];\n(void)out;\n"

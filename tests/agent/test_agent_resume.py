@@ -28,7 +28,7 @@ def test_kill_9_in_the_middle_then_resume(agent_checkout: Path, fake_api, tmp_pa
     fake_api.script("twice", cpp(GOOD["twice"]))
     fake_api.script("thrice", Stall(300))  # in flight when the run is killed
     env = agent_env(agent_checkout, fake_api, tmp_path, timeout=600)
-    command = [sys.executable, "-m", "generator", "regen", "--proposer", "claude", "--device", "cpu", "--no-build", "--jobs", "2"]
+    command = [sys.executable, "-m", "tensorsmith_forge.generator", "regen", "--proposer", "claude", "--device", "cpu", "--no-build", "--jobs", "2"]
     run = subprocess.Popen(command, cwd=agent_checkout, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            start_new_session=True)  # fmt: skip
     try:

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from generator.agent.budget import Budget
-from generator.agent.client import AnthropicClient, ApiError
-from generator.agent.config import Limits, Price, Usage
-from generator.agent.requester import Requester, max_http_requests
+from tensorsmith_forge.generator.agent.budget import Budget
+from tensorsmith_forge.generator.agent.client import AnthropicClient, ApiError
+from tensorsmith_forge.generator.agent.config import Limits, Price, Usage
+from tensorsmith_forge.generator.agent.requester import Requester, max_http_requests
 from tests.agent.conftest import FAKE_KEY
 from tests.agent.fake_api import (
     Drop,

@@ -17,7 +17,7 @@ from tests.agent.fake_api import cpp
 @pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o027, 0o640)])
 def test_files_get_the_mode_the_umask_gives(agent_checkout: Path, fake_api, tmp_path: Path, umask: int, mode: int) -> None:
     fake_api.script("twice", cpp(GOOD["twice"]))
-    command = [sys.executable, "-m", "generator", "regen", "--proposer", "claude", "--device", "cpu", "--no-build", "--ops", "twice"]
+    command = [sys.executable, "-m", "tensorsmith_forge.generator", "regen", "--proposer", "claude", "--device", "cpu", "--no-build", "--ops", "twice"]
     result = subprocess.run(command, cwd=agent_checkout, env=agent_env(agent_checkout, fake_api, tmp_path), capture_output=True,
                             text=True, timeout=600, check=False, preexec_fn=lambda: os.umask(umask))  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr

@@ -17,8 +17,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from generator import api
-from generator.model import (
+from tensorsmith_forge.generator import api
+from tensorsmith_forge.generator.model import (
     DTYPE_CLASSES,
     DTYPES,
     FLOATING,
@@ -327,7 +327,7 @@ def test_only_pointwise_functions_take_out() -> None:
 
 
 def test_reflected_operators() -> None:
-    from generator.model import OPERATORS
+    from tensorsmith_forge.generator.model import OPERATORS
 
     for dunder in OPERATORS:
         assert api.is_reflected(dunder) == dunder.startswith("__r"), dunder

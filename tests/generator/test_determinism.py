@@ -19,7 +19,7 @@ def regen_elsewhere(root: Path, cwd: Path, *args: str) -> subprocess.CompletedPr
     cwd.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, TSGEN_ROOT=str(root), PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=str(root),
                TSGEN_GATE_CACHE=os.environ.get("TSGEN_GATE_CACHE", str(ROOT / "build" / "gate")))  # fmt: skip
-    return subprocess.run([sys.executable, "-m", "generator", "regen", "--no-build", *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "tensorsmith_forge.generator", "regen", "--no-build", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
 
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from generator.loop import Regenerator
-from generator.manifest import Manifest
-from generator.project import Project
-from generator.proposers import Task, TemplateProposer
-from generator.render import Renderer
-from validators.gate import Gate
+from tensorsmith_forge.generator.loop import Regenerator
+from tensorsmith_forge.generator.manifest import Manifest
+from tensorsmith_forge.generator.project import Project
+from tensorsmith_forge.generator.proposers import Task, TemplateProposer
+from tensorsmith_forge.generator.render import Renderer
+from tensorsmith_forge.validators.gate import Gate
 
 ROOT = Path(__file__).resolve().parents[2]
 

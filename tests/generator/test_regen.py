@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from generator import api
-from generator.loop import KERNEL_HEADERS
-from generator.model import load_catalog
-from validators import cuda
+from tensorsmith_forge.generator import api
+from tensorsmith_forge.generator.loop import KERNEL_HEADERS
+from tensorsmith_forge.generator.model import load_catalog
+from tensorsmith_forge.validators import cuda
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = {"registration.cpp", "bindings.cpp", "sources.cmake", "python/_C.pyi", "MANIFEST.json"}

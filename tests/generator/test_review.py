@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from test_regen import EDITS, listed, ok, set_field
 
-from generator import review as review_module
-from generator.proposers import extract_body
+from tensorsmith_forge.generator import review as review_module
+from tensorsmith_forge.generator.proposers import extract_body
 
 DOC = EDITS["doc"][0]
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import scipy_openblas64
 
-from validators.build import BLAS_LINK
+from tensorsmith_forge.validators.build import BLAS_LINK
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import tensorsmith as ts
-from generator.model import OpSpec, load_catalog
-from validators import compare, inputs
+from tensorsmith_forge.generator.model import OpSpec, load_catalog
+from tensorsmith_forge.validators import compare, inputs
 
 pytestmark = pytest.mark.skipif(not ts.cuda.is_available(), reason="no CUDA device: ts.cuda.is_available() is False "
                                 "(scripts/device_check.sh runs these on a GPU)")  # fmt: skip

@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 import tensorsmith as ts
-from generator.model import DTYPES, OpSpec, load_catalog
-from validators import compare, inputs
+from tensorsmith_forge.generator.model import DTYPES, OpSpec, load_catalog
+from tensorsmith_forge.validators import compare, inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = load_catalog(ROOT)

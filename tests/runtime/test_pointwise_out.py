@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import tensorsmith as ts
-from generator.model import Family, OpSpec, load_catalog
-from validators import inputs
+from tensorsmith_forge.generator.model import Family, OpSpec, load_catalog
+from tensorsmith_forge.validators import inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 POINTWISE = [s for s in load_catalog(ROOT).ops if s.family is Family.pointwise]

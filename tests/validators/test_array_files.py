@@ -10,7 +10,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from validators.runner import load_arrays, save_arrays
+from tensorsmith_forge.validators.runner import load_arrays, save_arrays
 
 
 def test_every_dtype_and_shape_round_trips(tmp_path: Path) -> None:

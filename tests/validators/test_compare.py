@@ -11,9 +11,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from generator.model import Family, Tolerance, load_catalog
-from validators import compare, inputs
-from validators.compare import Raised
+from tensorsmith_forge.generator.model import Family, Tolerance, load_catalog
+from tensorsmith_forge.validators import compare, inputs
+from tensorsmith_forge.validators.compare import Raised
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = load_catalog(ROOT)

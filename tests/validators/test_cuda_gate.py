@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from generator.loop import Regenerator
-from generator.model import load_catalog
-from generator.project import Project
-from validators import cuda, static_check
-from validators.gate import Gate
+from tensorsmith_forge.generator.loop import Regenerator
+from tensorsmith_forge.generator.model import load_catalog
+from tensorsmith_forge.generator.project import Project
+from tensorsmith_forge.validators import cuda, static_check
+from tensorsmith_forge.validators.gate import Gate
 
 try:
     NVCC = cuda.find_nvcc()

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from generator.model import load_catalog
-from validators import gate, inputs, passes
-from validators.build import Toolchain
-from validators.engine_limits import HEADER, read_limits
+from tensorsmith_forge.generator.model import load_catalog
+from tensorsmith_forge.validators import gate, inputs, passes
+from tensorsmith_forge.validators.build import Toolchain
+from tensorsmith_forge.validators.engine_limits import HEADER, read_limits
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = load_catalog(ROOT)

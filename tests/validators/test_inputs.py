@@ -11,8 +11,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from generator.model import FLOATING, Family, load_catalog
-from validators import inputs
+from tensorsmith_forge.generator.model import FLOATING, Family, load_catalog
+from tensorsmith_forge.validators import inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = load_catalog(ROOT)
@@ -354,7 +354,7 @@ class _Limits:
 
 
 def test_threshold_cases_are_sized_from_the_engine_limits() -> None:
-    from validators.engine_limits import EngineLimits
+    from tensorsmith_forge.validators.engine_limits import EngineLimits
 
     limits = EngineLimits(**{k: v for k, v in vars(_Limits).items() if not k.startswith("_")})
     (run,) = inputs.threshold_cases(CATALOG.op("add"), "float32", salt=SALT, limits=limits)

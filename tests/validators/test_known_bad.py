@@ -22,11 +22,11 @@ from pathlib import Path
 
 import pytest
 
-from generator.loop import Regenerator
-from generator.model import load_catalog
-from generator.project import Project
-from validators.gate import STAGES, Gate
-from validators.static_check import extract_body
+from tensorsmith_forge.generator.loop import Regenerator
+from tensorsmith_forge.generator.model import load_catalog
+from tensorsmith_forge.generator.project import Project
+from tensorsmith_forge.validators.gate import STAGES, Gate
+from tensorsmith_forge.validators.static_check import extract_body
 
 CORPUS = Path(__file__).resolve().parent.parent / "known_bad"
 BODIES = sorted(CORPUS.glob("*.cpp"))

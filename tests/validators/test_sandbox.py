@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from validators import sandbox
-from validators.sandbox import Limits, SandboxResult, changed_paths, run_sandboxed, sandbox_env, snapshot
+from tensorsmith_forge.validators import sandbox
+from tensorsmith_forge.validators.sandbox import Limits, SandboxResult, changed_paths, run_sandboxed, sandbox_env, snapshot
 
 PY = sys.executable
 SLACK_S = 3.0  # how long after the wall-clock limit the harness may take to return

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from validators.static_check import MAX_BODY_CHARS, RULES, blank_comments_and_literals, check_body, extract_body
+from tensorsmith_forge.validators.static_check import MAX_BODY_CHARS, RULES, blank_comments_and_literals, check_body, extract_body
 
 ROOT = Path(__file__).resolve().parents[2]
 GENERATED = sorted((ROOT / "generated" / "cpu").glob("*.cpp"))

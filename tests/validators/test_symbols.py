@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from validators import symbols
-from validators.build import COMMON, FLAGS
-from validators.static_check import BODY_END, BODY_START
-from validators.symbols import SymbolToolMissing, check_symbols, undefined_symbols, writable_data_symbols
+from tensorsmith_forge.validators import symbols
+from tensorsmith_forge.validators.build import COMMON, FLAGS
+from tensorsmith_forge.validators.static_check import BODY_END, BODY_START
+from tensorsmith_forge.validators.symbols import SymbolToolMissing, check_symbols, undefined_symbols, writable_data_symbols
 
 ROOT = Path(__file__).resolve().parents[2]
 INCLUDE = ROOT / "runtime" / "include"
