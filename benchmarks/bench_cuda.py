@@ -7,13 +7,15 @@ log_softmax, matmul through cuBLAS and through the generated tiled kernel) runs 
 `repeats` times. A sample is a batch of calls closed by a device-wide synchronise (no timing before the
 queue is drained), divided by the batch size; the table shows the median sample. Ratio = tensorsmith's time
 over PyTorch's (below 1: tensorsmith faster). GB/s counts bytes read + written once; "%copy" is that over
-the bandwidth of a device-to-device copy measured at the start of the same run.
+the bandwidth of a device-to-device copy measured at the start of the same run. Inputs are uploaded
+contiguous; a strided case takes its view on the device. The JSON is rewritten after every case.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -42,10 +44,20 @@ def main(argv: list[str] | None = None) -> int:
           f"device-to-device copy: {copy_gbps:.0f} GB/s (read + write)")
     print(f"median of {repeats} samples; ratio = tensorsmith / torch\n")
     print(f"{'case':<40} {'tensorsmith':>11} {'torch':>11} {'ratio':>6}  throughput (ts; torch)")
+    _measure(_cases(torch, quick=args.quick), sync, repeats, copy_gbps, args.json)
+    if args.json:
+        print(f"\nwrote {args.json}")
+    return 0
+
+
+def _measure(cases: list[dict[str, Any]], sync: Callable[[], None], repeats: int, copy_gbps: float,
+             json_path: str | None) -> list[dict[str, Any]]:  # fmt: skip
+    """Times each case and prints its row. The JSON is rewritten after every case, so a run stopped part way
+    (the GPU check's step timeout) still leaves every case it measured."""
     results = []
-    for case in _cases(torch, quick=args.quick):
+    for case in cases:
         seconds = {lib: _time(fn, sync, repeats) for lib, fn in case["impls"].items()}
-        result = {k: v for k, v in case.items() if k != "impls"} | {"seconds": seconds}
+        result = {k: v for k, v in case.items() if k not in ("impls", "inputs")} | {"seconds": seconds}
         if "torch" in seconds:
             result["ratio"] = seconds["tensorsmith"] / seconds["torch"]
         if case["bytes"]:
@@ -55,11 +67,13 @@ def main(argv: list[str] | None = None) -> int:
             result["tflops"] = {lib: case["flops"] / s / 1e12 for lib, s in seconds.items()}
         results.append(result)
         _print_row(result)
-    if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"copy_gbps": copy_gbps, "repeats": repeats, "results": results}, f, indent=2)
-        print(f"\nwrote {args.json}")
-    return 0
+        if json_path:
+            tmp = f"{json_path}.tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump({"copy_gbps": copy_gbps, "repeats": repeats, "complete": len(results) == len(cases), "results": results},
+                          f, indent=2)  # fmt: skip
+            os.replace(tmp, json_path)  # whole or not at all, even when killed mid-write
+    return results
 
 
 def _import_torch() -> Any | None:
@@ -112,7 +126,9 @@ def _copy_bandwidth(torch: Any | None, sync: Callable[[], None], nbytes: int) ->
     return best
 
 
-def _cases(torch: Any | None, quick: bool) -> list[dict[str, Any]]:
+def _cases(torch: Any | None, quick: bool, device: str = "cuda") -> list[dict[str, Any]]:
+    """Each case's inputs are uploaded contiguous and any other layout is made on `device` as a view, as a user's
+    tensors are: a view made in numpy would be uploaded as a contiguous copy and time the contiguous path."""
     rng = np.random.default_rng(0)
     n = 1 << (22 if quick else 26)
     side = 2048 if quick else 8192
@@ -120,20 +136,24 @@ def _cases(torch: Any | None, quick: bool) -> list[dict[str, Any]]:
     mm = 2048 if quick else 8192
     cases = []
 
-    def both(name, family, arrays, ts_fn, torch_fn, nbytes=None, flops=None):
-        ts_args = [ts.asarray(a, device="cuda") for a in arrays]
+    def both(name, family, arrays, ts_fn, torch_fn, nbytes=None, flops=None, view=lambda args: args):
+        ts_args = view([ts.asarray(a, device=device) for a in arrays])
         impls = {"tensorsmith": lambda: ts_fn(*ts_args)}
+        inputs = {"tensorsmith": ts_args}
         if torch is not None and torch_fn is not None:
-            t_args = [torch.from_numpy(a).cuda() for a in arrays]
+            t_args = view([torch.from_numpy(a).to(device) for a in arrays])
             impls["torch"] = lambda: torch_fn(*t_args)
-        shape = "x".join(map(str, arrays[0].shape))
-        cases.append({"name": name, "family": family, "shape": shape, "bytes": nbytes, "flops": flops, "impls": impls})
+            inputs["torch"] = t_args
+        shape = "x".join(map(str, ts_args[0].shape))
+        cases.append({"name": name, "family": family, "shape": shape, "strides": list(ts_args[0].strides), "bytes": nbytes,
+                      "flops": flops, "impls": impls, "inputs": inputs})  # fmt: skip
 
-    f32 = lambda *shape: rng.standard_normal(shape).astype(np.float32)  # noqa: E731
+    f32 = lambda *shape: rng.standard_normal(shape, dtype=np.float32)  # noqa: E731
     both("add f32", "pointwise", [f32(n), f32(n)], ts.add, torch and torch.add, 12 * n)
     both("exp f32", "pointwise", [f32(n)], ts.exp, torch and torch.exp, 8 * n)
-    both("add f32 strided", "pointwise", [f32(side, side)[:, ::2], f32(side, side // 2)], ts.add, torch and torch.add,
-         3 * 4 * side * side // 2)
+    # Every other column of a device matrix: the offset-calculator path, not the packed one.
+    both("add f32 strided", "pointwise", [f32(side, side), f32(side, side // 2)], ts.add, torch and torch.add,
+         3 * 4 * side * side // 2, view=lambda args: [args[0][:, ::2], *args[1:]])
     both("add f32 + scalar row", "pointwise", [f32(side, side), f32(side)], ts.add, torch and torch.add, 8 * side * side)
     both("sum f32", "reduction", [f32(n)], ts.sum, torch and torch.sum, 4 * n)
     both("sum f32 axis=0", "reduction", [f32(side, side)], lambda x: ts.sum(x, axis=0),
