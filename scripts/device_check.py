@@ -71,7 +71,8 @@ def plan(python: str, out: Path, jobs: int) -> list[Step]:
     found = str(wheelhouse.WHEELHOUSE.relative_to(ROOT)) if wheelhouse.WHEELHOUSE.is_relative_to(ROOT) else str(wheelhouse.WHEELHOUSE)
     install = (*pip, "install", "--no-index", "--only-binary=:all:", "--find-links", found, *wheelhouse.requirements())
     build = (*pip, "install", "--no-index", "--no-build-isolation", "--no-deps", "-v", "-e", ".")
-    tests = (python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "-rs", "--durations=10", *CUDA_TESTS)
+    # 8 workers: 541 op x dtype cases fit the timeout, and a worker that crashes in a kernel is reported, not the end
+    tests = (python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "8", "-rs", "--durations=10", *CUDA_TESTS)
     gate = (python, "-m", "tensorsmith_forge.generator", "validate", "--device", "cuda", "--jobs", str(jobs),
             "--json", str(out / "gate-cuda.json"))  # fmt: skip
     return [
