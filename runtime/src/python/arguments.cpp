@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -253,6 +254,14 @@ DType default_dtype(Kind kind) {
 
 }  // namespace
 
+// `t` on `device`: itself when already there, else a copy.
+Tensor on_device(const Tensor& t, Device device) {
+  if (t.device() == device) return t;
+  Tensor moved = Tensor::empty(t.shape(), t.dtype(), device);
+  moved.copy_from(t);
+  return moved;
+}
+
 std::vector<Tensor> tensor_operands(const OpDef& op, std::initializer_list<py::handle> arg_list,
                                     std::initializer_list<const char*> name_list) {
   const py::handle* args = arg_list.begin();
@@ -289,6 +298,15 @@ std::vector<Tensor> tensor_operands(const OpDef& op, std::initializer_list<py::h
     } else {
       operands[i] = weak_scalar_tensor(args[i], *weak[i], dtype);
     }
+  }
+  // A Python scalar goes where the tensors are (x + 1 on a CUDA tensor): as a 0-d CPU tensor the engine
+  // would refuse the mix of devices.
+  std::optional<Device> device;
+  for (size_t i = 0; i < operands.size() && !device; ++i) {
+    if (!weak[i] && operands[i].device().type != DeviceType::CPU) device = operands[i].device();
+  }
+  for (size_t i = 0; device && i < operands.size(); ++i) {
+    if (weak[i]) operands[i] = on_device(operands[i], *device);
   }
   return operands;
 }
