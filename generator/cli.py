@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from tensorsmith_forge.validators import static_check
-from tensorsmith_forge.validators.gate import PENDING_WHY, Gate, Verdict
+from tensorsmith_forge.validators.gate import Gate, Verdict
 
 from . import api, dest, review
 from .agent.replay import ReplayProposer
@@ -224,7 +224,7 @@ def _validate(project: Project, args: argparse.Namespace) -> int:
             cases = (verdict.report.get("release", verdict.report.get("cuda", {})).get("cases", 0) if verdict else 0)
             seconds = sum(stage["seconds"] for stage in verdict.report.get("stages", {}).values()) if verdict else 0.0
             pending = verdict.report.get("pending", []) if verdict else []
-            result = ("pass" + (f" ({'+'.join(pending)} pending: {gate.pending_reason(device)})" if pending else "") if ok
+            result = ("pass" + (f" ({'+'.join(pending)} pending: {verdict.report.get('pending_why', {}).get(pending[0], '')})" if pending else "") if ok
                       else f"FAIL at {verdict.stage}" if verdict else f"FAIL: {proposer}")  # fmt: skip
             label = f"{spec.name}.{device}"
             rows.append((label, proposer if verdict else "-", str(cases), result, f"{seconds:.1f}"))
@@ -237,7 +237,7 @@ def _validate(project: Project, args: argparse.Namespace) -> int:
     for device in devices:
         if gate.pending_stages(device):
             print(f"{device} kernels were not fully judged here ({', '.join(gate.pending_stages(device))} pending): "
-                  f"{PENDING_WHY[gate.pending_reason(device)]}; run `tsgen validate --device {device}` on a machine with "
+                  f"{gate.pending_why(device)}; run `tsgen validate --device {device}` on a machine with "
                   "nvcc and a GPU (scripts/device_check.sh)")
     if args.json:
         args.json.write_text(json.dumps(reports, indent=2, default=str) + "\n", encoding="utf-8")

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from tensorsmith_forge.validators.gate import Candidate, Gate
+from tensorsmith_forge.validators.gate import Candidate, Gate, Verdict
 
 from . import api, dest, writer
 from .errors import GeneratorError
@@ -296,7 +296,7 @@ class Regenerator:
         elapsed = time.monotonic() - started
         self._show(plan, f"accepted ({proposal.proposer}, attempt {proposal.attempt}, {elapsed:.1f} s)")
         message = f"({proposal.proposer}, {elapsed:.1f} s)"
-        return KernelResult(plan, "accepted", message, self._record(plan, proposal, source), source, proposal.transcript)
+        return KernelResult(plan, "accepted", message, self._record(plan, proposal, source, verdict), source, proposal.transcript)
 
     def _show(self, plan: KernelPlan, state: str) -> None:
         if self.board is not None:
@@ -309,7 +309,7 @@ class Regenerator:
             return self.stored_proposer
         return self.proposer
 
-    def _record(self, plan: KernelPlan, proposal: Proposal, source: str) -> OutputRecord:
+    def _record(self, plan: KernelPlan, proposal: Proposal, source: str, verdict: Verdict | None = None) -> OutputRecord:
         details = dict(proposal.details)
         if proposal.transcript is None:
             details.pop("transcript", None)  # a record never points at a file generated/ will not hold
@@ -322,16 +322,19 @@ class Regenerator:
             proposer=proposal.proposer,
             body_sha256=sha256_text(stored_body(source)),
             interface_sha256=sha256_text(api.interface(plan.spec)),
-            verdict=self._verdict_text(plan.device),
+            verdict=self._verdict_text(plan.device, verdict),
             details=details,
         )
 
-    def _verdict_text(self, device: str) -> str:
+    def _verdict_text(self, device: str, verdict: Verdict | None = None) -> str:
         """What the manifest says the gate did; stages this machine could not run (a CUDA kernel's, without a
-        GPU) are named as pending, for `tsgen validate --device cuda` on a GPU machine to finish."""
+        GPU) are named as pending, for `tsgen validate --device cuda` on a GPU machine to finish, and so is a
+        stage that could not judge this candidate (compute-sanitizer's own trouble), which the verdict names."""
         pending = self.gate.pending_stages(device)
-        ran = ", ".join(stage for stage in self.gate.stages if stage not in pending)
-        return f"accepted by {ran}" + (f"; pending ({self.gate.pending_reason(device)}): {', '.join(pending)}" if pending else "")
+        late = [stage for stage in (verdict.report.get("pending", []) if verdict else []) if stage not in pending]
+        ran = ", ".join(stage for stage in self.gate.stages if stage not in pending and stage not in late)
+        text = f"accepted by {ran}" + (f"; pending ({self.gate.pending_reason(device)}): {', '.join(pending)}" if pending else "")
+        return text + (f"; pending (not judged here: {verdict.report['pending_why'][late[0]]}): {', '.join(late)}" if late else "")
 
     def candidate(self, spec: OpSpec, device: str, body: str, proposer: str) -> Candidate:
         """What the gate judges: the body, its translation unit, and the op table for this op alone."""

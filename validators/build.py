@@ -164,7 +164,7 @@ class CandidateBuilder:
         return obj
 
     def link(self, objects: Sequence[Path], output: Path, variant: str) -> Path:
-        cuda = [f"-L{self.cuda.cuda_home / 'lib64'}", "-lcudart", "-ldl"] if variant == CUDA_VARIANT else []
+        cuda = self.cuda.runtime_link() if variant == CUDA_VARIANT else []
         self._run([self.toolchain.compiler, "-shared", "-pthread", *FLAGS.get(variant, FLAGS["release"]), "-o", str(output),
                    *map(str, objects), *BLAS_LINK, *cuda], self.compile_budget_s["cpu"])  # fmt: skip
         return output

@@ -10,8 +10,10 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import re
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,6 +64,25 @@ class CudaToolchain:
         return lines[-1] if lines else "nvcc (unknown version)"
 
     @functools.cached_property
+    def major(self) -> str:
+        """The CUDA major version nvcc builds for ("13"), from its release line; "" where it does not say."""
+        output = subprocess.run([str(self.nvcc), "--version"], capture_output=True, text=True).stdout
+        match = re.search(r"release (\d+)\.", output)
+        return match.group(1) if match else ""
+
+    def runtime_link(self) -> list[str]:
+        """How a module links the CUDA runtime: statically where the toolkit has libcudart_static.a, as the
+        runtime's own build links it, else dynamically with an rpath: no LD_LIBRARY_PATH needed either way."""
+        libraries = [self.cuda_home / name for name in ("lib64", "lib")]
+        for directory in libraries:
+            if (directory / "libcudart_static.a").exists():
+                return [str(directory / "libcudart_static.a"), "-ldl", "-lrt", "-lpthread"]
+        for directory in libraries:
+            if any(directory.glob("libcudart.so*")):
+                return [f"-L{directory}", "-lcudart", f"-Wl,-rpath,{directory}", "-ldl"]
+        return ["-lcudart", "-ldl"]
+
+    @functools.cached_property
     def cuda_home(self) -> Path:
         """The toolkit root (include/, lib64/): $CUDA_HOME, else the one nvcc runs from (through wrapper scripts)."""
         if os.environ.get("CUDA_HOME"):
@@ -89,3 +110,55 @@ def gpu_count() -> int:
     if driver.cuInit(0) != 0 or driver.cuDeviceGetCount(ctypes.byref(count)) != 0:
         return 0
     return count.value
+
+
+# A kernel with nothing wrong in it: compute-sanitizer must pass it, or the tool cannot run here.
+_PROBE = r"""
+#include <cstdio>
+__global__ void fill(float* x, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = 1.0f; }
+int main() {
+  float* x = nullptr;
+  if (cudaMalloc(&x, 256 * sizeof(float)) != cudaSuccess) { std::printf("cudaMalloc failed\n"); return 2; }
+  fill<<<2, 128>>>(x, 256);
+  const cudaError_t error = cudaDeviceSynchronize();
+  if (error != cudaSuccess) { std::printf("%s\n", cudaGetErrorString(error)); return 3; }
+  return cudaFree(x) == cudaSuccess ? 0 : 4;
+}
+"""
+
+
+def compute_sanitizer(toolchain: CudaToolchain) -> Path | None:
+    """compute-sanitizer from PATH or the toolkit nvcc belongs to; None where neither has it."""
+    found = shutil.which("compute-sanitizer")
+    candidate = Path(found) if found else toolchain.cuda_home / "bin" / "compute-sanitizer"
+    return candidate if candidate.is_file() else None
+
+
+@functools.cache
+def sanitizer_problem(toolchain: CudaToolchain) -> str | None:
+    """Why compute-sanitizer cannot judge kernels on this machine's GPU, or None when it can: it is missing,
+    or it fails on a known-good kernel (seen on some GPU hosts: "Device not supported", error 999). Then a
+    kernel's failure under it would be the tool's, not the kernel's. Probed once per process."""
+    tool = compute_sanitizer(toolchain)
+    if tool is None:
+        return "compute-sanitizer is not installed (it comes with the CUDA toolkit)"
+    with tempfile.TemporaryDirectory(prefix="sanitizer-probe-") as scratch:
+        source, binary = Path(scratch) / "probe.cu", Path(scratch) / "probe"
+        source.write_text(_PROBE, encoding="utf-8")
+        build = subprocess.run([str(toolchain.nvcc), "-arch=native", "-o", str(binary), str(source)], capture_output=True,
+                               text=True, timeout=300)  # fmt: skip
+        if build.returncode != 0:
+            return f"the sanitizer probe did not compile: {_first_line(build.stderr)}"
+        try:
+            run = subprocess.run([str(tool), "--tool=memcheck", "--error-exitcode=86", str(binary)], capture_output=True,
+                                 text=True, timeout=300)  # fmt: skip
+        except subprocess.TimeoutExpired:
+            return "compute-sanitizer hung on a known-good kernel (300 s)"
+    if run.returncode != 0:
+        return f"compute-sanitizer fails on a known-good kernel (exit {run.returncode}): {_first_line(run.stdout + run.stderr)}"
+    return None
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip(" =") for line in text.splitlines() if line.strip(" =")]
+    return lines[0][:200] if lines else "no output"

@@ -29,6 +29,7 @@ revealing hidden seeds; `report` holds everything for a person.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -49,7 +50,7 @@ from tensorsmith_forge.generator.writer import write_atomic
 
 from . import compare, inputs, passes, static_check, symbols
 from .build import CUDA_VARIANT, BuildError, CandidateBuilder
-from .cuda import gpu_count
+from .cuda import compute_sanitizer, gpu_count, sanitizer_problem
 from .engine_limits import EngineLimits, read_limits
 from .runner import PROGRESS, VALUE_SET, load_arrays, write_job
 from .sandbox import GiB, Limits, run_sandboxed
@@ -58,7 +59,18 @@ STAGES = ("static", "compile", "symbols", "differential", "sanitizers")
 RUN_STAGES = ("differential", "sanitizers")  # the stages that run the kernel: a CUDA kernel's need a GPU
 NVCC_STAGES = ("compile", "symbols", *RUN_STAGES)  # the stages that need a CUDA kernel compiled
 # Why a machine leaves a CUDA kernel's stages pending: the short form MANIFEST and tables show, and the long one.
-PENDING_WHY = {"no nvcc": "no CUDA compiler (nvcc) on this machine", "no GPU": "no CUDA device on this machine"}
+PENDING_WHY = {"no nvcc": "no CUDA compiler (nvcc) on this machine", "no GPU": "no CUDA device on this machine",
+               "no compute-sanitizer": "compute-sanitizer cannot judge kernels on this machine"}  # fmt: skip
+# compute-sanitizer's own verdict on a kernel (--error-exitcode, or its summary): only this is the candidate's fault.
+CUDA_SANITIZER_EXIT = 86
+CUDA_SANITIZER_REPORT = re.compile(r"ERROR SUMMARY: [1-9]\d* error")
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A stage's outcome when it could not judge the candidate for a reason that is not the candidate's."""
+
+    reason: str
 SANITIZER_REPORT = re.compile(r"ERROR: AddressSanitizer|runtime error:|ERROR: LeakSanitizer|SUMMARY: UndefinedBehaviorSanitizer")
 
 
@@ -164,13 +176,23 @@ class Gate:
             return None
         if not self.builder.has_nvcc:
             return "no nvcc"
-        return "no GPU" if gpu_count() == 0 else None
+        if gpu_count() == 0:
+            return "no GPU"
+        return "no compute-sanitizer" if "sanitizers" in self.stages and sanitizer_problem(self.builder.cuda) else None
+
+    def pending_why(self, device: str) -> str:
+        """The long form of pending_reason, with what the compute-sanitizer probe said where that is why."""
+        reason = self.pending_reason(device)
+        if reason is None:
+            return ""
+        detail = f" ({sanitizer_problem(self.builder.cuda)})" if reason == "no compute-sanitizer" else ""
+        return PENDING_WHY[reason] + detail
 
     def pending_stages(self, device: str) -> tuple[str, ...]:
         """The stages this machine cannot run for `device` kernels: without nvcc, all but the static rules;
-        without a GPU, those that run the kernel."""
+        without a GPU, those that run the kernel; where compute-sanitizer cannot run, the sanitizers."""
         reason = self.pending_reason(device)
-        held = () if reason is None else NVCC_STAGES if reason == "no nvcc" else RUN_STAGES
+        held = {None: (), "no nvcc": NVCC_STAGES, "no GPU": RUN_STAGES, "no compute-sanitizer": ("sanitizers",)}[reason]
         return tuple(stage for stage in self.stages if stage in held)
 
     def _judge(self, candidate: Candidate, on_stage: Callable[[str], None]) -> Verdict:
@@ -182,23 +204,28 @@ class Gate:
         scratch_root = self.cache_dir / "scratch"
         scratch_root.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=f"{candidate.op}-", dir=scratch_root))
+        why = {stage: self.pending_why(candidate.device) for stage in pending}
         try:
             state: dict[str, Any] = {}
             for stage in (s for s in self.stages if s not in pending):
                 on_stage(stage)
                 started = time.monotonic()
-                failure = getattr(self, f"_{stage}")(candidate, scratch, state, report)
-                report["stages"][stage] = {"seconds": round(time.monotonic() - started, 2), "passed": failure is None}
-                if failure is not None:
-                    report["verdict"] = {"accepted": False, "stage": stage, "message": failure}
-                    return Verdict(False, stage, failure, report)
+                outcome = getattr(self, f"_{stage}")(candidate, scratch, state, report)
+                report["stages"][stage] = {"seconds": round(time.monotonic() - started, 2), "passed": outcome is None}
+                if isinstance(outcome, Pending):  # not the candidate's fault: not judged, and said so
+                    why[stage] = outcome.reason
+                    report["pending"].append(stage)
+                elif outcome is not None:
+                    report["verdict"] = {"accepted": False, "stage": stage, "message": outcome}
+                    return Verdict(False, stage, outcome, report)
             report["verdict"] = {"accepted": True}
-            message = f"{', '.join(pending)} pending: {PENDING_WHY[self.pending_reason(candidate.device)]}" if pending else ""
+            report["pending_why"] = why
+            message = "; ".join(f"{stage} pending: {reason}" for stage, reason in why.items())
             return Verdict(True, "all", message, report)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
-    # ---- stages: each returns None (passed) or the failure message ----------------------------------
+    # ---- stages: each returns None (passed), the failure message, or Pending (not judged, not the candidate's fault) ----
 
     def _static(self, candidate: Candidate, scratch: Path, state: dict, report: dict) -> str | None:
         violations = static_check.check_body(candidate.body, candidate.device)
@@ -240,7 +267,7 @@ class Gate:
                 return failure
         return None
 
-    def _sanitizers(self, candidate: Candidate, scratch: Path, state: dict, report: dict) -> str | None:
+    def _sanitizers(self, candidate: Candidate, scratch: Path, state: dict, report: dict) -> str | Pending | None:
         if candidate.device == "cuda":
             return self._compute_sanitizer(candidate, scratch, state, report)
         limits = Limits(wall_s=self.wall_s, memory_bytes=None, file_bytes=4 * GiB)
@@ -256,27 +283,44 @@ class Gate:
                                         *inputs.threshold_cases(candidate.spec, dtype, salt=self.salt, limits=limits)]]  # fmt: skip
         return state["cases"]
 
+    def _cuda_libraries(self) -> list[str]:
+        """What the runner loads before the candidate's module, as `import tensorsmith` does: cuBLAS from the
+        nvidia-cublas wheel, which the runtime then finds by its soname at the first float matmul on a GPU.
+        The runtime package's own finder is used, read from the checkout (importing the package would load
+        the built extension)."""
+        path = self.root / "runtime" / "python" / "tensorsmith" / "_cuda_libs.py"
+        spec = importlib.util.spec_from_file_location("_tensorsmith_cuda_libs", path)
+        assert spec is not None and spec.loader is not None
+        finder = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(finder)
+        library = finder.cublas_from_wheel(self.builder.cuda.major)
+        return [] if library is None else [str(library)]
+
     def engine_limits(self) -> EngineLimits:
         with self._lock:
             if self._limits is None:
                 self._limits = read_limits(self.root, self.builder.toolchain.compiler, self.cache_dir)
             return self._limits
 
-    def _compute_sanitizer(self, candidate: Candidate, scratch: Path, state: dict, report: dict) -> str | None:
+    def _compute_sanitizer(self, candidate: Candidate, scratch: Path, state: dict, report: dict) -> str | Pending | None:
         """memcheck (out-of-bounds and misaligned accesses) and racecheck (shared-memory races) on the
-        cases the CPU's sanitizers take."""
-        tool = shutil.which("compute-sanitizer") or str(self.builder.cuda.cuda_home / "bin" / "compute-sanitizer")
-        if not Path(tool).is_file():
-            report["sanitize"] = {"skipped": "compute-sanitizer is not installed"}
-            return None
+        cases the CPU's sanitizers take. Only the tool's own report is the candidate's failure; a run that
+        ends otherwise (the tool's trouble, seen on some GPU hosts) leaves the stage pending, saying why.
+        (A machine where the tool fails a known-good kernel holds the stage pending before it starts.)"""
+        tool = compute_sanitizer(self.builder.cuda)
+        assert tool is not None  # pending_stages holds the stage where there is none
         limits = Limits(wall_s=self.wall_s * 4, memory_bytes=None, file_bytes=4 * GiB)
         for check in ("memcheck", "racecheck"):
-            wrapper = [tool, f"--tool={check}", "--error-exitcode=86", "--print-limit=8"]
+            wrapper = [str(tool), f"--tool={check}", f"--error-exitcode={CUDA_SANITIZER_EXIT}", "--print-limit=8"]
             sanitized = replace(passes.cuda_pass(CUDA_VARIANT), label=f"sanitize-{check}", runs=lambda case: ("a",),
                                 takes=passes.SANITIZE.takes)  # fmt: skip
             failure = self._run_pass(candidate, scratch, state, report, sanitized, limits, wrapper=wrapper)
-            if failure is not None:
+            if failure is None:
+                continue
+            ran = report.get(sanitized.label, {})
+            if ran.get("returncode") == CUDA_SANITIZER_EXIT or CUDA_SANITIZER_REPORT.search(ran.get("output", "")):
                 return f"compute-sanitizer {check}: {failure}"
+            return Pending(f"compute-sanitizer {check} ended without a report of its own: {failure.splitlines()[0]}")
         return None
 
     # ---- running ---------------------------------------------------------------------------------------
@@ -296,13 +340,18 @@ class Gate:
         cases = [c for _, c in indexed]
         write_job(run_dir / "job.arrays", candidate.op, cases, [run_pass.runs(c) for c in cases])
         parity = candidate.companion is not None and candidate.device != "cpu"
-        (run_dir / "plan.json").write_text(json.dumps(run_pass.plan(candidate.device, parity)), encoding="utf-8")
+        plan = run_pass.plan(candidate.device, parity) | {"preload": self._cuda_libraries() if run_pass.variant == CUDA_VARIANT else []}
+        (run_dir / "plan.json").write_text(json.dumps(plan), encoding="utf-8")
         env = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", **run_pass.env(self.engine_limits())}
+        if run_pass.variant == CUDA_VARIANT and os.environ.get("LD_LIBRARY_PATH"):  # where a host keeps its CUDA libraries
+            env["LD_LIBRARY_PATH"] = os.environ["LD_LIBRARY_PATH"]
         if run_pass.variant == "sanitize":
             env |= _sanitizer_env(self.builder.toolchain.compiler)
         command = [*(wrapper or []), sys.executable, "-m", "tensorsmith_forge.validators.runner", str(module), "job.arrays", "out.arrays", "plan.json"]
         result = run_sandboxed(command, cwd=run_dir, env=env, limits=limits)
         report[label] = {"cases": len(cases), "wall_s": round(result.wall_s, 2), "isolation": result.isolation.describe()}
+        if wrapper:  # what the wrapping tool (compute-sanitizer) said and how it ended
+            report[label] |= {"returncode": result.returncode, "output": (result.stdout + result.stderr)[-4000:]}
         if run_pass.variant == "sanitize" and SANITIZER_REPORT.search(result.stderr):
             return "the sanitizers report:\n" + _sanitizer_excerpt(result.stderr) + _while_running(run_dir, cases, run_pass)
         if not result.ok:

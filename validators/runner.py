@@ -27,6 +27,7 @@ to PROGRESS, so a run that kills the process is named.
 
 from __future__ import annotations
 
+import ctypes
 import importlib.util
 import json
 import os
@@ -239,6 +240,8 @@ def load_module(path: Path) -> Any:
 def main(argv: list[str]) -> int:
     module_path, job_path, out_path, plan_path = map(Path, argv[:4])
     plan = json.loads(plan_path.read_text(encoding="utf-8"))
+    for library in plan.get("preload", []):  # before the module: its runtime finds them by soname (cuBLAS)
+        ctypes.CDLL(library, mode=ctypes.RTLD_LOCAL)
     module = load_module(module_path)
     progress = os.open(out_path.parent / PROGRESS, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     outputs, record = run_job(module, load_arrays(job_path), plan, progress=progress)

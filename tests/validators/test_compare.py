@@ -490,3 +490,20 @@ def test_every_probability_is_judged_relative_to_itself() -> None:
     in_float = np.exp(x.astype(np.float32) - 0).astype(np.float64)
     assert check("softmax", case, in_float / in_float.sum()) is not None
     assert check("softmax", case, expected * (1 + 1e-14)) is None
+
+
+def test_device_parity_of_bfloat16_allows_the_devices_own_rounding() -> None:
+    """cuBLAS and the CPU tiles, or an online softmax, round a few bfloat16 elements differently: parity is
+    the dtype's tolerance there (bfloat16's numpy kind is 'V', which once made it bit for bit)."""
+    a = (np.arange(12, dtype=np.float32).reshape(3, 4) / 7).astype(ml_dtypes.bfloat16)
+    b = (np.ones((4, 2), dtype=np.float32) / 3).astype(ml_dtypes.bfloat16)
+    case = case_of("matmul", a, b)
+    cpu = (a.astype(np.float32) @ b.astype(np.float32)).astype(ml_dtypes.bfloat16)
+    one_off = cpu.copy()
+    one_off[1, 1] = np.nextafter(cpu[1, 1].astype(np.float32), np.float32(np.inf)).astype(ml_dtypes.bfloat16)
+    if one_off[1, 1] == cpu[1, 1]:  # bfloat16 rounded it back: step by a bfloat16 ulp instead
+        one_off[1, 1] = (cpu[1, 1].astype(np.float32) * np.float32(1 + 2**-7)).astype(ml_dtypes.bfloat16)
+    assert compare.device_parity(CATALOG.op("matmul"), case, cpu, one_off) is None
+    far = cpu.copy()
+    far[0, 0] = (cpu[0, 0].astype(np.float32) * 2 + 1).astype(ml_dtypes.bfloat16)
+    assert compare.device_parity(CATALOG.op("matmul"), case, cpu, far).kind == "device_parity"

@@ -99,3 +99,56 @@ def test_without_nvcc_a_cuda_kernel_is_judged_by_its_static_rules_and_the_rest_i
     banned = gate.judge(regen.candidate(load_catalog(project.root).op("add"), "cuda", "atomicAdd(&x1, x2);\nreturn x1;", "external"))
     assert not banned.accepted and banned.stage == "static"
     assert gate.pending_stages("cpu") == ()
+
+
+@needs_nvcc
+def test_where_compute_sanitizer_cannot_run_the_sanitizers_are_pending_not_passed(monkeypatch, tmp_path) -> None:
+    """On a GPU host where the tool is missing (or fails a known-good kernel) the stage is held pending, with
+    the probe's words, never counted as passed and never blamed on the kernel."""
+    from tensorsmith_forge.validators import gate as gate_module
+
+    monkeypatch.setattr(gate_module, "gpu_count", lambda: 1)
+    monkeypatch.setattr(gate_module, "sanitizer_problem", lambda toolchain: "compute-sanitizer is not installed (test)")
+    gate = Gate(Project.locate(Path(__file__)).root, cache_dir=tmp_path)
+    assert gate.pending_reason("cuda") == "no compute-sanitizer"
+    assert gate.pending_stages("cuda") == ("sanitizers",)
+    assert gate.pending_why("cuda") == "compute-sanitizer cannot judge kernels on this machine (compute-sanitizer is not installed (test))"
+    monkeypatch.setattr(gate_module, "sanitizer_problem", lambda toolchain: None)
+    assert gate.pending_stages("cuda") == () and gate.pending_why("cuda") == ""
+
+
+def test_a_sanitizer_without_its_own_report_leaves_the_stage_pending(monkeypatch, tmp_path) -> None:
+    """Only compute-sanitizer's report (its error exit code or error summary) rejects; any other end of the
+    run (error 999 on some hosts) is the tool's trouble: pending, named in the verdict and in the manifest."""
+    from tensorsmith_forge.validators import gate as gate_module
+
+    project = Project.locate(Path(__file__))
+    gate = Gate(project.root, cache_dir=tmp_path, stages=("static", "sanitizers"))
+    monkeypatch.setattr(gate, "pending_stages", lambda device: ())
+    monkeypatch.setattr(gate_module, "compute_sanitizer", lambda toolchain: Path("/bin/true"))
+    outcomes = iter([(3, "CUDA error 999: unknown error"), (gate_module.CUDA_SANITIZER_EXIT, "ERROR SUMMARY: 2 errors")])
+
+    def run_pass(candidate, scratch, state, report, run_pass, limits, wrapper=None, kernel_o=None):
+        code, output = next(outcomes)
+        report[run_pass.label] = {"returncode": code, "output": output}
+        return f"the candidate's process exited with status {code}"
+
+    monkeypatch.setattr(gate, "_run_pass", run_pass)
+    regen = Regenerator(project, gate)
+    candidate = regen.candidate(load_catalog(project.root).op("add"), "cuda", "return static_cast<out_t>(ts::ops::add(x1, x2));",
+                                "external")  # fmt: skip
+    held = gate._judge(candidate, lambda stage: None)
+    assert held.accepted and held.report["pending"] == ["sanitizers"]
+    assert "sanitizers pending: compute-sanitizer memcheck ended without a report of its own" in held.message
+    assert "pending (not judged here: compute-sanitizer memcheck ended without" in regen._verdict_text("cuda", held)
+    rejected = gate._judge(candidate, lambda stage: None)
+    assert not rejected.accepted and rejected.stage == "sanitizers" and rejected.message.startswith("compute-sanitizer memcheck")
+
+
+@needs_nvcc
+def test_gate_modules_link_the_cuda_runtime_without_library_paths() -> None:
+    """As the runtime's build does: libcudart_static where the toolkit has it, else an rpath to libcudart."""
+    toolchain = cuda.CudaToolchain.find()
+    link = toolchain.runtime_link()
+    assert link[0].endswith("libcudart_static.a") or any(flag.startswith("-Wl,-rpath,") for flag in link), link
+    assert toolchain.major.isdigit()

@@ -17,12 +17,18 @@ from typing import Any
 def preload_cublas(build_info: dict[str, Any]) -> ctypes.CDLL | None:
     if not build_info["cuda"]:
         return None
-    major = build_info["cuda_runtime_version"].split(".")[0]
+    library = cublas_from_wheel(build_info["cuda_runtime_version"].split(".")[0])
+    return None if library is None else ctypes.CDLL(str(library), mode=ctypes.RTLD_LOCAL)
+
+
+def cublas_from_wheel(major: str) -> Path | None:
+    """The nvidia-cublas wheel's libcublas.so.<major>, where that wheel is installed. The acceptance gate
+    (validators/gate.py) finds it here too, for the kernels it runs on a GPU."""
     spec = importlib.util.find_spec("nvidia")
     if spec is None or not spec.submodule_search_locations:
         return None
     for root in spec.submodule_search_locations:
         library = Path(root) / f"cu{major}" / "lib" / f"libcublas.so.{major}"
         if library.exists():
-            return ctypes.CDLL(str(library), mode=ctypes.RTLD_LOCAL)
+            return library
     return None
