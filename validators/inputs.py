@@ -677,6 +677,8 @@ def _threshold_reduction(ctx: _Context, rng: np.random.Generator, limits: Any) -
         _t([(split_rows, split_row)], "contiguous", dist, axis=1, keepdims=False),
         _t([(split_row,)], "offset", dist, axis=None, keepdims=False),
         _t([(_beyond(rng, 128), outer)], "contiguous", dist, axis=0, keepdims=False),
+        # few adjacent outputs over a long outer axis: a device splits the axis over blocks
+        _t([(_beyond(rng, 1 << 14), int(rng.integers(3, 40)))], "contiguous", dist, axis=0, keepdims=False),
     ]
 
 

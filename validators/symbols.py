@@ -75,7 +75,7 @@ CUDA_PATTERNS = (
     r"cuda(?:GetLastError|LaunchKernel)(?:_ptsz)?",
     r"ts::cuda::DeviceGuard::(?:DeviceGuard\(int\)|~DeviceGuard\(\))",
     r"__cxa_guard_(?:acquire|release|abort)", "atexit",  # nvcc's function-local static of the fat-binary handle
-    r"ts::cuda::(?:check\(cudaError, char const\*\)|current_stream\(int\))",
+    r"ts::cuda::(?:check\(cudaError, char const\*\)|check_launch\(char const\*\)|current_stream\(int\))",
     r"ts::cuda::Workspace::(?:Workspace\(unsigned long, int\)|~Workspace\(\))",
     r"ts::cuda::blas_[sdhb]gemm\(ts::GemmArgs const&\)",
 )

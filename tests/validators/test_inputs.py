@@ -360,10 +360,10 @@ def test_threshold_cases_are_sized_from_the_engine_limits() -> None:
     (run,) = inputs.threshold_cases(CATALOG.op("add"), "float32", salt=SALT, limits=limits)
     assert run.hidden and run.id == "t00"
     assert run.operands[0].shape[0] > max(inputs.LARGE_RUN, 2 * limits.pointwise_grain) and run.operands[0].shape[0] % 2 == 1
-    whole, split, full, outer = inputs.threshold_cases(CATALOG.op("sum"), "float64", salt=SALT, limits=limits)
+    whole, split, full, outer, few = inputs.threshold_cases(CATALOG.op("sum"), "float64", salt=SALT, limits=limits)
     assert whole.operands[0].shape[0] == limits.split_max_rows + 1 and whole.operands[0].shape[1] > 2 * limits.split_chunk
     assert split.operands[0].shape[0] <= limits.split_max_rows and split.operands[0].shape[1] > 3 * limits.split_chunk
-    assert full.kwargs["axis"] is None and outer.kwargs["axis"] == 0
+    assert full.kwargs["axis"] is None and outer.kwargs["axis"] == 0 == few.kwargs["axis"] and few.operands[0].shape[1] < 40
     long_rows, _ = inputs.threshold_cases(CATALOG.op("softmax"), "float32", salt=SALT, limits=limits)
     assert long_rows.operands[0].shape[1] > inputs.LONG_SOFTMAX_ROW
     deep, _ = inputs.threshold_cases(CATALOG.op("matmul"), "int32", salt=SALT, limits=limits)

@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -104,12 +105,42 @@ void synchronize(int device) {
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
 }
 
+// The op whose kernel was launched last (op names are string literals of the generated kernels).
+std::atomic<const char*> g_last_launch{nullptr};
+
+// The errors a kernel raises while it runs: they surface at whatever call next waits for the device.
+bool kernel_fault(cudaError_t status) {
+  switch (status) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorAssert:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorHardwareStackError:
+      return true;
+    default:
+      return false;
+  }
+}
+
 void check(cudaError_t status, const char* what) {
   if (status == cudaSuccess) return;
   (void)cudaGetLastError();  // a non-sticky error must not resurface at the next launch check
   std::ostringstream os;
   os << what << ": CUDA error " << describe(status);
+  const char* last = g_last_launch.load(std::memory_order_relaxed);
+  if (kernel_fault(status) && last != nullptr && std::string(last) != what) {
+    os << " (raised by a kernel that ran before this call; the last launched was " << last << "'s)";
+  }
   throw RuntimeError(os.str());
+}
+
+void check_launch(const char* op) {
+  g_last_launch.store(op, std::memory_order_relaxed);
+  check(cudaGetLastError(), op);
 }
 
 DeviceGuard::DeviceGuard(int device) : previous_(device), switched_(false) {

@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -47,28 +48,59 @@ DLDevice dl_device_of(Device d) {
 }
 
 #ifdef TS_WITH_CUDA
+// `second` waits for what `first` holds now (nothing to do when they are one stream).
+void order_after(int device, cudaStream_t first, cudaStream_t second, const char* what) {
+  if (first == second) return;
+  cuda::DeviceGuard guard(device);
+  cudaEvent_t ready;
+  TS_CUDA_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), what);
+  const cudaError_t recorded = cudaEventRecord(ready, first);
+  const cudaError_t waited = recorded == cudaSuccess ? cudaStreamWaitEvent(second, ready, 0) : recorded;
+  (void)cudaEventDestroy(ready);  // released once the wait is satisfied
+  TS_CUDA_CHECK(waited, what);
+}
+
 // The Array API's stream argument for CUDA: None or 1 the legacy default
 // stream, 2 the per-thread default stream, -1 no ordering, anything else a
 // cudaStream_t. Work queued on the consumer's stream from now on runs after
-// what this device's stream holds now.
-void order_for_consumer(int device, py::handle stream) {
+// what this device's stream holds now. Returns the consumer's stream (nullopt
+// for -1), which the export keeps for when the consumer lets go.
+std::optional<cudaStream_t> order_for_consumer(int device, py::handle stream) {
   const int64_t s = stream.is_none() ? 1 : int_arg(stream, "stream");
   TS_CHECK(s != 0, ValueError,
            "__dlpack__: stream=0 is ambiguous for CUDA; pass 1 (legacy default stream), 2 (per-thread default "
            "stream), -1 (no synchronisation) or a cudaStream_t");
-  if (s == -1) return;
+  if (s == -1) return std::nullopt;
   cudaStream_t consumer = s == 1   ? cudaStreamLegacy
                           : s == 2 ? cudaStreamPerThread
                                    : reinterpret_cast<cudaStream_t>(static_cast<uintptr_t>(s));
-  cudaStream_t ours = cuda::current_stream(device);
-  if (consumer == ours) return;
-  cuda::DeviceGuard guard(device);
-  cudaEvent_t ready;
-  TS_CUDA_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), "__dlpack__ (cudaEventCreateWithFlags)");
-  const cudaError_t recorded = cudaEventRecord(ready, ours);
-  const cudaError_t waited = recorded == cudaSuccess ? cudaStreamWaitEvent(consumer, ready, 0) : recorded;
-  (void)cudaEventDestroy(ready);  // released once the wait is satisfied
-  TS_CUDA_CHECK(waited, "__dlpack__ (ordering the consumer's stream)");
+  order_after(device, cuda::current_stream(device), consumer, "__dlpack__ (ordering the consumer's stream)");
+  return consumer;
+}
+
+// The consumer let go of an exported tensor: its stream may still hold work that reads it. Once the
+// storage goes back to the pool our stream may reuse the block, so our stream first waits for the
+// consumer's (or, where it asked for no ordering, for the whole device). A deleter cannot throw.
+void release_after_consumer(int device, std::optional<cudaStream_t> consumer) noexcept {
+  try {
+    if (consumer) {
+      order_after(device, *consumer, cuda::current_stream(device), "DLPack deleter (ordering our stream)");
+    } else {
+      cuda::DeviceGuard guard(device);
+      (void)cudaDeviceSynchronize();
+    }
+  } catch (...) {  // a device that failed already said so where it failed
+  }
+}
+
+// We let go of an imported tensor: kernels we queued may still read it, so our stream finishes them
+// before the producer's deleter frees the memory.
+void before_foreign_release(int device) noexcept {
+  try {
+    cuda::DeviceGuard guard(device);
+    (void)cudaStreamSynchronize(cuda::current_stream(device));
+  } catch (...) {
+  }
 }
 #endif
 
@@ -77,6 +109,9 @@ struct ExportContext {
   Tensor tensor;
   Shape shape;  // what the DLTensor's shape and strides point into
   Strides strides;
+#ifdef TS_WITH_CUDA
+  std::optional<cudaStream_t> consumer;  // the stream the consumer named (CUDA tensors)
+#endif
 };
 
 DLDataType dl_dtype(DType d) {
@@ -89,7 +124,11 @@ DLDataType dl_dtype(DType d) {
 
 template <typename Managed>
 void delete_exported(Managed* self) {
-  delete static_cast<ExportContext*>(self->manager_ctx);
+  auto* ctx = static_cast<ExportContext*>(self->manager_ctx);
+#ifdef TS_WITH_CUDA
+  if (ctx->tensor.device().type == DeviceType::CUDA) release_after_consumer(ctx->tensor.device().index, ctx->consumer);
+#endif
+  delete ctx;
   delete self;
 }
 
@@ -107,9 +146,8 @@ void capsule_destructor(PyObject* capsule) {
 }
 
 template <typename Managed>
-py::capsule export_capsule(const Tensor& t, bool copied) {
+py::capsule export_capsule(const Tensor& t, bool copied, ExportContext* ctx) {
   auto managed = std::make_unique<Managed>();
-  auto* ctx = new ExportContext{t, t.shape(), t.strides()};
   managed->manager_ctx = ctx;
   managed->deleter = &delete_exported<Managed>;
   DLTensor& dl = managed->dl_tensor;
@@ -159,11 +197,12 @@ py::capsule dlpack(const Tensor& self, py::handle stream, py::handle max_version
     t = self.clone();
     copied = true;
   }
+  auto ctx = std::make_unique<ExportContext>(ExportContext{t, t.shape(), t.strides()});
   if (t.device().type == DeviceType::CPU) {
     TS_CHECK(stream.is_none(), ValueError, "__dlpack__: stream must be None for a CPU tensor");
   } else {
 #ifdef TS_WITH_CUDA
-    order_for_consumer(t.device().index, stream);
+    ctx->consumer = order_for_consumer(t.device().index, stream);
 #endif
   }
   const bool versioned =
@@ -173,7 +212,8 @@ py::capsule dlpack(const Tensor& self, py::handle stream, py::handle max_version
                            "which cannot mark it read-only; the consumer must ask for DLPack 1.0 (max_version), or "
                            "pass copy=True");
   }
-  return versioned ? export_capsule<DLManagedTensorVersioned>(t, copied) : export_capsule<DLManagedTensor>(t, copied);
+  return versioned ? export_capsule<DLManagedTensorVersioned>(t, copied, ctx.release())
+                   : export_capsule<DLManagedTensor>(t, copied, ctx.release());
 }
 
 // ---- import -------------------------------------------------------------------
@@ -257,6 +297,9 @@ Tensor import_capsule(py::handle capsule, bool& read_only) {
   std::shared_ptr<void> owner(managed, [](void* p) {
     auto* m = static_cast<Managed*>(p);
     if (m->deleter == nullptr || !Py_IsInitialized()) return;
+#ifdef TS_WITH_CUDA
+    if (m->dl_tensor.device.device_type == kDLCUDA) before_foreign_release(m->dl_tensor.device.device_id);
+#endif
     py::gil_scoped_acquire gil;  // producers' deleters may release Python objects
     m->deleter(m);
   });

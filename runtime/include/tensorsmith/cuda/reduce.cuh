@@ -4,13 +4,16 @@
 // what is written; merge must be associative, because threads fold their own
 // elements and the partials are merged as a tree:
 //   columns    adjacent outputs (a reduction over an outer axis), or short rows:
-//              a thread per output, the reduced axis split over threadIdx.y
+//              a thread per output, the reduced axis split over threadIdx.y (and,
+//              for few outputs over a long axis, over blocks: partials merged as
+//              in the split path)
 //   rows       a warp (rows up to kWarpRowLimit) or a block per output row,
 //              warp shuffles then a block fold through shared memory
 //   split      few long rows: chunks of every row fold into partials in
 //              device scratch memory, a second launch merges them (no atomics)
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 #include "tensorsmith/cuda/launch.cuh"
@@ -24,6 +27,11 @@ constexpr int64_t kSplitMinRow = 1 << 16;    // rows at least this long may be s
 constexpr int64_t kSplitChunk = 1 << 14;     // elements of a row one block folds in the split path
 constexpr int64_t kSplitMaxRows = 1024;      // more rows than this keep the device busy unsplit
 constexpr int kColumnsX = 32, kColumnsY = kBlockThreads / kColumnsX;
+// Adjacent outputs in fewer blocks than this, over a reduced axis of at least two chunks, split the axis:
+// the sum over axis 0 of a (10^7, 64) array ran on 2 blocks (2 of an H200's 132 SMs) unsplit.
+constexpr int64_t kColumnSplitBlocks = 256;
+constexpr int64_t kColumnChunk = 2048;      // reduced elements one block folds per output in that split
+constexpr int64_t kMaxGridY = 65535;
 
 // A fold of the reduction family: R::combine(acc, x), R::finalize(acc, count), R::identity().
 template <typename R, typename T, typename acc_t, typename out_t, bool kHasIdentity>
@@ -89,22 +97,31 @@ __device__ __forceinline__ void write_out(const ReduceArgs& a, int64_t i, typena
 }
 
 // Thread x of a block owns output blockIdx.x * kColumnsX + x; the threads of
-// column x (threadIdx.y) fold every kColumnsY-th element of it.
+// column x (threadIdx.y) fold every kColumnsY-th element of it within chunk
+// blockIdx.y of the reduced axis (`chunk` elements; the whole axis when gridDim.y
+// is 1). With `partials`, a chunk's result goes to partials[i * gridDim.y + chunk]
+// for reduce_partials to merge (few outputs over a long axis: the split path).
 template <typename P>
-__global__ void __launch_bounds__(kBlockThreads) reduce_columns(ReduceArgs a) {
+__global__ void __launch_bounds__(kBlockThreads) reduce_columns(ReduceArgs a, int64_t chunk, typename P::Partial* partials) {
   using Partial = typename P::Partial;
   __shared__ Partial shared[kColumnsY][kColumnsX];
+  const int64_t begin = int64_t{blockIdx.y} * chunk;
+  const int64_t end = begin + chunk < a.n_reduce ? begin + chunk : a.n_reduce;
   for (int64_t base = int64_t{blockIdx.x} * kColumnsX; base < a.n_outer; base += int64_t{gridDim.x} * kColumnsX) {
     const int64_t i = base + threadIdx.x;
     Partial p = P::empty();
     if (i < a.n_outer) {
-      for (int64_t j = threadIdx.y; j < a.n_reduce; j += kColumnsY) p = P::fold(p, element_at<P>(a, i, j), j);
+      for (int64_t j = begin + threadIdx.y; j < end; j += kColumnsY) p = P::fold(p, element_at<P>(a, i, j), j);
     }
     shared[threadIdx.y][threadIdx.x] = p;
     __syncthreads();
     if (threadIdx.y == 0 && i < a.n_outer) {
       for (int y = 1; y < kColumnsY; ++y) p = P::merge(p, shared[y][threadIdx.x]);
-      write_out<P>(a, i, p, a.n_reduce);
+      if (partials != nullptr) {
+        partials[i * gridDim.y + blockIdx.y] = p;
+      } else {
+        write_out<P>(a, i, p, a.n_reduce);
+      }
     }
     __syncthreads();
   }
@@ -166,8 +183,19 @@ void launch_reduce(const ReduceArgs& a, const char* op) {
   DeviceGuard guard(a.device);
   const cudaStream_t stream = current_stream(a.device);
   const bool adjacent_outputs = a.in_outer_stride == static_cast<int64_t>(sizeof(typename P::In)) && a.n_outer > 1;
-  if ((adjacent_outputs && a.n_outer >= kColumnsX) || a.n_reduce < kWarpSize) {
-    reduce_columns<P><<<grid_for(a.n_outer, kColumnsX), dim3(kColumnsX, kColumnsY), 0, stream>>>(a);
+  const int64_t output_blocks = (a.n_outer + kColumnsX - 1) / kColumnsX;
+  if (adjacent_outputs && a.n_outer >= kColumnsX && output_blocks < kColumnSplitBlocks && a.n_reduce >= 2 * kColumnChunk) {
+    // Chunks of a fixed length (longer only past the grid's height), so results do not depend on the device.
+    const int64_t chunk = std::max(kColumnChunk, (a.n_reduce + kMaxGridY - 1) / kMaxGridY);
+    const int64_t chunks = (a.n_reduce + chunk - 1) / chunk;
+    const Workspace scratch(static_cast<size_t>(a.n_outer * chunks) * sizeof(typename P::Partial), a.device);
+    auto* partials = static_cast<typename P::Partial*>(scratch.get());
+    const dim3 grid(grid_for(a.n_outer, kColumnsX), static_cast<unsigned>(chunks));
+    reduce_columns<P><<<grid, dim3(kColumnsX, kColumnsY), 0, stream>>>(a, chunk, partials);
+    TS_CUDA_CHECK_LAUNCH(op);
+    reduce_partials<P><<<grid_for(a.n_outer, 1), kBlockThreads, 0, stream>>>(a, chunks, partials);
+  } else if ((adjacent_outputs && a.n_outer >= kColumnsX) || a.n_reduce < kWarpSize) {
+    reduce_columns<P><<<grid_for(a.n_outer, kColumnsX), dim3(kColumnsX, kColumnsY), 0, stream>>>(a, a.n_reduce, nullptr);
   } else if (a.n_reduce >= kSplitMinRow && a.n_outer <= kSplitMaxRows) {
     const int64_t chunks = (a.n_reduce + kSplitChunk - 1) / kSplitChunk;
     const Workspace scratch(static_cast<size_t>(a.n_outer * chunks) * sizeof(typename P::Partial), a.device);

@@ -24,10 +24,14 @@ void synchronize(int device);
 
 // Throws ts::RuntimeError naming `what` (an op or a runtime call) and the CUDA
 // error, e.g. "add: CUDA error cudaErrorInvalidConfiguration (invalid configuration argument)".
+// A kernel's fault (an illegal address, say) surfaces only at the next call that
+// waits for it: the error then also names the op whose kernel was launched last.
 void check(cudaError_t status, const char* what);
+// check() for a launch of `op`'s kernel, which it remembers as the last launched.
+void check_launch(const char* op);
 
 }  // namespace ts::cuda
 
 // Every CUDA call and every launch goes through one of these.
 #define TS_CUDA_CHECK(expr, what) ::ts::cuda::check((expr), (what))
-#define TS_CUDA_CHECK_LAUNCH(what) ::ts::cuda::check(cudaGetLastError(), (what))
+#define TS_CUDA_CHECK_LAUNCH(op) ::ts::cuda::check_launch(op)
