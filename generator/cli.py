@@ -18,7 +18,7 @@ from pathlib import Path
 from tensorsmith_forge.validators import static_check
 from tensorsmith_forge.validators.gate import Gate, Verdict
 
-from . import api, dest, review
+from . import api, dest, review, writer
 from .agent.replay import ReplayProposer
 from .build import build
 from .errors import GeneratorError, SpecError
@@ -231,6 +231,8 @@ def _validate(project: Project, args: argparse.Namespace) -> int:
             print(f"  {label}: {result}" + ("" if ok or verdict is None else "\n    " + verdict.message.replace("\n", "\n    ")), flush=True)
             if verdict is not None:
                 reports[label] = verdict.report
+            if args.json:  # as it goes: a run cut short (a device check's time limit) keeps what it judged
+                writer.write_atomic(args.json, json.dumps(reports, indent=2, default=str) + "\n")
     print()
     _print_rows(("kernel", "proposer", "cases", "result", "seconds"), rows)
     print(f"\n{len(kernels) - failed} of {len(kernels)} kernels pass the gate ({time.monotonic() - started:.0f} s)")
@@ -239,8 +241,6 @@ def _validate(project: Project, args: argparse.Namespace) -> int:
             print(f"{device} kernels were not fully judged here ({', '.join(gate.pending_stages(device))} pending): "
                   f"{gate.pending_why(device)}; run `tsgen validate --device {device}` on a machine with "
                   "nvcc and a GPU (scripts/device_check.sh)")
-    if args.json:
-        args.json.write_text(json.dumps(reports, indent=2, default=str) + "\n", encoding="utf-8")
     return 1 if failed else 0
 
 

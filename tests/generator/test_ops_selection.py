@@ -3,6 +3,7 @@ message and a non-zero exit, and nothing is changed."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -34,3 +35,13 @@ def test_a_selection_that_matches_runs(checkout: Path) -> None:
     result = run_tsgen(checkout, "regen", "--no-build", "--ops", "ce*")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "0 of" in result.stdout and "generated/: no file changed" in result.stdout
+
+
+def test_validate_writes_its_json_report(checkout: Path, tmp_path: Path) -> None:
+    """Each verdict's report, written as the run goes (a device check cut short keeps what was judged)."""
+    report = tmp_path / "gate.json"
+    result = run_tsgen(checkout, "validate", "--ops", "ceil", "--device", "cpu", "--json", str(report))
+    assert result.returncode == 0, result.stdout + result.stderr
+    data = json.loads(report.read_text(encoding="utf-8"))
+    assert list(data) == ["ceil.cpu"] and data["ceil.cpu"]["verdict"]["accepted"] is True
+    assert data["ceil.cpu"]["op"] == "ceil" and "release" in data["ceil.cpu"]
