@@ -28,6 +28,7 @@ revealing hidden seeds; `report` holds everything for a person.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import json
@@ -52,7 +53,7 @@ from . import compare, inputs, passes, static_check, symbols
 from .build import CUDA_VARIANT, BuildError, CandidateBuilder
 from .cuda import compute_sanitizer, gpu_count, sanitizer_problem
 from .engine_limits import EngineLimits, read_limits
-from .runner import PROGRESS, VALUE_SET, load_arrays, write_job
+from .runner import PROGRESS, VALUE_SET, guards_start, load_arrays, write_job
 from .sandbox import GiB, Limits, run_sandboxed
 
 STAGES = ("static", "compile", "symbols", "differential", "sanitizers")
@@ -283,6 +284,7 @@ class Gate:
                                         *inputs.threshold_cases(candidate.spec, dtype, salt=self.salt, limits=limits)]]  # fmt: skip
         return state["cases"]
 
+    @functools.cached_property
     def _cuda_libraries(self) -> list[str]:
         """What the runner loads before the candidate's module, as `import tensorsmith` does: cuBLAS from the
         nvidia-cublas wheel, which the runtime then finds by its soname at the first float matmul on a GPU.
@@ -340,7 +342,7 @@ class Gate:
         cases = [c for _, c in indexed]
         write_job(run_dir / "job.arrays", candidate.op, cases, [run_pass.runs(c) for c in cases])
         parity = candidate.companion is not None and candidate.device != "cpu"
-        plan = run_pass.plan(candidate.device, parity) | {"preload": self._cuda_libraries() if run_pass.variant == CUDA_VARIANT else []}
+        plan = run_pass.plan(candidate.device, parity) | {"preload": self._cuda_libraries if run_pass.variant == CUDA_VARIANT else []}
         (run_dir / "plan.json").write_text(json.dumps(plan), encoding="utf-8")
         env = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", **run_pass.env(self.engine_limits())}
         if run_pass.variant == CUDA_VARIANT and os.environ.get("LD_LIBRARY_PATH"):  # where a host keeps its CUDA libraries
@@ -417,10 +419,10 @@ class Gate:
             if run not in runs:
                 continue
             again = results.result(position, run)
-            if isinstance(first, compare.Raised) or isinstance(again, compare.Raised):
-                if isinstance(first, compare.Raised) != isinstance(again, compare.Raised):
-                    return compare.compare(spec, case, again, which="a", expected=reference("a")) or compare.compare(
-                        spec, case, first, which="a", expected=reference("a"))  # fmt: skip
+            if isinstance(first, compare.Raised) or isinstance(again, compare.Raised):  # run a was right (checked above)
+                mismatch = compare.compare(spec, case, again, which="a", expected=reference("a"))
+                if mismatch is not None:
+                    return replace(mismatch, run=run)
                 continue
             mismatch = compare.compare_runs(spec, case, first, again)
             if mismatch is not None:
@@ -456,8 +458,8 @@ def _while_running(run_dir: Path, cases: list[inputs.Case], run_pass: passes.Pas
         case = cases[int(position)]
     except (OSError, ValueError, IndexError):
         return ""
-    where = {"g": "with every buffer ending at a no-access page" if int(position) % 2 == 0 else
-             "with every buffer starting right after a no-access page"}.get(run, f"run {run}")  # fmt: skip
+    where = {"g": "with every buffer starting right after a no-access page" if guards_start(int(position)) else
+             "with every buffer ending at a no-access page"}.get(run, f"run {run}")  # fmt: skip
     return (f"\nwhile running {case.op}[{case.dtype}] case {case.id}{' (hidden)' if case.hidden else ''} {where}, "
             f"pass {run_pass.label}: {case.description}")
 

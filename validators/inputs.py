@@ -120,7 +120,7 @@ class Operand:
 class Case:
     op: str
     dtype: str  # the dtype under test
-    id: str  # "c07" (shown) or "h03" (hidden); stable for a given spec, dtype and salt
+    id: str  # "c07" (shown), "h03" (hidden) or "t01" (threshold, hidden); stable for a given spec, dtype and salt
     description: str  # shapes, layouts, kwargs and value sets in words
     operands: tuple[Operand, ...]
     kwargs: dict[str, Any] = field(default_factory=dict)  # axis (None, int or tuple of ints), keepdims
@@ -247,30 +247,30 @@ class _Context:
         return not self.order_sensitive
 
 
+def _probe(spec: OpSpec, args: list[np.ndarray], kwargs: dict[str, Any]) -> np.ndarray | None:
+    """The reference's result on a few probe values, quietly; None where it raises (a probe only)."""
+    fn = spec.reference.compile([a.name for a in spec.signature.arguments])
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            return np.asarray(fn(*args, **kwargs))
+    except Exception:  # noqa: BLE001 - a probe only
+        return None
+
+
 def _probe_multiplicative(spec: OpSpec) -> bool:
     """Whether a reduction's reference multiplies: it reduces [3, 3] to 9."""
     if spec.family is not Family.reduction:
         return False
-    fn = spec.reference.compile([a.name for a in spec.signature.arguments])
-    try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            return float(np.asarray(fn(np.array([3.0, 3.0]), axis=None, keepdims=False))) == 9.0
-    except Exception:  # noqa: BLE001 - a probe only
-        return False
+    result = _probe(spec, [np.array([3.0, 3.0])], {"axis": None, "keepdims": False})
+    return result is not None and float(result) == 9.0
 
 
 def _probe_float_result(spec: OpSpec, dtype: str) -> bool:
-    fn = spec.reference.compile([a.name for a in spec.signature.arguments])
-    args = [np.ones((2, 2), dtype=d) for d in operand_dtypes(spec, dtype)]
     tensors = set(spec.signature.tensor_arguments)
     defaults = {a.name: a.default_value for a in spec.signature.arguments if a not in tensors}
-    try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore")
-            return is_float(np.asarray(fn(*args, **defaults)).dtype)
-    except Exception:  # noqa: BLE001 - a probe only
-        return dtype in FLOATING
+    result = _probe(spec, [np.ones((2, 2), dtype=d) for d in operand_dtypes(spec, dtype)], defaults)
+    return dtype in FLOATING if result is None else is_float(result.dtype)
 
 
 # ---- templates: what a case is before it gets values ---------------------------------------------------

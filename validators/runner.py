@@ -92,6 +92,11 @@ def load_arrays(path: Path) -> dict[str, np.ndarray]:
     return arrays
 
 
+def guards_start(position: int) -> bool:
+    """Whether run g places the case at `position` after a no-access page (odd cases) or before one (even)."""
+    return position % 2 == 1
+
+
 def value_set_c(a: np.ndarray, b: np.ndarray, split: int) -> np.ndarray:
     """Value set c of one buffer: value set a's elements before `split`, value set b's from it on."""
     return np.concatenate([a[:split], b[split:]])
@@ -171,8 +176,8 @@ class _Buffers:
             for k, buffer in enumerate(self.first):
                 np.copyto(buffer, self.values("b", k))
             return self.first
-        if run == "g":  # odd cases guard the start of every buffer, even ones the end
-            before = self.index % 2 == 1
+        if run == "g":
+            before = guards_start(self.index)
             return [self.module.guarded_copy(np.ascontiguousarray(self.values(which, k)), before) for k in range(count)]
         buffers = [np.array(self.values(which, k), copy=True) for k in range(count)]
         if run == "a":
@@ -199,7 +204,7 @@ def run_job(module: Any, job: Any, plan: dict[str, Any], progress: int | None = 
         buffers = _Buffers(module, job, i, case["operands"])
         placement = plan.get("placement", "pooled")
         if placement == "guard":
-            placement = "guard_before" if i % 2 == 1 else "guard_after"
+            placement = "guard_before" if guards_start(i) else "guard_after"
         for run in case["runs"]:
             held = buffers.for_run(run)
             views = [_view(b, o) for b, o in zip(held, case["operands"])]

@@ -64,13 +64,12 @@ Mapping map_guarded(size_t nbytes, bool guard_before, void** block) {
   void* base = mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (base == MAP_FAILED) throw std::bad_alloc();
   char* first = static_cast<char*>(base);
-  if (guard_before) {
-    mprotect(first, page, PROT_NONE);
-    *block = first + page;
-  } else {
-    mprotect(first + usable, page, PROT_NONE);
-    *block = first + usable - nbytes;
+  // A block without its guard would be a weaker gate run that looked like a full one: fail instead.
+  if (mprotect(guard_before ? first : first + usable, page, PROT_NONE) != 0) {
+    munmap(base, length);
+    throw std::bad_alloc();
   }
+  *block = guard_before ? first + page : first + usable - nbytes;
   return Mapping{base, length};
 }
 
