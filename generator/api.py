@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import ml_dtypes  # noqa: F401  (numpy's bfloat16: np.dtype("bfloat16") works once it is imported)
 import numpy as np
 
-from .model import DTYPES, FLOATING, HALF, Family, OpSpec, Promotion
-from .signature import Argument, BaseType
+from tensorsmith_forge.catalog.model import DTYPES, FLOATING, HALF, Family, OpSpec, Promotion
+from tensorsmith_forge.catalog.signature import Argument, BaseType
 
 DEVICES = ("cpu", "cuda")  # every op gets a kernel for each; an op missing on one is left out of the runtime
 SOURCE_SUFFIX = {"cpu": ".cpp", "cuda": ".cu"}

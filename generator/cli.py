@@ -15,16 +15,18 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from tensorsmith_forge.catalog.errors import SpecError
+from tensorsmith_forge.catalog.files import write_atomic
+from tensorsmith_forge.catalog.model import DTYPE_CLASSES, OpSpec, load_catalog
 from tensorsmith_forge.validators import static_check
 from tensorsmith_forge.validators.gate import Gate, Verdict
 
 from . import api, dest, review, writer
 from .agent.replay import ReplayProposer
 from .build import build
-from .errors import GeneratorError, SpecError
+from .errors import GeneratorError
 from .loop import Regenerator, RegenReport, matching_ops
 from .manifest import Manifest
-from .model import DTYPE_CLASSES, OpSpec, load_catalog
 from .progress import Board
 from .project import Project
 from .proposers import FixedProposer, Proposer, StoredProposer, extract_body
@@ -232,7 +234,7 @@ def _validate(project: Project, args: argparse.Namespace) -> int:
             if verdict is not None:
                 reports[label] = verdict.report
             if args.json:  # as it goes: a run cut short (a device check's time limit) keeps what it judged
-                writer.write_atomic(args.json, json.dumps(reports, indent=2, default=str) + "\n")
+                write_atomic(args.json, json.dumps(reports, indent=2, default=str) + "\n")
     print()
     _print_rows(("kernel", "proposer", "cases", "result", "seconds"), rows)
     print(f"\n{len(kernels) - failed} of {len(kernels)} kernels pass the gate ({time.monotonic() - started:.0f} s)")

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import json
 
+from tensorsmith_forge.catalog.model import AliasSpec, Catalog, Family, OpSpec, Variant
+from tensorsmith_forge.catalog.signature import Argument
+
 from . import api
-from .model import AliasSpec, Catalog, Family, OpSpec, Variant
-from .signature import Argument
 
 def body_context(spec: OpSpec, device: str) -> dict[str, object]:
     """What the template proposer's body template for the op's family needs."""

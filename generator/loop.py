@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from tensorsmith_forge.catalog.model import Catalog, OpSpec, load_catalog
 from tensorsmith_forge.validators.gate import Candidate, Gate, Verdict
 
 from . import api, dest, writer
@@ -24,7 +25,6 @@ from .errors import GeneratorError
 from .formatting import Formatter
 from .hashing import combine, sha256_files, sha256_text
 from .manifest import MANIFEST_NAME, Manifest, OutputRecord
-from .model import Catalog, OpSpec, load_catalog
 from .progress import Board
 from .project import Project
 from .proposers import (
@@ -52,11 +52,17 @@ SHARED_CONTEXTS = {
     "python/_C.pyi": dest.stub_context,
 }
 # Generator modules whose code determines generated text (the CLI, build and I/O helpers do not).
-OUTPUT_MODULES = ("api.py", "dest.py", "formatting.py", "loop.py", "manifest.py", "model.py", "proposers.py", "render.py",
-                  "signature.py")
+OUTPUT_MODULES = ("api.py", "dest.py", "formatting.py", "loop.py", "manifest.py", "proposers.py", "render.py")
+
+
+def catalog_files(root: Path) -> list[Path]:
+    """The spec model and the families: what specs mean, for the generator and the gate alike."""
+    return sorted((root / "catalog").rglob("*.py"))
+
+
 def validator_files(root: Path) -> list[Path]:
-    """The gate's version: its code and the C++ of its harness module."""
-    return sorted([*(root / "validators").glob("*.py"), *(root / "validators" / "csrc").glob("*")])
+    """The gate's version: its code, the C++ of its harness module, and the catalog it reads specs with."""
+    return sorted([*(root / "validators").glob("*.py"), *(root / "validators" / "csrc").glob("*"), *catalog_files(root)])
 
 
 # The runtime headers a kernel translation unit sees (what the kernel templates include, and what those include;
@@ -127,7 +133,8 @@ class Regenerator:
 
     def _generator_sha(self) -> str:
         """The generator's version: a hash of the modules that shape generated text."""
-        return sha256_files((self.project.generator_dir / name for name in OUTPUT_MODULES), self.project.root)
+        modules = [self.project.generator_dir / name for name in OUTPUT_MODULES]
+        return sha256_files([*modules, *catalog_files(self.project.root)], self.project.root)
 
     def plan(self, catalog: Catalog, manifest: Manifest, force: bool) -> list[KernelPlan]:
         generator_sha = self._generator_sha()

@@ -19,9 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
+from tensorsmith_forge.catalog.model import OpSpec
+
 from . import api, dest
 from .manifest import OutputRecord
-from .model import OpSpec
 from .render import Renderer
 from .writer import read_text
 

@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorsmith_forge.generator.model import CORRECTLY_ROUNDED, FLOATING, HALF, Family, OpSpec, Promotion
+from tensorsmith_forge.catalog.model import CORRECTLY_ROUNDED, FLOATING, HALF, Family, OpSpec, Promotion
 
 from .inputs import Case, is_float
 

@@ -16,7 +16,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from tensorsmith_forge.generator.writer import write_atomic
+from tensorsmith_forge.catalog.files import write_atomic
 
 HEADER = Path("runtime") / "include" / "tensorsmith" / "engine_limits.h"
 _CONSTANT = re.compile(r"^\s*constexpr\s+int64_t\s+(k\w+)\s*=", re.MULTILINE)

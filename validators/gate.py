@@ -46,8 +46,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tensorsmith_forge.generator.model import OpSpec
-from tensorsmith_forge.generator.writer import write_atomic
+from tensorsmith_forge.catalog.model import OpSpec
+from tensorsmith_forge.catalog.files import write_atomic
 
 from . import compare, inputs, passes, static_check, symbols
 from .build import CUDA_VARIANT, BuildError, CandidateBuilder

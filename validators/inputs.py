@@ -37,7 +37,7 @@ from typing import Any
 import ml_dtypes  # noqa: F401  (numpy's bfloat16 dtype, by name)
 import numpy as np
 
-from tensorsmith_forge.generator.model import FLOATING, HALF, Family, OpSpec, Promotion
+from tensorsmith_forge.catalog.model import FLOATING, HALF, Family, OpSpec, Promotion
 
 from .runner import load_arrays, save_arrays, value_set_c
 

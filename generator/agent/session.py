@@ -18,6 +18,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tensorsmith_forge.catalog.files import write_atomic
+
 from .. import api
 from ..hashing import combine, sha256_files, sha256_text
 from ..progress import Board
@@ -31,7 +33,6 @@ from ..proposers import (
     ThenSession,
 )
 from ..render import Renderer
-from ..writer import write_atomic
 from .budget import Budget, OverBudget
 from .client import ApiError, MessagesClient, Reply
 from .config import AgentConfig, Usage

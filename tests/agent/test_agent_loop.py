@@ -13,7 +13,7 @@ from tensorsmith_forge.generator.agent.client import ApiError, Reply
 from tensorsmith_forge.generator.agent.config import Price, Usage, load_config
 from tensorsmith_forge.generator.agent.conversation import Conversation, read_answer
 from tensorsmith_forge.generator.agent.session import ClaudeProposer, Settings
-from tensorsmith_forge.generator.model import load_catalog
+from tensorsmith_forge.catalog.model import load_catalog
 from tensorsmith_forge.generator.progress import Board
 from tensorsmith_forge.generator.proposers import GaveUp, StoredProposer, Task
 from tensorsmith_forge.generator.render import Renderer

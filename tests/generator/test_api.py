@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from tensorsmith_forge.generator import api
-from tensorsmith_forge.generator.model import (
+from tensorsmith_forge.catalog.model import (
     DTYPE_CLASSES,
     DTYPES,
     FLOATING,
@@ -327,7 +327,7 @@ def test_only_pointwise_functions_take_out() -> None:
 
 
 def test_reflected_operators() -> None:
-    from tensorsmith_forge.generator.model import OPERATORS
+    from tensorsmith_forge.catalog.model import OPERATORS
 
     for dunder in OPERATORS:
         assert api.is_reflected(dunder) == dunder.startswith("__r"), dunder

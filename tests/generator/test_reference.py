@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tensorsmith_forge.generator.model import Family, load_catalog
-from tensorsmith_forge.generator.reference import SAFE_BUILTINS, ReferenceError_, parse_reference
-from tensorsmith_forge.generator.signature import BaseType
+from tensorsmith_forge.catalog.model import Family, load_catalog
+from tensorsmith_forge.catalog.reference import SAFE_BUILTINS, ReferenceError_, parse_reference
+from tensorsmith_forge.catalog.signature import BaseType
 
 ROOT = Path(__file__).resolve().parents[2]
 RNG = np.random.default_rng(0)

@@ -18,7 +18,7 @@ import pytest
 
 from tensorsmith_forge.generator import api
 from tensorsmith_forge.generator.loop import KERNEL_HEADERS
-from tensorsmith_forge.generator.model import load_catalog
+from tensorsmith_forge.catalog.model import load_catalog
 from tensorsmith_forge.validators import cuda
 
 ROOT = Path(__file__).resolve().parents[2]

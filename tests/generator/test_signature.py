@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tensorsmith_forge.generator.signature import BaseType, SignatureError, Type, parse_signature
+from tensorsmith_forge.catalog.signature import BaseType, SignatureError, Type, parse_signature
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC_FUNCS = sorted((p.name, yaml.safe_load(p.read_text(encoding="utf-8"))["func"]) for p in (ROOT / "specs").glob("*.yaml"))

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tensorsmith_forge.generator.errors import SpecError
-from tensorsmith_forge.generator.model import load_catalog, parse_spec
+from tensorsmith_forge.catalog.errors import SpecError
+from tensorsmith_forge.catalog.model import load_catalog, parse_spec
 
 ROOT = Path(__file__).resolve().parents[2]
 ERROR_LINE = re.compile(r"tsgen: error: (?P<path>specs/[\w.-]+\.yaml):(?P<line>\d+): (?:(?P<field>[a-z_]+): )?(?P<message>\S.*)")

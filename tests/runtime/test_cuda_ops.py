@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import tensorsmith as ts
-from tensorsmith_forge.generator.model import OpSpec, load_catalog
+from tensorsmith_forge.catalog.model import OpSpec, load_catalog
 from tensorsmith_forge.validators import compare, inputs
 
 pytestmark = pytest.mark.skipif(not ts.cuda.is_available(), reason="no CUDA device: ts.cuda.is_available() is False "

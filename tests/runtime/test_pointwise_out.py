@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import tensorsmith as ts
-from tensorsmith_forge.generator.model import Family, OpSpec, load_catalog
+from tensorsmith_forge.catalog.model import Family, OpSpec, load_catalog
 from tensorsmith_forge.validators import inputs
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from tensorsmith_forge.generator.model import Family, Tolerance, load_catalog
+from tensorsmith_forge.catalog.model import Family, Tolerance, load_catalog
 from tensorsmith_forge.validators import compare, inputs
 from tensorsmith_forge.validators.compare import Raised
 

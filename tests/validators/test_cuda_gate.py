@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tensorsmith_forge.generator.loop import Regenerator
-from tensorsmith_forge.generator.model import load_catalog
+from tensorsmith_forge.catalog.model import load_catalog
 from tensorsmith_forge.generator.project import Project
 from tensorsmith_forge.validators import cuda, static_check
 from tensorsmith_forge.validators.gate import Gate

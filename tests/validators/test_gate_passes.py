@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tensorsmith_forge.generator.model import load_catalog
+from tensorsmith_forge.catalog.model import load_catalog
 from tensorsmith_forge.validators import gate, inputs, passes
 from tensorsmith_forge.validators.build import Toolchain
 from tensorsmith_forge.validators.engine_limits import HEADER, read_limits

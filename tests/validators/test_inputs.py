@@ -11,7 +11,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from tensorsmith_forge.generator.model import FLOATING, Family, load_catalog
+from tensorsmith_forge.catalog.model import FLOATING, Family, load_catalog
 from tensorsmith_forge.validators import inputs
 
 ROOT = Path(__file__).resolve().parents[2]

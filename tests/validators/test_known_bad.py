@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from tensorsmith_forge.generator.loop import Regenerator
-from tensorsmith_forge.generator.model import load_catalog
+from tensorsmith_forge.catalog.model import load_catalog
 from tensorsmith_forge.generator.project import Project
 from tensorsmith_forge.validators.gate import STAGES, Gate
 from tensorsmith_forge.validators.static_check import extract_body
