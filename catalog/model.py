@@ -1,40 +1,27 @@
 """The spec data model: one frozen OpSpec per file under specs/, validated.
 
-Everything a spec may say is defined here (fields, families, dtype classes,
-promotion kinds, tags); mapping it to C++/Python names lives in api.py.
+Everything a spec may say is defined here (fields, tags, accuracy, domain) or in the modules it reads
+(dtypes.py: dtype classes and promotion kinds; families/: what each family allows); mapping it to C++
+and Python names lives in generator/api.py.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from .dtypes import DTYPE_CLASSES, DTYPES, PROMOTION_ARITY, Promotion
 from .errors import Location, SpecError
+from .families import FAMILIES, FamilyDef, UnknownFamily
+from .families import family as lookup_family
 from .reference import Reference, ReferenceError_, parse_reference
 from .signature import Signature, SignatureError, parse_signature
 from .yaml_lines import LoadedMapping, load_mapping
-
-DTYPES = (
-    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
-    "float16", "bfloat16",
-)  # fmt: skip  (the runtime's DType order: the 16-bit floats came last)
-SIGNED = ("int8", "int16", "int32", "int64")
-UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
-FLOATING = ("float32", "float64", "float16", "bfloat16")
-HALF = ("float16", "bfloat16")  # stored in 16 bits, computed in float
-DTYPE_CLASSES: dict[str, tuple[str, ...]] = {
-    "all": DTYPES,
-    "numeric": SIGNED + UNSIGNED + FLOATING,
-    "integer": SIGNED + UNSIGNED,
-    "signed": SIGNED,
-    "unsigned": UNSIGNED,
-    "floating": FLOATING,
-    "bool": ("bool",),
-}
 
 TAGS = {
     "core": "part of the Array API / numpy core catalog",
@@ -46,70 +33,10 @@ TAGS = {
 }
 
 
-class Family(Enum):
-    pointwise = "pointwise"
-    reduction = "reduction"
-    index_reduction = "index_reduction"
-    normalization = "normalization"
-    contraction = "contraction"
-
-
-class Promotion(Enum):
-    same = "same"
-    float = "float"
-    binary = "binary"
-    binary_float = "binary_float"
-    comparison = "comparison"
-    logical = "logical"
-    where = "where"
-    reduce_same = "reduce_same"
-    reduce_sum = "reduce_sum"
-    reduce_mean = "reduce_mean"
-    reduce_index = "reduce_index"
-
-
 class Variant(Enum):
     function = "function"
     method = "method"
 
-
-# Per family: the promotion kinds it allows, its C++ fields (required, optional),
-# and the canonical argument list its engine expects after the tensor inputs.
-FAMILY_PROMOTIONS: dict[Family, tuple[Promotion, ...]] = {
-    Family.pointwise: (
-        Promotion.same, Promotion.float, Promotion.binary, Promotion.binary_float,
-        Promotion.comparison, Promotion.logical, Promotion.where,
-    ),
-    Family.reduction: (Promotion.reduce_same, Promotion.reduce_sum, Promotion.reduce_mean),
-    Family.index_reduction: (Promotion.reduce_index,),
-    Family.normalization: (Promotion.float,),
-    Family.contraction: (Promotion.binary,),
-}  # fmt: skip
-FAMILY_FIELDS: dict[Family, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    Family.pointwise: (("expr",), ()),
-    Family.reduction: (("combine",), ("identity", "finalize")),
-    Family.index_reduction: (("better",), ()),
-    Family.normalization: (("output",), ()),
-    Family.contraction: ((), ()),
-}
-FAMILY_ARGUMENTS: dict[Family, str] = {
-    Family.reduction: "/, *, int[]? axis=None, bool keepdims=False",
-    Family.index_reduction: "/, *, int? axis=None, bool keepdims=False",
-    Family.normalization: "/, *, int axis=-1",
-    Family.contraction: "/",
-    Family.pointwise: "/",
-}
-FAMILY_ARITY: dict[Family, tuple[int, ...]] = {
-    Family.pointwise: (1, 2, 3),
-    Family.reduction: (1,),
-    Family.index_reduction: (1,),
-    Family.normalization: (1,),
-    Family.contraction: (2,),
-}
-PROMOTION_ARITY: dict[Promotion, tuple[int, ...]] = {
-    Promotion.same: (1,), Promotion.float: (1,), Promotion.binary: (1, 2, 3), Promotion.binary_float: (2,),
-    Promotion.comparison: (2,), Promotion.logical: (1, 2), Promotion.where: (3,),
-}  # fmt: skip
 
 OPERATORS = (
     "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
@@ -121,6 +48,10 @@ UNARY_OPERATORS = ("__neg__", "__abs__")
 COMMON_FIELDS = ("func", "family", "dtypes", "promotion", "reference", "doc", "tags", "variants", "operators",
                  "tolerances", "accuracy", "domain", "proposer")  # fmt: skip
 ALIAS_FIELDS = ("func", "alias_of", "doc")
+# An op implemented by hand in the core (or by composing other ops) rather than by a generated kernel: its
+# binding, stub, docs and differential tests still come from its spec.
+COMPOSITE_FIELDS = ("func", "implementation", "reference", "doc", "examples", "tags")
+_CPP_NAME = re.compile(r"ts::[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*\Z")
 PROPOSERS = ("template", "claude")
 
 
@@ -172,7 +103,7 @@ class OpSpec:
     line: int  # of the `func` field
     text: str  # the spec file's exact contents (hashed for incremental regeneration)
     signature: Signature
-    family: Family
+    family: FamilyDef
     dtypes: tuple[str, ...]  # accepted input dtypes, in DTYPES order
     promotion: Promotion
     reference: Reference
@@ -214,9 +145,31 @@ class AliasSpec:
 
 
 @dataclass(frozen=True)
+class CompositeSpec:
+    """An op the core implements by hand (`implementation`: the C++ function the binding calls, taking
+    `const ts::Tensor&` for each tensor and `pybind11::handle` for every other argument)."""
+
+    path: str
+    line: int
+    text: str
+    signature: Signature
+    implementation: str  # a qualified C++ name, ts::...
+    reference: Reference
+    doc: str
+    # Calls the differential tests make: argument name -> value, where a tensor argument's value is its shape
+    examples: tuple[tuple[tuple[str, Any], ...], ...]
+    tags: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.signature.name
+
+
+@dataclass(frozen=True)
 class Catalog:
     ops: tuple[OpSpec, ...]  # sorted by name
     aliases: tuple[AliasSpec, ...]
+    composites: tuple[CompositeSpec, ...]
 
     def op(self, name: str) -> OpSpec:
         for spec in self.ops:
@@ -235,7 +188,7 @@ def load_catalog(root: Path, spec_dir: str = "specs") -> Catalog:
     return _check_catalog(parsed)
 
 
-def parse_spec_file(root: Path, path: Path) -> OpSpec | AliasSpec:
+def parse_spec_file(root: Path, path: Path) -> OpSpec | AliasSpec | CompositeSpec:
     relative = path.relative_to(root).as_posix()
     try:
         text = path.read_text(encoding="utf-8")
@@ -245,7 +198,7 @@ def parse_spec_file(root: Path, path: Path) -> OpSpec | AliasSpec:
     return parse_spec(text, relative)
 
 
-def parse_spec(text: str, path: str) -> OpSpec | AliasSpec:
+def parse_spec(text: str, path: str) -> OpSpec | AliasSpec | CompositeSpec:
     return _SpecParser(load_mapping(text, path), path, text).parse()
 
 
@@ -261,26 +214,33 @@ class _SpecParser:
         line = self.lines.get(field, self.line) if field else self.line
         return SpecError(Location(self.path, line), field, message)
 
-    def parse(self) -> OpSpec | AliasSpec:
+    def parse(self) -> OpSpec | AliasSpec | CompositeSpec:
         is_alias = "alias_of" in self.values
-        if not is_alias:
+        is_composite = "implementation" in self.values and not is_alias
+        if not (is_alias or is_composite):
             self._family()  # first, so an unknown family is not reported as unknown fields
-        allowed = ALIAS_FIELDS if is_alias else COMMON_FIELDS + tuple(self._family_fields())
+        if is_alias:
+            allowed, kind = ALIAS_FIELDS, "an alias"
+        elif is_composite:
+            allowed, kind = COMPOSITE_FIELDS, "a composite op (one with 'implementation')"
+        else:
+            allowed, kind = COMMON_FIELDS + tuple(self._family_fields()), "this family"
         for key in self.values:
             if key not in allowed:
-                kind = "an alias" if is_alias else "this family"
                 raise self.error(key, f"unknown field for {kind} (allowed: {', '.join(allowed)})")
         signature = self._signature()
+        if is_composite:
+            return self._composite(signature)
         if is_alias:
             return AliasSpec(self.path, self.lines["func"], self.text, signature, self._str("alias_of"), self._str("doc"),
                              self.lines["alias_of"])  # fmt: skip
         family = self._family()
         self._check_signature(signature, family)
         promotion = self._enum("promotion", Promotion)
-        if promotion not in FAMILY_PROMOTIONS[family]:
-            allowed_p = ", ".join(p.value for p in FAMILY_PROMOTIONS[family])
-            raise self.error("promotion", f"{promotion.value!r} is not valid for family {family.value} ({allowed_p})")
-        if family is Family.pointwise and len(signature.tensor_arguments) not in PROMOTION_ARITY[promotion]:
+        if promotion not in family.promotions:
+            allowed_p = ", ".join(p.value for p in family.promotions)
+            raise self.error("promotion", f"{promotion.value!r} is not valid for family {family.name} ({allowed_p})")
+        if len(signature.tensor_arguments) not in PROMOTION_ARITY[promotion]:
             raise self.error("promotion", f"{promotion.value!r} does not fit {len(signature.tensor_arguments)} inputs")
         params = [a.name for a in signature.arguments]
         return OpSpec(
@@ -303,15 +263,41 @@ class _SpecParser:
             proposer=self._choice("proposer", PROPOSERS, default="template"),
         )
 
+    def _composite(self, signature: Signature) -> CompositeSpec:
+        if str(signature.returns) != "Tensor":
+            raise self.error("func", f"composite ops return 'Tensor' (other returns are not bound yet), not {str(signature.returns)!r}")
+        implementation = self._str("implementation")
+        if not _CPP_NAME.match(implementation):
+            raise self.error("implementation", f"expected a qualified C++ function name in namespace ts (ts::python::reshape), got {implementation!r}")
+        params = [a.name for a in signature.arguments]
+        return CompositeSpec(self.path, self.lines["func"], self.text, signature, implementation, self._reference(params),
+                             self._str("doc"), self._examples(signature), self._tags())  # fmt: skip
+
+    def _examples(self, signature: Signature) -> tuple[tuple[tuple[str, Any], ...], ...]:
+        raw = self._require("examples")
+        shape = "a list of calls, each a mapping argument -> value (a tensor argument's value is its shape)"
+        if not isinstance(raw, list) or not raw or not all(isinstance(call, dict) for call in raw):
+            raise self.error("examples", f"expected {shape}, got {_describe(raw)}")
+        by_name = {a.name: a for a in signature.arguments}
+        required = [a.name for a in signature.arguments if a.default is None]
+        examples = []
+        for i, call in enumerate(raw, start=1):
+            for name, value in call.items():
+                if name not in by_name:
+                    raise self.error("examples", f"call {i}: {name!r} is not an argument ({', '.join(by_name)})")
+                if by_name[name].type.is_tensor and not (isinstance(value, list) and all(_is_extent(n) for n in value)):
+                    raise self.error("examples", f"call {i}: tensor {name!r} takes its shape, a list of extents, not {_describe(value)}")
+            missing = [name for name in required if name not in call]
+            if missing:
+                raise self.error("examples", f"call {i}: no value for required argument {missing[0]!r}")
+            examples.append(tuple((name, _frozen(call[name])) for name in by_name if name in call))
+        return tuple(examples)
+
     # -- fields
 
     def _family_fields(self) -> Iterable[str]:
-        try:
-            family = Family(self.values.get("family"))
-        except ValueError:
-            return ()
-        required, optional = FAMILY_FIELDS[family]
-        return required + optional
+        name = self.values.get("family")
+        return FAMILIES[name].fields if name in FAMILIES else ()
 
     def _require(self, field: str) -> Any:
         if field not in self.values:
@@ -359,27 +345,37 @@ class _SpecParser:
     def _signature(self) -> Signature:
         text = self._str("func")
         try:
-            return parse_signature(text)
+            signature = parse_signature(text)
         except SignatureError as exc:
             raise self.error("func", f"bad signature: {exc}") from None
+        for arg in signature.arguments:  # the language leaves dtype class names to the catalog
+            for name in arg.type.dtype_constraint:
+                if name not in DTYPE_CLASSES and name not in DTYPES:
+                    known = ", ".join(list(DTYPE_CLASSES) + list(DTYPES))
+                    raise self.error("func", f"argument {arg.name!r}: unknown dtype or dtype class {name!r} (known: {known})")
+        return signature
 
-    def _family(self) -> Family:
-        if "family" not in self.values:
+    def _family(self) -> FamilyDef:
+        name = self._str("family") if "family" in self.values else None
+        if name is None:
             raise self.error(None, "missing required field 'family'")
-        return self._enum("family", Family)
+        try:
+            return lookup_family(name)
+        except UnknownFamily as exc:
+            raise self.error("family", exc.message) from None
 
-    def _check_signature(self, signature: Signature, family: Family) -> None:
+    def _check_signature(self, signature: Signature, family: FamilyDef) -> None:
         if str(signature.returns) != "Tensor":
             raise self.error("func", f"ops return 'Tensor', not {str(signature.returns)!r}")
         tensors = signature.tensor_arguments
         if any(a.kind != "positional" or a.type.optional for a in tensors):
             raise self.error("func", "tensor arguments must be positional-only ('/' after them) and not optional")
-        if len(tensors) not in FAMILY_ARITY[family] or signature.arguments[: len(tensors)] != tensors:
-            raise self.error("func", f"family {family.value} takes {_arity_text(family)} leading tensor arguments")
+        if len(tensors) not in family.arity or signature.arguments[: len(tensors)] != tensors:
+            raise self.error("func", f"family {family.name} takes {_arity_text(family)} leading tensor arguments")
         rest = str(signature).split("(", 1)[1].rsplit(") ->", 1)[0].split(", ")[len(tensors) :]
-        expected = FAMILY_ARGUMENTS[family]
+        expected = family.arguments
         if ", ".join(rest) != expected:
-            raise self.error("func", f"family {family.value} expects the arguments after the tensors to be '{expected}'")
+            raise self.error("func", f"family {family.name} expects the arguments after the tensors to be '{expected}'")
 
     def _dtypes(self) -> tuple[str, ...]:
         return self._dtype_names("dtypes", self._list("dtypes"))
@@ -411,11 +407,10 @@ class _SpecParser:
             message = str(exc).splitlines()[0]
             raise SpecError(Location(self.path, self.lines["reference"] + offset), "reference", message) from None
 
-    def _cpp_fields(self, family: Family) -> tuple[tuple[str, str], ...]:
-        required, optional = FAMILY_FIELDS[family]
+    def _cpp_fields(self, family: FamilyDef) -> tuple[tuple[str, str], ...]:
         fields = []
-        for name in required + optional:
-            if name in self.values or name in required:
+        for name in family.fields:
+            if name in self.values or name in family.required_fields:
                 value = self._str(name)
                 if any(bad in value for bad in (";", "{", "}", "#", "//", "/*")):
                     raise self.error(name, "must be a single C++ expression (no ';', braces, comments or '#')")
@@ -439,7 +434,7 @@ class _SpecParser:
                 raise self.error("operators", f"{op} does not fit an op with {arity} tensor inputs")
         return tuple(operators)
 
-    def _tolerances(self, family: Family) -> tuple[Tolerance, ...]:
+    def _tolerances(self, family: FamilyDef) -> tuple[Tolerance, ...]:
         raw = self.values.get("tolerances", {})
         if not isinstance(raw, dict):
             raise self.error("tolerances", f"expected a mapping dtype -> {{rtol, atol, reason}}, got {_describe(raw)}")
@@ -456,16 +451,16 @@ class _SpecParser:
             if not all(_is_number(v) and v >= 0 and math.isfinite(v) for v in (rtol, atol)):
                 raise self.error("tolerances", f"{dtype}: rtol and atol must be non-negative numbers")
             result.append(Tolerance(dtype, float(rtol), float(atol), reason.strip()))
-        if result and family is Family.pointwise:
-            raise self.error("tolerances", "pointwise results are judged in ulps: declare a budget in 'accuracy' instead")
+        if result and family.judged_in_ulps:
+            raise self.error("tolerances", f"{family.name} results are judged in ulps: declare a budget in 'accuracy' instead")
         return tuple(result)
 
-    def _accuracy(self, family: Family) -> Accuracy | None:
+    def _accuracy(self, family: FamilyDef) -> Accuracy | None:
         if "accuracy" not in self.values:
             return None
         raw = self.values["accuracy"]
-        if family is not Family.pointwise:
-            raise self.error("accuracy", "an ulp budget is for pointwise ops; other families set 'tolerances'")
+        if not family.judged_in_ulps:
+            raise self.error("accuracy", f"an ulp budget is for families judged in ulps (pointwise); {family.name} ops set 'tolerances'")
         if not isinstance(raw, dict) or set(raw) != {"ulp", "reason"}:
             raise self.error("accuracy", "expected {ulp: N or {float32: N, float64: N}, reason: \"why\"}")
         reason = raw["reason"]
@@ -480,14 +475,14 @@ class _SpecParser:
                 raise self.error("accuracy", f"{dtype}: an ulp budget is a number from {CORRECTLY_ROUNDED} (correctly rounded) up")
         return Accuracy(tuple((d, float(budgets[d])) for d in ULP_DTYPES if d in budgets), reason.strip())
 
-    def _domain(self, signature: Signature, family: Family) -> tuple[DomainBound, ...]:
+    def _domain(self, signature: Signature, family: FamilyDef) -> tuple[DomainBound, ...]:
         raw = self.values.get("domain", {})
         names = [a.name for a in signature.tensor_arguments]
         shape = "argument -> {bounds: [low, high], dtypes: [...], error: \"what numpy says\"}"
         if not isinstance(raw, dict):
             raise self.error("domain", f"expected a mapping {shape}, got {_describe(raw)}")
-        if raw and family is not Family.pointwise:
-            raise self.error("domain", "domain checks run in the pointwise engine: pointwise ops only")
+        if raw and not family.checks_domain:
+            raise self.error("domain", f"the {family.name} engine checks no domain bounds (pointwise ops declare them)")
         result = []
         for arg, entry in raw.items():
             if arg not in names:
@@ -509,12 +504,21 @@ def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def _is_extent(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _frozen(value: Any) -> Any:
+    """YAML lists as tuples, so specs stay hashable and immutable."""
+    return tuple(_frozen(v) for v in value) if isinstance(value, list) else value
+
+
 def _is_bound(value: object) -> bool:
     return value is None or _is_number(value)
 
 
-def _arity_text(family: Family) -> str:
-    counts = FAMILY_ARITY[family]
+def _arity_text(family: FamilyDef) -> str:
+    counts = family.arity
     return str(counts[0]) if len(counts) == 1 else f"{counts[0]} to {counts[-1]}"
 
 
@@ -525,8 +529,8 @@ def _describe(value: object) -> str:
 # ---- cross-spec checks ---------------------------------------------------------------------------
 
 
-def _check_catalog(parsed: list[OpSpec | AliasSpec]) -> Catalog:
-    seen: dict[str, OpSpec | AliasSpec] = {}
+def _check_catalog(parsed: list[OpSpec | AliasSpec | CompositeSpec]) -> Catalog:
+    seen: dict[str, OpSpec | AliasSpec | CompositeSpec] = {}
     for spec in parsed:
         if spec.name in seen:
             first = seen[spec.name]
@@ -534,6 +538,7 @@ def _check_catalog(parsed: list[OpSpec | AliasSpec]) -> Catalog:
         seen[spec.name] = spec
     ops = tuple(sorted((s for s in parsed if isinstance(s, OpSpec)), key=lambda s: s.name))
     aliases = tuple(sorted((s for s in parsed if isinstance(s, AliasSpec)), key=lambda s: s.name))
+    composites = tuple(sorted((s for s in parsed if isinstance(s, CompositeSpec)), key=lambda s: s.name))
     by_name = {op.name: op for op in ops}
     for alias in aliases:
         target = by_name.get(alias.alias_of)
@@ -542,4 +547,4 @@ def _check_catalog(parsed: list[OpSpec | AliasSpec]) -> Catalog:
         expected = str(target.signature).replace(f"{target.name}(", f"{alias.name}(", 1)
         if str(alias.signature) != expected:
             raise SpecError(Location(alias.path, alias.line), "func", f"an alias must have its target's signature: {expected!r}")
-    return Catalog(ops, aliases)
+    return Catalog(ops, aliases, composites)

@@ -502,6 +502,21 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
           py::arg("out") = pybind11::none(),
           "Elements of x1 where condition is true, else of x2; all three broadcast together.");
   }
+  // composite ops: the core's own functions
+  m.def("broadcast_to", &ts::python::broadcast_to, py::arg("x"), py::pos_only(), py::arg("shape"),
+        "A read-through view of x broadcast to `shape`.");
+  m.def("expand_dims", &ts::python::expand_dims, py::arg("x"), py::pos_only(), py::arg("axis") = 0,
+        "A view of x with a new axis of extent 1 at position `axis` (negative counts from the end of the result).");
+  m.def("matrix_transpose", &ts::python::matrix_transpose, py::arg("x"), py::pos_only(),
+        "A view of x with its last two axes swapped (a stack of matrices transposed).");
+  m.def("permute_dims", &ts::python::permute_dims, py::arg("x"), py::pos_only(), py::arg("axes"),
+        "A view of x with its axes in the order `axes` (negative axes count from the end).");
+  m.def("reshape", &ts::python::reshape, py::arg("x"), py::pos_only(), py::arg("shape"), py::kw_only(),
+        py::arg("copy") = pybind11::none(),
+        "x with a new shape (one extent may be -1); a view when the strides allow, else a copy (copy=False refuses "
+        "one).");
+  m.def("squeeze", &ts::python::squeeze, py::arg("x"), py::pos_only(), py::arg("axis"),
+        "A view of x without the axes `axis` (an int or a tuple), each of which must have extent 1.");
 }
 
 }  // namespace ts::generated

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import ml_dtypes  # noqa: F401  (numpy's bfloat16: np.dtype("bfloat16") works once it is imported)
 import numpy as np
 
-from tensorsmith_forge.catalog.model import DTYPES, FLOATING, HALF, Family, OpSpec, Promotion
+from tensorsmith_forge.catalog.dtypes import DTYPES, FLOATING, HALF, Promotion
+from tensorsmith_forge.catalog.model import OpSpec
 from tensorsmith_forge.catalog.signature import Argument, BaseType
 
 DEVICES = ("cpu", "cuda")  # every op gets a kernel for each; an op missing on one is left out of the runtime
@@ -33,13 +34,6 @@ DTYPE_ENUM = {
     "bfloat16": "ts::DType::BFloat16",
 }  # fmt: skip
 DEVICE_ENUM = {"cpu": "ts::DeviceType::CPU", "cuda": "ts::DeviceType::CUDA"}
-FAMILY_ENUM = {
-    Family.pointwise: "ts::Family::Pointwise",
-    Family.reduction: "ts::Family::Reduction",
-    Family.index_reduction: "ts::Family::IndexReduction",
-    Family.normalization: "ts::Family::Normalization",
-    Family.contraction: "ts::Family::Contraction",
-}
 PROMOTION_ENUM = {
     Promotion.same: "ts::Promotion::Same",
     Promotion.float: "ts::Promotion::Float",
@@ -145,17 +139,14 @@ def kernel_types(spec: OpSpec, dtype: str) -> KernelTypes:
         return KernelTypes(dtype, scalar, "double", scalar if dtype in FLOATING else "double", compute)
     if p is Promotion.reduce_index:
         return KernelTypes(dtype, scalar, scalar, "int64_t", compute)
-    if dtype in HALF and spec.family is not Family.pointwise:  # max/min (exact), softmax, matmul: in float
-        return KernelTypes(dtype, scalar, "float", scalar, compute)
-    if spec.family is Family.contraction and dtype in FLOATING:
-        return KernelTypes(dtype, scalar, "double", scalar, compute)
-    return KernelTypes(dtype, scalar, scalar, scalar, compute)
+    acc = spec.family.accumulator_for(dtype)  # max/min (exact), softmax, matmul: 16-bit floats in float
+    return KernelTypes(dtype, scalar, acc or scalar, scalar, compute)
 
 
 def interface(spec: OpSpec) -> str:
     """What the shared files (op table, bindings) assume of an op's kernels: a kernel file built
     from an older spec with the same interface can stay in the runtime."""
-    return f"{spec.signature}|{spec.family.value}|{spec.promotion.value}|{bool(spec.field('identity'))}|{kernel_dtypes(spec)}"
+    return f"{spec.signature}|{spec.family.name}|{spec.promotion.value}|{bool(spec.field('identity'))}|{kernel_dtypes(spec)}"
 
 
 def input_cpp_type(spec: OpSpec, index: int) -> str:
@@ -198,12 +189,12 @@ def transcript_path(spec: OpSpec, device: str) -> str:
 
 def template_path(spec: OpSpec, device: str) -> str:
     """The translation-unit template an op's kernel is rendered into (relative to templates/)."""
-    return f"{device}/{spec.family.value}{SOURCE_SUFFIX[device]}.j2"
+    return spec.family.template(device, SOURCE_SUFFIX[device])
 
 
 def body_template_path(spec: OpSpec, device: str) -> str:
     """The template proposer's body template for the op's family."""
-    return f"{device}/bodies/{spec.family.value}{SOURCE_SUFFIX[device]}.j2"
+    return spec.family.body_template(device, SOURCE_SUFFIX[device])
 
 
 # ---- Python bindings -----------------------------------------------------------------------------
@@ -211,7 +202,7 @@ def body_template_path(spec: OpSpec, device: str) -> str:
 
 def binding_cpp_type(spec: OpSpec, arg: Argument) -> str:
     """C++ parameter type in the pybind11 lambda for one signature argument."""
-    if arg.type.base is BaseType.Tensor:
+    if arg.type.is_tensor:
         return "pybind11::object"  # a Tensor, an array-like or a Python scalar: ts::python::tensor_operands
     if arg.type.optional or arg.type.is_list:
         return "pybind11::object"  # None / int / sequence, converted by ts::python helpers
@@ -221,7 +212,7 @@ def binding_cpp_type(spec: OpSpec, arg: Argument) -> str:
 def takes_out(spec: OpSpec) -> bool:
     """Whether the op's function takes numpy's keyword out= (a tensor the result is written into): the
     pointwise ops, as numpy's ufuncs do. Methods and operators never take it."""
-    return spec.family is Family.pointwise
+    return spec.family.takes_out
 
 
 def binding_default(arg: Argument) -> str | None:
@@ -233,14 +224,28 @@ def binding_default(arg: Argument) -> str | None:
         return "pybind11::none()"
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, str):  # a string enum's value
+        return f'pybind11::str("{value}")'
     return arg.default
 
 
-def pyi_type(spec: OpSpec, arg: Argument) -> str:
-    if arg.type.base is BaseType.Tensor:
-        return "Tensor | ArrayLike"
-    base = {BaseType.int: "int", BaseType.bool: "builtins.bool", BaseType.float: "float"}[arg.type.base]
-    text = f"{base} | tuple[{base}, ...]" if arg.type.is_list else base
+PYI_BASE = {BaseType.int: "int", BaseType.bool: "builtins.bool", BaseType.float: "float",
+            BaseType.Scalar: "builtins.bool | int | float | complex", BaseType.ScalarType: "DType | Any",
+            BaseType.Device: "Device | str"}  # fmt: skip
+
+
+def pyi_type(arg: Argument, array_like: bool = True) -> str:
+    """The stub's type of an argument; `array_like`: tensor arguments also take what ts.asarray takes."""
+    tensor = "Tensor | ArrayLike" if array_like else "Tensor"
+    if arg.type.is_tensor:
+        text = tensor
+    elif arg.type.is_tensor_list:
+        text = f"Sequence[{tensor}]"
+    elif arg.type.base is BaseType.str:
+        text = f"Literal[{', '.join(repr(v) for v in arg.type.enum_values)}]"
+    else:
+        base = PYI_BASE[arg.type.base]
+        text = f"{base} | tuple[{base}, ...]" if arg.type.is_list else base
     return f"{text} | None" if arg.type.optional else text
 
 

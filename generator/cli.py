@@ -17,11 +17,12 @@ from pathlib import Path
 
 from tensorsmith_forge.catalog.errors import SpecError
 from tensorsmith_forge.catalog.files import write_atomic
-from tensorsmith_forge.catalog.model import DTYPE_CLASSES, OpSpec, load_catalog
+from tensorsmith_forge.catalog.dtypes import DTYPE_CLASSES
+from tensorsmith_forge.catalog.model import OpSpec, load_catalog
 from tensorsmith_forge.validators import static_check
 from tensorsmith_forge.validators.gate import Gate, Verdict
 
-from . import api, dest, review, writer
+from . import api, dest, review
 from .agent.replay import ReplayProposer
 from .build import build
 from .errors import GeneratorError
@@ -321,7 +322,7 @@ def _ops(project: Project, args: argparse.Namespace) -> int:
         mine = [p for p in plans if p.spec.name == spec.name]
         rows.append({
             "op": spec.name,
-            "family": spec.family.value,
+            "family": spec.family.name,
             "dtypes": list(spec.dtypes),
             "devices": [p.device for p in mine if p.previous is not None],
             "proposer": sorted({p.previous.proposer for p in mine if p.previous and p.previous.proposer}),
@@ -333,6 +334,11 @@ def _ops(project: Project, args: argparse.Namespace) -> int:
     for alias in catalog.aliases:
         target = next(r for r in rows if r["op"] == alias.alias_of)
         rows.append({**target, "op": alias.name, "family": f"alias of {alias.alias_of}"})
+    for composite in catalog.composites:  # no kernel: the core's own function, on every device
+        provenance = {d: {"proposer": f"hand-written ({composite.implementation})"} for d in api.DEVICES}
+        rows.append({"op": composite.name, "family": "composite", "dtypes": list(DTYPE_CLASSES["all"]), "devices": list(api.DEVICES),
+                     "proposer": ["hand-written"], "provenance": provenance, "accepted": True, "status": "core function",
+                     "gate": {}})  # fmt: skip
     rows.sort(key=lambda r: r["op"])
     missing = {d: [r["op"] for r in rows if d not in r["devices"]] for d in api.DEVICES}
     if args.json:

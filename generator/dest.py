@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from tensorsmith_forge.catalog.model import AliasSpec, Catalog, Family, OpSpec, Variant
+from tensorsmith_forge.catalog.model import AliasSpec, Catalog, OpSpec, Variant
 from tensorsmith_forge.catalog.signature import Argument
 
 from . import api
@@ -18,11 +18,12 @@ def body_context(spec: OpSpec, device: str) -> dict[str, object]:
         {"name": name, "index": i + 1, "ctype": api.input_load_type(spec, i), "compute": api.input_compute_type(spec, i)}
         for i, name in enumerate(a.name for a in spec.signature.tensor_arguments)
     ]
-    fields = dict(spec.fields)
-    if spec.family is Family.reduction:
-        fields.setdefault("identity", "")
-        fields.setdefault("finalize", "acc")
-    return {"inputs": inputs, "device": device, **fields}
+    return {"inputs": inputs, "device": device, **_fields(spec)}
+
+
+def _fields(spec: OpSpec) -> dict[str, str]:
+    """The family's C++ fields as the spec gives them, absent optional ones as the family defaults them."""
+    return {**dict(spec.family.field_defaults), **dict(spec.fields)}
 
 
 def kernel_context(spec: OpSpec, device: str, body: str, proposer: str, header: str) -> dict[str, object]:
@@ -46,8 +47,7 @@ def kernel_context(spec: OpSpec, device: str, body: str, proposer: str, header: 
         # CUDA pointwise functors: parameters as computed in, inputs as stored.
         "cuda_params": ", ".join(f"{api.input_compute_type(spec, i)} {n}" for i, n in enumerate(names)),
         "cuda_inputs": ", ".join(api.input_cpp_type(spec, i) for i in range(len(names))),
-        **({"identity": spec.field("identity") or "", "finalize": spec.field("finalize") or "acc"}
-           if spec.family is Family.reduction else {}),  # fmt: skip
+        **_fields(spec),
         "body": body.rstrip("\n"),
         "proposer": proposer,
     }
@@ -59,7 +59,7 @@ def registration_context(catalog: Catalog, header: str, devices: tuple[str, ...]
     ops = [
         {
             "name": spec.name,
-            "family": api.FAMILY_ENUM[spec.family],
+            "family": spec.family.cpp_enum,
             "arity": spec.arity,
             "promotion": api.PROMOTION_ENUM[spec.promotion],
             "has_identity": "true" if spec.field("identity") else "false",
@@ -83,7 +83,9 @@ def bindings_context(catalog: Catalog, header: str) -> dict[str, object]:
     aliases: dict[str, list[AliasSpec]] = {}
     for alias in catalog.aliases:
         aliases.setdefault(alias.alias_of, []).append(alias)
-    return {"header": header, "ops": [_binding(spec, aliases.get(spec.name, [])) for spec in catalog.ops]}
+    composites = [{"name": c.name, "implementation": c.implementation, "arguments": _py_arguments(c.signature.arguments, method=False),
+                   "doc": cpp_string(c.doc)} for c in catalog.composites]  # fmt: skip
+    return {"header": header, "ops": [_binding(spec, aliases.get(spec.name, [])) for spec in catalog.ops], "composites": composites}
 
 
 def _binding(spec: OpSpec, aliases: list[AliasSpec]) -> dict[str, object]:
@@ -127,7 +129,7 @@ def _method(spec: OpSpec, args: tuple[Argument, ...], no_out: str) -> dict[str, 
     if no_out:
         wrapper = f"[{spec.name}]({params}) {{ return {spec.name}({names}{no_out}); }}"
         return {"callable": wrapper, "arguments": f", {rest}" if rest else ""}
-    if spec.family is not Family.reduction:
+    if not spec.family.numpy_method_keywords:
         return {"callable": spec.name, "arguments": f", {rest}" if rest else ""}
     wrapper = (f"[{spec.name}]({params}, pybind11::object dtype, pybind11::object out) {{ "
                f"ts::python::require_default_numpy_keywords(dtype, out); return {spec.name}({names}); }}")  # fmt: skip
@@ -154,15 +156,7 @@ def _engine_call(spec: OpSpec) -> str:
     handles = ", ".join(names)
     labels = ", ".join(f'"{n}"' for n in names)
     tensors = f"ts::python::tensor_operands(*op, {{{handles}}}, {{{labels}}})"
-    if spec.family is Family.pointwise:
-        return f"ts::python::pointwise_into(*op, {tensors}, out)"
-    if spec.family is Family.reduction:
-        return f"ts::reduce(*op, {tensors}[0], ts::python::axes_arg(axis), keepdims)"
-    if spec.family is Family.index_reduction:
-        return f"ts::index_reduce(*op, {tensors}[0], ts::python::axis_arg(axis), keepdims)"
-    if spec.family is Family.normalization:
-        return f"ts::normalize(*op, {tensors}[0], axis)"
-    return f"[&] {{ const auto t = {tensors}; return ts::contract(*op, t[0], t[1]); }}()"
+    return spec.family.engine_call.format(tensors=tensors)
 
 
 def sources_context(catalog: Catalog, header: str) -> dict[str, object]:
@@ -177,17 +171,21 @@ def stub_context(catalog: Catalog, header: str) -> dict[str, object]:
     functions = []
     for spec in catalog.ops:
         functions.append({"name": spec.name, "signature": _pyi_function_signature(spec), "doc": spec.doc})
+    for composite in catalog.composites:
+        # the core's functions take tensorsmith Tensors only
+        functions.append({"name": composite.name, "signature": _pyi_signature(composite.signature.arguments, array_like=False),
+                          "doc": composite.doc})  # fmt: skip
     by_name = {spec.name: spec for spec in catalog.ops}
     for alias in catalog.aliases:
         target = by_name[alias.alias_of]
         functions.append({"name": alias.name, "signature": _pyi_function_signature(target), "doc": alias.doc})
     methods = [
-        {"name": spec.name, "signature": _pyi_signature(spec, spec.signature.arguments[1:], self_arg=True), "doc": spec.doc}
+        {"name": spec.name, "signature": _pyi_signature(spec.signature.arguments[1:], self_arg=True), "doc": spec.doc}
         for spec in catalog.ops
         if Variant.method in spec.variants
     ]
     for method in methods:  # numpy's dtype=/out= on reduction methods (see _method)
-        if catalog.op(method["name"]).family is Family.reduction:
+        if catalog.op(method["name"]).family.numpy_method_keywords:
             method["signature"] = method["signature"].replace(") -> Tensor", ", dtype: None = None, out: None = None) -> Tensor")
     operators = [
         {"name": dunder, "signature": "(self, other: Tensor | ArrayLike)" if len(spec.signature.tensor_arguments) == 2 else "(self)"}
@@ -203,20 +201,20 @@ def stub_context(catalog: Catalog, header: str) -> dict[str, object]:
 
 
 def _pyi_function_signature(spec: OpSpec) -> str:
-    signature = _pyi_signature(spec, spec.signature.arguments)
+    signature = _pyi_signature(spec.signature.arguments)
     if not api.takes_out(spec):
         return signature
     star = "" if any(a.kind == "keyword" for a in spec.signature.arguments) else "*, "
     return signature.replace(") -> Tensor", f", {star}out: Tensor | tuple[Tensor] | None = None) -> Tensor")
 
 
-def _pyi_signature(spec: OpSpec, args: tuple[Argument, ...], self_arg: bool = False) -> str:
+def _pyi_signature(args: tuple[Argument, ...], self_arg: bool = False, array_like: bool = True) -> str:
     parts = ["self"] if self_arg else []
     for i, arg in enumerate(args):
         if not self_arg and arg.kind == "keyword" and (i == 0 or args[i - 1].kind != "keyword"):
             parts.append("*")  # methods take their options positionally too (see _py_arguments)
         default = "" if arg.default is None else f" = {arg.default}"
-        parts.append(f"{arg.name}: {api.pyi_type(spec, arg)}{default}")
+        parts.append(f"{arg.name}: {api.pyi_type(arg, array_like)}{default}")
         if not self_arg and arg.kind == "positional" and (i + 1 == len(args) or args[i + 1].kind != "positional"):
             parts.append("/")
     return f"({', '.join(parts)}) -> Tensor"
@@ -227,27 +225,6 @@ def cpp_string(text: str) -> str:
     return json.dumps(text, ensure_ascii=True)
 
 
-FAMILY_CONTRACTS = {
-    Family.pointwise: "one run of n elements: data[0] is the output, data[1..] the inputs; strides are in bytes "
-                      "and may be 0 (broadcast) or anything else (views)",
-    Family.reduction: "for each of n_outer rows, fold n_reduce elements (strides in bytes) with the op's identity, "
-                      "combine and finalize, and write one output element",
-    Family.index_reduction: "for each of n_outer rows, write the int64 index of the best of n_reduce elements (first wins)",
-    Family.normalization: "rows x cols, input and output contiguous row-major; each row normalised on its own",
-    Family.contraction: "batched row-major C = A (m x k) @ B (k x n), contiguous matrices, batch strides in elements (may be 0)",
-}  # fmt: skip
-# On CUDA a body is one device function; tensorsmith/cuda/*.cuh launches it over the engine's work.
-CUDA_FAMILY_CONTRACTS = {
-    Family.pointwise: "the body of `apply`, one element: return the output for the given input values (already "
-                      "converted to compute_t); the machinery handles indexing, broadcasting and vector loads",
-    Family.reduction: "the body of `combine(acc, x)`: fold x (an element or another thread's partial result, as "
-                      "acc_t) into acc; it must be associative, since threads, warps and blocks fold in a tree",
-    Family.index_reduction: "the body of `better(x, best)`: whether x beats best (ties keep the first index)",
-    Family.normalization: "the body of `output(x, row_max, row_sum)`: one output element from its input and its "
-                          "row's maximum and sum of exp(x - row_max)",
-    Family.contraction: "the body of `tile(args, b, row0, col0)`: the kTile x kTile tile of C[b] at (row0, col0), "
-                        "computed by a kTile x kTile thread block (__shared__ and __syncthreads() allowed)",
-}  # fmt: skip
 BODY_PLACEHOLDER = "/* YOUR BODY */"
 
 
@@ -259,8 +236,8 @@ def task_context(spec: OpSpec, device: str, translation_unit: str, example: tupl
         "op": spec.name,
         "device": device,
         "signature": str(spec.signature),
-        "family": spec.family.value,
-        "family_contract": (CUDA_FAMILY_CONTRACTS if device == "cuda" else FAMILY_CONTRACTS)[spec.family],
+        "family": spec.family.name,
+        "family_contract": spec.family.contract_for(device),
         "kernel_dtypes": api.kernel_dtypes(spec),
         "doc": spec.doc,
         "spec_path": spec.path,

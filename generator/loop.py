@@ -348,7 +348,7 @@ class Regenerator:
         companion = self._cpu_twin(spec) if device != "cpu" and not self.gate.pending_stages(device) else None
         devices = (device,) if companion is None else ("cpu", device)
         header = self.renderer.header([spec.path, "templates/registration.cpp.j2"])
-        registration = self.renderer.render("registration.cpp.j2", **dest.registration_context(Catalog((spec,), ()), header, devices))
+        registration = self.renderer.render("registration.cpp.j2", **dest.registration_context(Catalog((spec,), (), ()), header, devices))
         return Candidate(spec, device, body, self.render_kernel(spec, device, body, proposer), registration, proposer, companion)
 
     def _cpu_twin(self, spec: OpSpec) -> str | None:
@@ -379,6 +379,7 @@ class Regenerator:
         runtime_catalog = Catalog(
             tuple(s for s in catalog.ops if s.name in complete),
             tuple(a for a in catalog.aliases if a.alias_of in complete),
+            catalog.composites,  # no kernels: always in the runtime
         )
         outputs: dict[str, str] = {}
         manifest = Manifest()
@@ -390,7 +391,7 @@ class Regenerator:
                 if transcript and r.transcript is not None:
                     outputs[str(transcript)] = r.transcript
         generator_sha = self._generator_sha()
-        catalog_sha = combine({s.path: sha256_text(s.text) for s in (*runtime_catalog.ops, *runtime_catalog.aliases)})
+        catalog_sha = combine({s.path: sha256_text(s.text) for s in (*runtime_catalog.ops, *runtime_catalog.aliases, *runtime_catalog.composites)})
         for name, template in SHARED_TEMPLATES.items():
             header = self.renderer.header(["specs/*.yaml", f"templates/{template}"], COMMENT[Path(name).suffix])
             text = self.formatter.format(name, self.renderer.render(template, **SHARED_CONTEXTS[name](runtime_catalog, header)))

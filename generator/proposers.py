@@ -137,7 +137,7 @@ class TemplateProposer(OneShotProposer):
         if task.spec.proposer != self.name:
             raise GaveUp(f"{task.spec.path} asks for the {task.spec.proposer} proposer: run `tsgen regen --proposer {task.spec.proposer}`")
         if not self.has_template(task.spec, task.device):
-            raise GaveUp(f"no body template for the {task.spec.family.value} family on {task.device}: run `tsgen regen --proposer claude`")
+            raise GaveUp(f"no body template for the {task.spec.family.name} family on {task.device}: run `tsgen regen --proposer claude`")
         template = self.body_template(task.spec, task.device)
         body = self.renderer.render(template, **dest.body_context(task.spec, task.device))
         return Proposal(body=body, proposer=self.name)

@@ -37,7 +37,8 @@ from typing import Any
 
 import numpy as np
 
-from tensorsmith_forge.catalog.model import CORRECTLY_ROUNDED, FLOATING, HALF, Family, OpSpec, Promotion
+from tensorsmith_forge.catalog.dtypes import FLOATING, HALF, Promotion
+from tensorsmith_forge.catalog.model import CORRECTLY_ROUNDED, OpSpec
 
 from .inputs import Case, is_float
 
@@ -45,21 +46,8 @@ from .inputs import Case, is_float
 # a kernel that computes in float and rounds once may land one unit from the rounded float64 result.
 DEFAULT_TOLERANCE = {"float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7), "float16": (1e-3, 1e-5),
                      "bfloat16": (1.6e-2, 1e-5)}  # fmt: skip
-# Normalization (softmax): every probability, however small, is judged relative to itself (a probability
-# flushed to zero is 100% wrong even at 1e-13); the absolute part only covers subnormal results (4 units of
-# the smallest subnormal). float64 is held to double precision (exp computed in float is 6e-8 off).
-# Sums (reductions, contractions) are judged against the magnitude of their terms (Expected.scale), so their
-# absolute part can shrink to nothing for float32 and float64, and float64's relative part to double
-# precision: an honest float64 sum of millions of terms stays within 1e-12 of sum |x| (a sum kept in float
-# errs by 1e-7 of it).
-_SUMS = {"float64": (1e-11, 1e-300), "float32": (1.3e-6, 1e-30)}
-FAMILY_TOLERANCE = {
-    Family.normalization: {"float64": (1e-12, 2e-323), "float32": (1e-5, 5.6e-45), "float16": (2e-3, 2.4e-7),
-                           "bfloat16": (1.6e-2, 3.7e-40)},
-    Family.reduction: _SUMS,
-    Family.contraction: _SUMS,
-}  # fmt: skip
-REASSOCIATING_FAMILIES = (Family.reduction, Family.normalization, Family.contraction)
+# Families set their own defaults (FamilyDef.tolerances): softmax relative to each probability, sums
+# against the magnitude of their terms.
 # Exception classes too general to count as "the same error" when numpy raises a subclass.
 _GENERIC_ERRORS = {"Exception", "BaseException", "LookupError", "ArithmeticError", "object"}
 
@@ -135,8 +123,7 @@ def expected_result(spec: OpSpec, case: Case, which: str = "a", fn=None) -> Expe
 
 def _sums_terms(spec: OpSpec) -> bool:
     """Whether the op's result is a sum of terms whose magnitudes the reference can sum too."""
-    sums = spec.family is Family.reduction and spec.promotion in (Promotion.reduce_sum, Promotion.reduce_mean)
-    return sums or spec.family is Family.contraction
+    return spec.promotion in spec.family.sums
 
 
 def _expected(spec: OpSpec, case: Case, fn, args: list[np.ndarray]) -> Expected:
@@ -149,7 +136,7 @@ def _expected(spec: OpSpec, case: Case, fn, args: list[np.ndarray]) -> Expected:
     if own.dtype.kind != "f":
         return Expected(dtype=dtype, shape=shape, values=own.copy())
     if dtype == "float64":
-        refine = _long_double_reference(spec, case, fn, args, shape) if spec.family is Family.pointwise else None
+        refine = _long_double_reference(spec, case, fn, args, shape) if spec.family.judged_in_ulps else None
         return Expected(dtype=dtype, shape=shape, values=own.copy(), precise=own.copy(), refine=refine)
     # bool too (exp(bool) is float16 in numpy, computed in float16 without this); where's condition stays
     condition = 0 if spec.promotion is Promotion.where else -1
@@ -246,13 +233,13 @@ def tolerance(spec: OpSpec, dtype: str, result_dtype: str) -> Tolerance:
         for override in spec.tolerances:
             if override.dtype == key:
                 return Tolerance(override.rtol, override.atol, override.reason)
-    rtol, atol = FAMILY_TOLERANCE.get(spec.family, DEFAULT_TOLERANCE).get(result_dtype, DEFAULT_TOLERANCE.get(result_dtype, (0.0, 0.0)))
+    rtol, atol = spec.family.tolerance_for(result_dtype) or DEFAULT_TOLERANCE.get(result_dtype, (0.0, 0.0))
     return Tolerance(rtol, atol, "default")
 
 
 def reassociation_allowed(spec: OpSpec, result_dtype: str) -> bool:
     """Whether two runs may differ by rounding: float reductions, normalizations and contractions."""
-    return spec.family in REASSOCIATING_FAMILIES and result_dtype in FLOATING
+    return spec.family.reassociates and result_dtype in FLOATING
 
 
 # ---- the verdict ------------------------------------------------------------------------------------------------
@@ -368,7 +355,7 @@ def compare(spec: OpSpec, case: Case, actual: Any, *, which: str = "a", expected
     if not is_float(got.dtype):  # bitwise, so a bool stored as byte 2 (or a canary byte) is not "True"
         wrong = ~_bitwise_equal(got, expected.values)
         return _report(case, which, meta, wrong, got, expected.values, None) if wrong.any() else None
-    if spec.family is Family.pointwise:
+    if spec.family.judged_in_ulps:
         return _compare_pointwise(spec, case, which, meta, got, expected)
     tol = tolerance(spec, case.dtype, expected.dtype)
     signs = _zero_sign_matters(spec, case, which, expected)
@@ -479,7 +466,7 @@ def _zero_sign_matters(spec: OpSpec, case: Case, which: str, expected: Expected)
     as any value within the tolerance may), except in max and min over elements that tie at zero with both
     signs: numpy's own answer there depends on its SIMD lanes (a row of +0 and -0 gives either)."""
     matters = np.asarray(expected.precise == 0) if expected.precise is not None else True
-    if not (spec.family is Family.reduction and spec.promotion is Promotion.reduce_same):
+    if spec.promotion is not Promotion.reduce_same:
         return matters
     x = case.arrays(which)[0]
     axis = case.kwargs.get("axis")
@@ -611,7 +598,7 @@ def device_parity(spec: OpSpec, case: Case, cpu: Any, device: Any, *, which: str
     a, b = np.asarray(cpu), np.asarray(device)
     if a.dtype != b.dtype or a.shape != b.shape:
         return _mismatch(case, "device_parity", f"the CPU gave {a.dtype}{a.shape} and the device {b.dtype}{b.shape}", which)
-    if is_float(a.dtype) and spec.family is Family.pointwise:
+    if is_float(a.dtype) and spec.family.judged_in_ulps:
         budget, tol = ulp_budget(spec, a.dtype.name), None
         with np.errstate(all="ignore"):
             wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)

@@ -46,8 +46,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tensorsmith_forge.catalog.model import OpSpec
+from tensorsmith_forge import catalog
 from tensorsmith_forge.catalog.files import write_atomic
+from tensorsmith_forge.catalog.model import OpSpec
 
 from . import compare, inputs, passes, static_check, symbols
 from .build import CUDA_VARIANT, BuildError, CandidateBuilder
@@ -157,7 +158,9 @@ class Gate:
         """Everything a verdict depends on: the candidate, its spec, the gate's code, the runtime it runs
         in (engine and headers), the compiler, the hidden-case salt and the stages run."""
         digest = hashlib.sha256()
-        gate_files = sorted([*Path(__file__).parent.glob("*.py"), *(Path(__file__).parent / "csrc").glob("*")])
+        # the gate's code, its harness, and the catalog it reads specs and family case tables with
+        catalog_dir = Path(catalog.__file__).parent
+        gate_files = sorted([*Path(__file__).parent.glob("*.py"), *(Path(__file__).parent / "csrc").glob("*"), *catalog_dir.rglob("*.py")])
         runtime_files = sorted([*(self.root / "runtime" / "src" / "core").glob("*.cpp"), *(self.root / "runtime" / "include").rglob("*.h")])
         for path in gate_files + runtime_files:
             digest.update(path.name.encode() + b"\0" + path.read_bytes())

@@ -37,7 +37,10 @@ from typing import Any
 import ml_dtypes  # noqa: F401  (numpy's bfloat16 dtype, by name)
 import numpy as np
 
-from tensorsmith_forge.catalog.model import FLOATING, HALF, Family, OpSpec, Promotion
+from tensorsmith_forge.catalog.cases import S, CaseTemplate, pick
+from tensorsmith_forge.catalog.dtypes import FLOATING, HALF, Promotion
+from tensorsmith_forge.catalog.families import FamilyDef
+from tensorsmith_forge.catalog.model import OpSpec
 
 from .runner import load_arrays, save_arrays, value_set_c
 
@@ -223,9 +226,7 @@ class _Context:
     @staticmethod
     def of(spec: OpSpec, dtype: str, salt: bytes) -> _Context:
         names = tuple(a.name for a in spec.signature.tensor_arguments)
-        sensitive = spec.family is Family.contraction or (
-            spec.family is Family.reduction and spec.promotion is not Promotion.reduce_same
-        )
+        sensitive = spec.promotion in spec.family.sums
         return _Context(spec, dtype, salt, names, tuple(operand_dtypes(spec, dtype)),
                         {b.argument: (b.low, b.high) for b in spec.domain if b.holds_for(dtype)}, sensitive,
                         _probe_float_result(spec, dtype), sensitive and _probe_multiplicative(spec))  # fmt: skip
@@ -238,7 +239,7 @@ class _Context:
         return np.random.default_rng(int.from_bytes(self.digest(*parts), "little"))
 
     @property
-    def family(self) -> Family:
+    def family(self) -> FamilyDef:
         return self.spec.family
 
     @property
@@ -260,7 +261,7 @@ def _probe(spec: OpSpec, args: list[np.ndarray], kwargs: dict[str, Any]) -> np.n
 
 def _probe_multiplicative(spec: OpSpec) -> bool:
     """Whether a reduction's reference multiplies: it reduces [3, 3] to 9."""
-    if spec.family is not Family.reduction:
+    if spec.arity != 1 or not {"axis", "keepdims"} <= {a.name for a in spec.signature.arguments}:
         return False
     result = _probe(spec, [np.array([3.0, 3.0])], {"axis": None, "keepdims": False})
     return result is not None and float(result) == 9.0
@@ -275,374 +276,26 @@ def _probe_float_result(spec: OpSpec, dtype: str) -> bool:
 
 # ---- templates: what a case is before it gets values ---------------------------------------------------
 
-S = -1  # in a template shape: as many elements as the dtype's special-value set has
-
-
-@dataclass(frozen=True)
-class _Template:
-    shapes: tuple[tuple[int, ...], ...]
-    layouts: tuple[str, ...]
-    dist: str
-    kwargs: tuple[tuple[str, Any], ...] = ()
-    inside_domain: bool = True  # False: values ignore the spec's domain, so the engine must raise
-
-
-def _t(shapes, layouts, dist, **kwargs) -> _Template:
-    layouts = (layouts,) * len(shapes) if isinstance(layouts, str) else tuple(layouts)
-    return _Template(tuple(tuple(s) for s in shapes), layouts, dist, tuple(kwargs.items()))
-
-
-def _outside_domain(ctx: _Context) -> list[_Template]:
+def _outside_domain(ctx: _Context) -> list[CaseTemplate]:
     """A case whose values break the spec's domain for this dtype (numpy raises, so must the engine)."""
     if not ctx.bounds:
         return []
     shapes = tuple((len(special_values(ctx, d)),) for d in ctx.dtypes)
-    return [_Template(shapes, ("contiguous",) * len(shapes), "specials", (), False)]
+    return [CaseTemplate(shapes, ("contiguous",) * len(shapes), "specials", (), False)]
 
 
-_POINTWISE_SHOWN: dict[int, list[_Template]] = {
-    1: [
-        _t([()], "contiguous", "normal"),
-        _t([()], "offset", "specials"),
-        _t([(0,)], "contiguous", "normal"),
-        _t([(1, 0, 3)], "strided", "normal"),
-        _t([(1,)], "negative", "uniform"),
-        _t([(7,)], "strided", "normal"),
-        _t([(20,)], "negative", "uniform"),
-        _t([(812,)], "contiguous", "heavy"),
-        _t([(4099,)], "offset", "lognormal"),
-        _t([(1029, 917)], "contiguous", "bulk"),
-        _t([(3, 5)], "transposed", "uniform"),
-        _t([(5, 7)], "padded", "lognormal"),
-        _t([(4, 6)], "expanded", "normal"),
-        _t([(2, 3, 4, 5)], "permuted", "heavy"),
-        _t([(2, 3, 1, 4, 3)], "mixed", "normal"),
-        _t([(3, 4, 5)], "negative", "heavy"),
-        _t([(S,)], "contiguous", "specials"),
-        _t([(3, S)], "strided", "specials"),
-        _t([(64,)], "offset", "large"),
-        _t([(9, 11)], "transposed", "large"),
-    ],
-    2: [
-        _t([(), ()], "contiguous", "normal"),
-        _t([(), ()], "offset", "specials"),
-        _t([(0,), (0,)], "contiguous", "normal"),
-        _t([(1, 0, 3), (3,)], ("strided", "contiguous"), "normal"),
-        _t([(7,), (7,)], ("strided", "negative"), "normal"),
-        _t([(20,), ()], ("contiguous", "offset"), "uniform"),
-        _t([(), (20,)], ("offset", "negative"), "heavy"),
-        _t([(812,), (812,)], "contiguous", "heavy"),
-        _t([(4099,), (1,)], "offset", "lognormal"),
-        _t([(1029, 917), (1029, 917)], "contiguous", "bulk"),
-        _t([(3, 1), (1, 4)], "contiguous", "uniform"),
-        _t([(3, 5), (3, 5)], "transposed", "normal"),
-        _t([(5, 7), (5, 7)], ("padded", "expanded"), "lognormal"),
-        _t([(2, 3, 4), (4,)], ("permuted", "strided"), "normal"),
-        _t([(4,), (2, 3, 4)], ("negative", "mixed"), "uniform"),
-        _t([(2, 1, 4, 3), (5, 1, 3)], "strided", "heavy"),
-        _t([(2, 3, 4, 5), (2, 3, 4, 5)], ("permuted", "mixed"), "normal"),
-        _t([(4, 6), (4, 6)], "expanded", "normal"),
-        _t([(3, 4, 5), (3, 4, 5)], "negative", "heavy"),
-        _t([(S, 1), (1, S)], "contiguous", "specials"),
-        _t([(S, 1), (1, S)], ("strided", "negative"), "specials"),
-        _t([(64,), (64,)], "offset", "large"),
-        _t([(9, 11), (11,)], ("transposed", "contiguous"), "large"),
-        _t([(6, 7), (6, 7)], "contiguous", "ties"),
-    ],
-    3: [
-        _t([(), (), ()], "contiguous", "normal"),
-        _t([(), (), ()], "offset", "specials"),
-        _t([(0,), (0,), (0,)], "contiguous", "normal"),
-        _t([(1, 0, 3), (3,), (2, 1, 1)], "strided", "normal"),
-        _t([(7,), (7,), (7,)], ("strided", "negative", "offset"), "normal"),
-        _t([(20,), (), (20,)], ("contiguous", "offset", "negative"), "uniform"),
-        _t([(812,), (812,), (812,)], "contiguous", "heavy"),
-        _t([(4099,), (4099,), (1,)], "offset", "lognormal"),
-        _t([(1029, 917), (1029, 917), (1029, 917)], "contiguous", "bulk"),
-        _t([(3, 1), (1, 4), (3, 4)], "contiguous", "uniform"),
-        _t([(3, 5), (3, 5), (3, 5)], "transposed", "normal"),
-        _t([(5, 7), (5, 7), (5, 7)], ("padded", "expanded", "mixed"), "lognormal"),
-        _t([(2, 3, 4), (4,), ()], ("permuted", "strided", "contiguous"), "normal"),
-        _t([(4,), (2, 3, 4), (3, 1)], ("negative", "mixed", "expanded"), "uniform"),
-        _t([(2, 3, 4, 5), (2, 1, 4, 5), (5,)], ("permuted", "strided", "negative"), "heavy"),
-        _t([(S, S), (S, 1), (1, S)], "contiguous", "specials"),
-        _t([(S, S), (S, 1), (1, S)], ("negative", "strided", "transposed"), "specials"),
-        _t([(64,), (64,), (64,)], "offset", "large"),
-        _t([(6, 7), (6, 7), (6, 7)], "contiguous", "ties"),
-    ],
-}
-
-_REDUCTION_SHOWN = [
-    _t([()], "contiguous", "normal", axis=None, keepdims=False),
-    _t([()], "offset", "normal", axis=(), keepdims=True),
-    _t([(0,)], "contiguous", "normal", axis=None, keepdims=False),
-    _t([(0,)], "contiguous", "normal", axis=0, keepdims=True),
-    _t([(1,)], "negative", "uniform", axis=0, keepdims=False),
-    _t([(7,)], "strided", "normal", axis=0, keepdims=False),
-    _t([(7,)], "negative", "uniform", axis=-1, keepdims=True),
-    _t([(812,)], "contiguous", "heavy", axis=None, keepdims=False),
-    _t([(4099,)], "offset", "lognormal", axis=0, keepdims=True),
-    _t([(1029, 917)], "contiguous", "bulk", axis=1, keepdims=False),
-    _t([(3, 4)], "transposed", "uniform", axis=None, keepdims=True),
-    _t([(3, 4)], "contiguous", "normal", axis=0, keepdims=False),
-    _t([(3, 4)], "padded", "normal", axis=1, keepdims=True),
-    _t([(5, 6)], "expanded", "normal", axis=0, keepdims=False),
-    _t([(2, 3, 4)], "contiguous", "normal", axis=(0, 2), keepdims=False),
-    _t([(2, 3, 4)], "strided", "uniform", axis=(1, 2), keepdims=True),
-    _t([(2, 3, 4)], "negative", "heavy", axis=(2, 0), keepdims=False),
-    _t([(2, 3, 4)], "permuted", "normal", axis=(-1, -3), keepdims=True),
-    _t([(2, 3, 4)], "contiguous", "normal", axis=(), keepdims=False),
-    _t([(2, 0, 3)], "contiguous", "normal", axis=1, keepdims=False),
-    _t([(2, 0, 3)], "strided", "normal", axis=(0, 2), keepdims=True),
-    _t([(2, 3, 4, 5)], "mixed", "normal", axis=(1, 3), keepdims=False),
-    _t([(2, 3, 4, 5)], "permuted", "uniform", axis=(0, 1, 2, 3), keepdims=True),
-    _t([(4, 1, 3)], "contiguous", "normal", axis=(0, 1, 2), keepdims=False),
-    _t([(6, S)], "contiguous", "specials", axis=1, keepdims=False),
-    _t([(S, 5)], "strided", "specials", axis=None, keepdims=False),
-    _t([(8, 9)], "transposed", "large", axis=0, keepdims=True),
-    _t([(5, 7)], "contiguous", "ties", axis=1, keepdims=False),
-    _t([(4099,)], "contiguous", "ascending", axis=None, keepdims=False),
-    _t([(812,)], "negative", "descending", axis=0, keepdims=True),
-    _t([(9, 29)], "strided", "ascending", axis=1, keepdims=False),
-]
-
-_INDEX_REDUCTION_SHOWN = [
-    _t([()], "contiguous", "normal", axis=None, keepdims=False),
-    _t([()], "offset", "normal", axis=0, keepdims=True),
-    _t([(0,)], "contiguous", "normal", axis=None, keepdims=False),
-    _t([(1,)], "negative", "uniform", axis=0, keepdims=False),
-    _t([(7,)], "strided", "normal", axis=0, keepdims=False),
-    _t([(7,)], "negative", "uniform", axis=-1, keepdims=True),
-    _t([(812,)], "contiguous", "heavy", axis=None, keepdims=False),
-    _t([(4099,)], "offset", "lognormal", axis=0, keepdims=True),
-    _t([(1029, 917)], "contiguous", "bulk", axis=1, keepdims=False),
-    _t([(3, 4)], "transposed", "uniform", axis=None, keepdims=True),
-    _t([(3, 4)], "contiguous", "normal", axis=0, keepdims=False),
-    _t([(3, 4)], "padded", "normal", axis=1, keepdims=True),
-    _t([(5, 6)], "expanded", "ties", axis=0, keepdims=False),
-    _t([(5, 6)], "expanded", "ties", axis=1, keepdims=True),
-    _t([(2, 3, 4)], "negative", "heavy", axis=1, keepdims=False),
-    _t([(2, 3, 4)], "permuted", "normal", axis=-3, keepdims=True),
-    _t([(2, 0, 3)], "contiguous", "normal", axis=1, keepdims=False),
-    _t([(2, 0, 3)], "strided", "normal", axis=0, keepdims=True),
-    _t([(2, 3, 4, 5)], "mixed", "normal", axis=2, keepdims=False),
-    _t([(6, S)], "contiguous", "specials", axis=1, keepdims=False),
-    _t([(S, 5)], "strided", "specials", axis=0, keepdims=True),
-    _t([(S, 3)], "negative", "specials", axis=None, keepdims=False),
-    _t([(8, 9)], "transposed", "large", axis=0, keepdims=True),
-    _t([(5, 7)], "contiguous", "ties", axis=1, keepdims=False),
-    _t([(5, 7)], "negative", "ties", axis=None, keepdims=False),
-    _t([(4, 9)], "strided", "ties", axis=0, keepdims=True),
-    _t([(4099,)], "contiguous", "ascending", axis=None, keepdims=False),
-    _t([(812,)], "negative", "descending", axis=0, keepdims=True),
-    _t([(9, 29)], "strided", "ascending", axis=1, keepdims=False),
-]
-
-_NORMALIZATION_SHOWN = [
-    _t([()], "contiguous", "normal", axis=-1),
-    _t([(1,)], "offset", "normal", axis=-1),
-    _t([(5,)], "contiguous", "uniform", axis=0),
-    _t([(7,)], "strided", "heavy", axis=-1),
-    _t([(3, 4)], "transposed", "normal", axis=-1),
-    _t([(3, 4)], "contiguous", "uniform", axis=0),
-    _t([(2, 3, 4)], "contiguous", "normal", axis=1),
-    _t([(2, 3, 4)], "negative", "heavy", axis=-3),
-    _t([(2, 3, 4, 5)], "permuted", "normal", axis=2),
-    _t([(2, 3, 4, 5)], "mixed", "uniform", axis=-1),
-    _t([(0, 3)], "contiguous", "normal", axis=-1),
-    _t([(3, 0)], "contiguous", "normal", axis=-1),
-    _t([(3, 0)], "strided", "normal", axis=0),
-    _t([(4, 1029)], "offset", "normal", axis=-1),
-    _t([(1029, 917)], "contiguous", "bulk", axis=0),
-    _t([(5, 6)], "expanded", "normal", axis=1),
-    _t([(5, 6)], "expanded", "uniform", axis=0),
-    _t([(7, 9)], "padded", "lognormal", axis=-1),
-    _t([(6, S)], "contiguous", "specials", axis=-1),
-    _t([(S, 4)], "strided", "specials", axis=0),
-    _t([(6, 9)], "offset", "large", axis=-1),
-    _t([(5, 7)], "contiguous", "heavy", axis=-1),
-    _t([(812,)], "contiguous", "lognormal", axis=0),
-    _t([(7, 1)], "negative", "ties", axis=-1),
-]
-
-_CONTRACTION_SHOWN = [
-    _t([(3,), (3,)], "contiguous", "normal"),
-    _t([(1,), (1,)], "offset", "uniform"),
-    _t([(2, 3), (3,)], "contiguous", "normal"),
-    _t([(3,), (3, 4)], ("negative", "strided"), "normal"),
-    _t([(2, 3), (3, 4)], "transposed", "uniform"),
-    _t([(5, 2, 3), (3, 4)], "contiguous", "heavy"),
-    _t([(2, 1, 2, 3), (4, 3, 2)], ("strided", "permuted"), "normal"),
-    _t([(3, 1, 4, 5), (2, 5, 3)], "mixed", "normal"),
-    _t([(2, 0), (0, 3)], "contiguous", "normal"),
-    _t([(0, 3), (3, 2)], "contiguous", "normal"),
-    _t([(4, 0, 3), (3, 2)], "strided", "normal"),
-    _t([(1, 70), (70, 130)], "contiguous", "uniform"),
-    _t([(67, 129), (129, 65)], "contiguous", "normal"),
-    _t([(7, 5), (5, 9)], "strided", "lognormal"),
-    _t([(6, 5), (5, 7)], "negative", "normal"),
-    _t([(3, 4, 5), (5, 6)], ("expanded", "contiguous"), "normal"),
-    _t([(4, 5), (2, 5, 6)], ("contiguous", "expanded"), "uniform"),
-    _t([(4, 5), (5, 6)], "padded", "heavy"),
-    _t([(2, 3, 4, 5), (5, 3)], ("permuted", "offset"), "normal"),
-    _t([(5, 6), (6, 4)], "contiguous", "specials"),
-    _t([(4, 6), (6, 5)], ("transposed", "strided"), "specials"),
-    _t([(9, 11), (11, 8)], "contiguous", "ties"),
-    _t([(), (3,)], "contiguous", "normal"),
-    _t([(3,), (4,)], "contiguous", "normal"),
-]
-
-
-def _shown_templates(ctx: _Context) -> list[_Template]:
-    family = ctx.family
-    if family is Family.pointwise:
-        return _POINTWISE_SHOWN[len(ctx.names)] + _outside_domain(ctx)
-    if family is Family.reduction:
-        return _REDUCTION_SHOWN
-    if family is Family.index_reduction:
-        return _INDEX_REDUCTION_SHOWN
-    if family is Family.normalization:
-        return _NORMALIZATION_SHOWN
-    return _CONTRACTION_SHOWN
+def _shown_templates(ctx: _Context) -> list[CaseTemplate]:
+    return ctx.family.shown_cases(ctx) + _outside_domain(ctx)
 
 
 # ---- hidden templates: drawn from the salt --------------------------------------------------------------
 
-_HIDDEN_LAYOUTS = ("contiguous", "offset", "transposed", "permuted", "strided", "negative", "padded", "expanded",
-                   "mixed", "mixed", "strided", "negative")  # fmt: skip
-_HIDDEN_DISTS = ("normal", "uniform", "heavy", "lognormal", "mixed", "mixed", "specials", "large", "ties", "ascending",
-                 "descending")  # fmt: skip
 
-
-def _odd(rng: np.random.Generator, low: int, high: int) -> int:
-    return int(rng.integers(low // 2, high // 2)) * 2 + 1
-
-
-def _random_shape(rng: np.random.Generator, max_rank: int = 5, budget: int = 4000, zero: float = 0.0) -> tuple:
-    rank = int(rng.integers(1, max_rank + 1))
-    dims = [int(rng.choice([1, 2, 3, 4, 5, 6, 7, 9, 11, 13])) for _ in range(rank)]
-    while math.prod(dims) > budget:
-        dims[int(np.argmax(dims))] //= 2
-    if zero and rng.random() < zero:
-        dims[int(rng.integers(rank))] = 0
-    return tuple(dims)
-
-
-def _broadcast_partner(rng: np.random.Generator, shape: tuple[int, ...]) -> tuple[int, ...]:
-    """A shape that broadcasts against `shape`: a suffix of it, some dims set to 1."""
-    drop = int(rng.integers(0, len(shape) + 1))
-    return tuple(1 if rng.random() < 0.3 else n for n in shape[drop:])
-
-
-def _pick(rng: np.random.Generator, options: Sequence[Any]) -> Any:
-    return options[int(rng.integers(len(options)))]
-
-
-def _layouts(rng: np.random.Generator, count: int) -> tuple[str, ...]:
-    return tuple(_pick(rng, _HIDDEN_LAYOUTS) for _ in range(count))
-
-
-def _hidden_templates(ctx: _Context, rng: np.random.Generator) -> list[_Template]:
-    family = ctx.family
-    if family is Family.pointwise:
-        return _hidden_pointwise(ctx, rng)
-    if family in (Family.reduction, Family.index_reduction):
-        return _hidden_reduction(ctx, rng)
-    if family is Family.normalization:
-        return _hidden_normalization(rng)
-    return _hidden_contraction(rng)
-
-
-def _hidden_pointwise(ctx: _Context, rng: np.random.Generator) -> list[_Template]:
-    arity = len(ctx.names)
-    result = []
-
-    def add(out_shape: tuple[int, ...], dist: str | None = None) -> None:
-        shapes = [out_shape] + [_broadcast_partner(rng, out_shape) for _ in range(arity - 1)]
-        order = rng.permutation(arity)  # the full shape is not always the first operand
-        shapes = [shapes[i] for i in order]
-        result.append(_t(shapes, _layouts(rng, arity), dist or _pick(rng, _HIDDEN_DISTS)))
-
-    for _ in range(3):
-        add((_odd(rng, 3, 6000),))
-    for _ in range(3):
-        add(_random_shape(rng, max_rank=5))
-    add(_random_shape(rng, max_rank=3, zero=1.0))
-    add((), dist="mixed")
-    add(_random_shape(rng, max_rank=3), dist="mixed")
-    add((_odd(rng, 101, 301), _odd(rng, 101, 301)), dist=_pick(rng, ("bulk", "uniform", "mixed")))
-    return result
-
-
-def _random_axes(rng: np.random.Generator, rank: int, single: bool) -> Any:
-    roll = rng.random()
-    if roll < 0.2 or rank == 0:
-        return None
-    if single or roll < 0.5:
-        axis = int(rng.integers(rank))
-        return axis - rank if rng.random() < 0.4 else axis
-    count = int(rng.integers(0, rank + 1))
-    axes = [int(a) for a in rng.permutation(rank)[:count]]
-    return tuple(a - rank if rng.random() < 0.3 else a for a in axes)
-
-
-def _hidden_reduction(ctx: _Context, rng: np.random.Generator) -> list[_Template]:
-    single = ctx.family is Family.index_reduction
-    result = []
-    for i in range(9):
-        shape = (_odd(rng, 3, 6000),) if i < 2 else _random_shape(rng, max_rank=4, zero=0.15)
-        dist = _pick(rng, _HIDDEN_DISTS)
-        result.append(_t([shape], _pick(rng, _HIDDEN_LAYOUTS), dist, axis=_random_axes(rng, len(shape), single),
-                         keepdims=bool(rng.random() < 0.5)))  # fmt: skip
-    shape = (_odd(rng, 101, 301), _odd(rng, 101, 301))
-    result.append(_t([shape], _pick(rng, ("contiguous", "transposed", "offset")), _pick(rng, ("bulk", "uniform")),
-                     axis=_random_axes(rng, 2, single), keepdims=bool(rng.random() < 0.5)))  # fmt: skip
-    return result
-
-
-def _hidden_normalization(rng: np.random.Generator) -> list[_Template]:
-    result = []
-    for i in range(9):
-        shape = (_odd(rng, 3, 3000),) if i < 2 else _random_shape(rng, max_rank=4, zero=0.1)
-        axis = int(rng.integers(len(shape)))
-        axis = axis - len(shape) if rng.random() < 0.5 else axis
-        result.append(_t([shape], _pick(rng, _HIDDEN_LAYOUTS), _pick(rng, _HIDDEN_DISTS), axis=axis))
-    shape = (_odd(rng, 101, 301), _odd(rng, 101, 301))
-    result.append(_t([shape], _pick(rng, ("contiguous", "transposed")), "normal", axis=int(rng.integers(-2, 2))))
-    return result
-
-
-def _hidden_contraction(rng: np.random.Generator) -> list[_Template]:
-    result = []
-    for i in range(9):
-        m, k, n = (int(rng.integers(1, 34)) for _ in range(3))
-        if i == 0:
-            k = 0 if rng.random() < 0.5 else k
-        batch = _random_shape(rng, max_rank=2, budget=12) if rng.random() < 0.5 else ()
-        other = _broadcast_partner(rng, batch)
-        a, b = batch + (m, k), other + (k, n)
-        if i == 1:
-            a = (k,)
-        if i == 2:
-            b = (k,)
-        if rng.random() < 0.5:
-            a, b = (other + (m, k), batch + (k, n)) if len(a) > 1 and len(b) > 1 else (a, b)
-        result.append(_t([a, b], _layouts(rng, 2), _pick(rng, _HIDDEN_DISTS)))
-    m, k, n = (_odd(rng, 41, 141) for _ in range(3))
-    result.append(_t([(m, k), (k, n)], _layouts(rng, 2), "normal"))
-    return result
+def _hidden_templates(ctx: _Context, rng: np.random.Generator) -> list[CaseTemplate]:
+    return ctx.family.hidden_cases(ctx, rng)
 
 
 # ---- threshold cases: sized from the engine's own limits -----------------------------------------------------
-
-# Large cases reach past the sizes a kernel could single out: more than 2**20 elements in one kernel call,
-# rows longer than 2**17 handed over whole, softmax rows beyond 2**15, matmul's k beyond 2**11. The engine
-# decides what a call holds (chunks, pieces, thread ranges), so the shapes derive from its limits and the
-# gate runs them on one thread with streaming off (every run in one call) as well as split and streamed.
-LARGE_RUN = 1 << 21  # pointwise elements in one call, at least
-LONG_ROW = 1 << 17  # reduced elements in one row handed to the kernel whole, at least
-LONG_SOFTMAX_ROW = 1 << 15
-LONG_K = 1 << 11
 
 
 def threshold_cases(spec: OpSpec, dtype: str, *, salt: bytes, limits: Any) -> list[Case]:
@@ -650,64 +303,8 @@ def threshold_cases(spec: OpSpec, dtype: str, *, salt: bytes, limits: Any) -> li
     engine_limits.EngineLimits); their odd extents are drawn from the salt."""
     ctx = _Context.of(spec, dtype, bytes(salt))
     rng = ctx.rng("threshold-templates")
-    templates = _THRESHOLD_TEMPLATES[ctx.family](ctx, rng, limits)
+    templates = ctx.family.threshold_cases(ctx, rng, limits)
     return [_build_case(ctx, f"t{i:02d}", t, True) for i, t in enumerate(templates)]
-
-
-def _beyond(rng: np.random.Generator, at_least: int) -> int:
-    """An odd extent a little past `at_least` (at most a sixteenth more; never a power of two or a multiple
-    of a vector width)."""
-    return at_least + 2 * int(rng.integers(1, max(2, at_least // 32))) + 1
-
-
-def _threshold_pointwise(ctx: _Context, rng: np.random.Generator, limits: Any) -> list[_Template]:
-    n = _beyond(rng, max(LARGE_RUN, 2 * limits.pointwise_grain))
-    return [_t([(n,)] * len(ctx.names), "contiguous", _pick(rng, ("uniform", "mixed", "normal")))]
-
-
-def _threshold_reduction(ctx: _Context, rng: np.random.Generator, limits: Any) -> list[_Template]:
-    dist = _pick(rng, ("uniform", "normal")) if ctx.order_sensitive else _pick(rng, ("mixed", "uniform", "ties"))
-    whole_rows = limits.split_max_rows + 1  # more rows than the engine splits: each long row reaches the kernel whole
-    long_row = _beyond(rng, max(LONG_ROW, 2 * limits.split_chunk))
-    split_rows = int(rng.integers(1, limits.split_max_rows + 1))  # few long rows: split into chunks and merged
-    split_row = _beyond(rng, 3 * limits.split_chunk)
-    outer = _beyond(rng, 4096)  # many outputs side by side, reduced over an outer axis
-    return [
-        _t([(whole_rows, long_row)], "contiguous", dist, axis=-1, keepdims=bool(rng.random() < 0.5)),
-        _t([(split_rows, split_row)], "contiguous", dist, axis=1, keepdims=False),
-        _t([(split_row,)], "offset", dist, axis=None, keepdims=False),
-        _t([(_beyond(rng, 128), outer)], "contiguous", dist, axis=0, keepdims=False),
-        # few adjacent outputs over a long outer axis: a device splits the axis over blocks
-        _t([(_beyond(rng, 1 << 14), int(rng.integers(3, 40)))], "contiguous", dist, axis=0, keepdims=False),
-    ]
-
-
-def _threshold_normalization(ctx: _Context, rng: np.random.Generator, limits: Any) -> list[_Template]:
-    rows = max(2, limits.row_grain // LONG_SOFTMAX_ROW) + int(rng.integers(3, 9))
-    return [
-        _t([(rows, _beyond(rng, LONG_SOFTMAX_ROW))], "contiguous", _pick(rng, ("normal", "uniform")), axis=-1),
-        _t([(_beyond(rng, LONG_SOFTMAX_ROW // 2), int(rng.integers(3, 8)))], "contiguous", "normal", axis=0),
-    ]
-
-
-def _threshold_contraction(ctx: _Context, rng: np.random.Generator, limits: Any) -> list[_Template]:
-    del limits  # the contraction engine hands the kernel whole matrices
-    m, n = (int(rng.integers(20, 60)) * 2 + 1 for _ in range(2))
-    k = _beyond(rng, LONG_K)
-    big = (_beyond(rng, 512), _beyond(rng, 64), _beyond(rng, 512))
-    return [
-        _t([(m, k), (k, n)], "contiguous", "normal"),
-        _t([(big[0], big[1]), (big[1], big[2])], ("contiguous", "transposed"), "uniform"),
-    ]
-
-
-_THRESHOLD_TEMPLATES = {
-    Family.pointwise: _threshold_pointwise,
-    Family.reduction: _threshold_reduction,
-    Family.index_reduction: _threshold_reduction,
-    Family.normalization: _threshold_normalization,
-    Family.contraction: _threshold_contraction,
-}
 
 
 # ---- layouts -------------------------------------------------------------------------------------------------
@@ -755,7 +352,7 @@ def _resolve_layout(kind: str, shape: tuple[int, ...], rng: np.random.Generator)
         candidates = big
         if not candidates:
             return "offset", _Placement(ident, ones, 0, lead, trail, ())
-        chosen = tuple(d for d in candidates if rng.random() < 0.5) or (_pick(rng, candidates),)
+        chosen = tuple(d for d in candidates if rng.random() < 0.5) or (pick(rng, candidates),)
         if len(chosen) == len(candidates) and len(candidates) > 1:
             chosen = chosen[:-1]
         return kind, _Placement(ident, ones, 0, 0, 0, chosen)
@@ -763,7 +360,7 @@ def _resolve_layout(kind: str, shape: tuple[int, ...], rng: np.random.Generator)
         perm = tuple(int(p) for p in rng.permutation(rank))
         steps = tuple(int(rng.choice([-2, -1, 1, 2, 3])) for _ in range(rank))
         candidates = [d for d in range(rank) if shape[d] > 1]
-        expand = (_pick(rng, candidates),) if len(candidates) > 1 and rng.random() < 0.5 else ()
+        expand = (pick(rng, candidates),) if len(candidates) > 1 and rng.random() < 0.5 else ()
         return kind, _Placement(perm, steps, int(rng.integers(0, 3)), lead, trail, expand)
     raise ValueError(f"unknown layout {kind!r}")
 
@@ -1032,7 +629,7 @@ def _resolve_shape(shape: tuple[int, ...], ctx: _Context, dtype: str) -> tuple[i
     return tuple(len(special_values(ctx, dtype)) if n == S else n for n in shape)
 
 
-def _build_case(ctx: _Context, case_id: str, template: _Template, hidden: bool) -> Case:
+def _build_case(ctx: _Context, case_id: str, template: CaseTemplate, hidden: bool) -> Case:
     if not template.inside_domain:
         ctx = replace(ctx, bounds={})
     rng = ctx.rng(case_id)  # layouts first, then every operand's value set a, then b

@@ -5,7 +5,7 @@
 import builtins
 import types
 from collections.abc import Iterator, Sequence
-from typing import Any, SupportsIndex
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -161,12 +161,6 @@ def asarray(
 ) -> Tensor: ...
 def from_dlpack(x: Any, /, *, device: Device | str | None = None, copy: builtins.bool | None = None) -> Tensor: ...
 def build_info() -> dict[str, Any]: ...
-def broadcast_to(x: Tensor, /, shape: Sequence[SupportsIndex]) -> Tensor: ...
-def reshape(x: Tensor, /, shape: Sequence[SupportsIndex]) -> Tensor: ...
-def permute_dims(x: Tensor, /, axes: Sequence[SupportsIndex]) -> Tensor: ...
-def matrix_transpose(x: Tensor, /) -> Tensor: ...
-def expand_dims(x: Tensor, /, axis: int) -> Tensor: ...
-def squeeze(x: Tensor, /, axis: int | tuple[int, ...]) -> Tensor: ...
 
 class _Cuda(types.ModuleType):
     """tensorsmith.cuda: the CUDA devices, their streams and the caching allocator."""
@@ -208,6 +202,9 @@ def argmax(x: Tensor | ArrayLike, /, *, axis: int | None = None, keepdims: built
 def argmin(x: Tensor | ArrayLike, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Tensor:
     """Index of the first minimum along axis (of the flattened tensor when axis is None); the first NaN counts as the minimum."""
 
+def broadcast_to(x: Tensor, /, shape: int | tuple[int, ...]) -> Tensor:
+    """A read-through view of x broadcast to `shape`."""
+
 def ceil(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Smallest integer not less than each element; integer inputs keep their dtype."""
 
@@ -222,6 +219,9 @@ def equal(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tu
 
 def exp(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Exponential e**x of each element."""
+
+def expand_dims(x: Tensor, /, axis: int = 0) -> Tensor:
+    """A view of x with a new axis of extent 1 at position `axis` (negative counts from the end of the result)."""
 
 def expm1(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """exp(x) - 1, accurate for small x."""
@@ -270,6 +270,9 @@ def logical_or(
 def matmul(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
     """Matrix product with numpy semantics; 1-D operands are promoted to matrices and leading batch dimensions broadcast."""
 
+def matrix_transpose(x: Tensor, /) -> Tensor:
+    """A view of x with its last two axes swapped (a stack of matrices transposed)."""
+
 def max(
     x: Tensor | ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False
 ) -> Tensor:
@@ -302,6 +305,9 @@ def not_equal(
 ) -> Tensor:
     """x1 != x2 for each pair, as bool."""
 
+def permute_dims(x: Tensor, /, axes: int | tuple[int, ...]) -> Tensor:
+    """A view of x with its axes in the order `axes` (negative axes count from the end)."""
+
 def pow(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """x1 raised to the power x2; a negative integer exponent raises ValueError, as in numpy."""
 
@@ -315,6 +321,9 @@ def prod(
 
 def relu(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Rectified linear unit, max(x, 0); NaN stays NaN."""
+
+def reshape(x: Tensor, /, shape: int | tuple[int, ...], *, copy: builtins.bool | None = None) -> Tensor:
+    """x with a new shape (one extent may be -1); a view when the strides allow, else a copy (copy=False refuses one)."""
 
 def sigmoid(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Logistic sigmoid 1 / (1 + exp(-x))."""
@@ -330,6 +339,9 @@ def softmax(x: Tensor | ArrayLike, /, *, axis: int = -1) -> Tensor:
 
 def sqrt(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Non-negative square root of each element; NaN for negative inputs."""
+
+def squeeze(x: Tensor, /, axis: int | tuple[int, ...]) -> Tensor:
+    """A view of x without the axes `axis` (an int or a tuple), each of which must have extent 1."""
 
 def subtract(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Difference of each pair of elements, x1 - x2."""

@@ -33,6 +33,15 @@ reference: np.negative(x)
 doc: A test op.
 """
 
+COMPOSITE = """\
+func: zz(Tensor x, /, int[] shape) -> Tensor
+implementation: ts::python::reshape
+reference: np.reshape(x, shape)
+doc: A test composite.
+examples:
+  - {x: [2, 3], shape: [6]}
+"""
+
 
 def unary(**changes: str | None) -> str:
     """UNARY with some fields replaced (None removes the field), appended when new; order kept."""
@@ -83,9 +92,9 @@ CASES = [
     Case("unknown_dtype", {"aa_bad.yaml": unary(dtypes="[numeric, float8]")},
          "aa_bad.yaml", 4, "dtypes", "unknown dtype or dtype class 'float8'", "float8"),
     Case("unknown_family", {"aa_bad.yaml": unary(family="pointwize", expr=None)},
-         "aa_bad.yaml", 2, "family", "unknown value 'pointwize' (known: pointwise, reduction,", "family: pointwize"),
+         "aa_bad.yaml", 2, "family", "unknown family 'pointwize' (known: pointwise, reduction,", "family: pointwize"),
     Case("unknown_family_with_its_fields", {"aa_bad.yaml": unary(family="pointwize")},
-         "aa_bad.yaml", 2, "family", "unknown value 'pointwize'", "family: pointwize"),
+         "aa_bad.yaml", 2, "family", "unknown family 'pointwize'", "family: pointwize"),
     Case("missing_family_with_its_fields", {"aa_bad.yaml": "# comment\n" + unary(family=None)},
          "aa_bad.yaml", 2, None, "missing required field 'family'", "func:", cli=False),
     Case("unknown_promotion", {"aa_bad.yaml": unary(promotion="promote")},
@@ -175,6 +184,21 @@ CASES = [
          "aa_bad.yaml", 8, "domain", "'y' is not a tensor argument of this op (x)", "domain:", cli=False),
     Case("unknown_variant", {"aa_bad.yaml": unary(variants="[function, operator]")},
          "aa_bad.yaml", 8, "variants", "unknown value 'operator' (known: function, method)", "variants:", cli=False),
+    # composite ops (an `implementation:` in the core instead of a kernel)
+    Case("composite_without_examples", {"aa_bad.yaml": COMPOSITE.replace("examples:\n  - {x: [2, 3], shape: [6]}\n", "")},
+         "aa_bad.yaml", 1, None, "missing required field 'examples'", "func:", cli=False),
+    Case("composite_example_unknown_argument", {"aa_bad.yaml": COMPOSITE.replace("shape: [6]}", "shape: [6], shpe: [6]}")},
+         "aa_bad.yaml", 5, "examples", "call 1: 'shpe' is not an argument (x, shape)", "examples:", cli=False),
+    Case("composite_example_tensor_not_a_shape", {"aa_bad.yaml": COMPOSITE.replace("{x: [2, 3]", "{x: 4")},
+         "aa_bad.yaml", 5, "examples", "call 1: tensor 'x' takes its shape, a list of extents, not int 4", "examples:", cli=False),
+    Case("composite_example_missing_required", {"aa_bad.yaml": COMPOSITE.replace("{x: [2, 3], shape: [6]}", "{x: [2, 3]}")},
+         "aa_bad.yaml", 5, "examples", "call 1: no value for required argument 'shape'", "examples:", cli=False),
+    Case("composite_bad_implementation", {"aa_bad.yaml": COMPOSITE.replace("ts::python::reshape", "reshape()")},
+         "aa_bad.yaml", 2, "implementation", "expected a qualified C++ function name in namespace ts", "implementation:"),
+    Case("composite_unknown_dtype_constraint", {"aa_bad.yaml": COMPOSITE.replace("Tensor x,", "Tensor(intger) x,")},
+         "aa_bad.yaml", 1, "func", "argument 'x': unknown dtype or dtype class 'intger'", "func:", cli=False),
+    Case("composite_with_family_field", {"aa_bad.yaml": COMPOSITE + "family: pointwise\n"},
+         "aa_bad.yaml", 7, "family", "unknown field for a composite op (one with 'implementation')", "family:", cli=False),
 ]
 BY_ID = {case.id: case for case in CASES}
 assert len(BY_ID) == len(CASES)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import tensorsmith as ts
-from tensorsmith_forge.catalog.model import DTYPES
+from tensorsmith_forge.catalog.dtypes import DTYPES
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 HALVES = {"float16": np.dtype(np.float16), "bfloat16": BF16}

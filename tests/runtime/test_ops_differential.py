@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import tensorsmith as ts
-from tensorsmith_forge.catalog.model import DTYPES, OpSpec, load_catalog
+from tensorsmith_forge.catalog.dtypes import DTYPES
+from tensorsmith_forge.catalog.model import OpSpec, load_catalog
 from tensorsmith_forge.validators import compare, inputs
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from tensorsmith_forge.catalog.model import Family, Tolerance, load_catalog
+from tensorsmith_forge.catalog.model import Tolerance, load_catalog
 from tensorsmith_forge.validators import compare, inputs
 from tensorsmith_forge.validators.compare import Raised
 
@@ -264,7 +264,7 @@ def test_spec_tolerance_overrides_the_default() -> None:
     loose = dataclasses.replace(spec, tolerances=(Tolerance("float64", 1e-3, 0.0, "test"),))
     assert compare.compare(loose, case_of("softmax", x, axis=-1), close_enough) is None
     assert compare.tolerance(loose, "float64", "float64").source == "test"
-    assert compare.tolerance(spec, "int16", "float32") == compare.Tolerance(*compare.FAMILY_TOLERANCE[Family.normalization]["float32"], "default")
+    assert compare.tolerance(spec, "int16", "float32") == compare.Tolerance(*spec.family.tolerance_for("float32"), "default")
     assert compare.tolerance(CATALOG.op("sum"), "float64", "float64") == compare.Tolerance(1e-11, 1e-300, "default")
     assert compare.tolerance(CATALOG.op("sum"), "float16", "float16") == compare.Tolerance(1e-3, 1e-5, "default")
     assert compare.tolerance(spec, "int8", "int8") == compare.Tolerance(0.0, 0.0, "default")

@@ -11,7 +11,10 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from tensorsmith_forge.catalog.model import FLOATING, Family, load_catalog
+from tensorsmith_forge.catalog import cases as case_tables
+from tensorsmith_forge.catalog.dtypes import FLOATING
+from tensorsmith_forge.catalog.families import FAMILIES
+from tensorsmith_forge.catalog.model import load_catalog
 from tensorsmith_forge.validators import inputs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -136,7 +139,7 @@ def test_ids_are_stable_and_sequential(sample_cases) -> None:
 def test_case_counts_and_sizes_stay_sane(sample_cases) -> None:
     for (name, dtype), cases in sample_cases.items():
         assert 20 <= len(cases) <= 45, (name, dtype, len(cases))
-        threshold = 15_000 if CATALOG.op(name).family is Family.contraction else 200_000
+        threshold = 15_000 if CATALOG.op(name).family.name == "contraction" else 200_000
         large = [c for c in cases if c.size > threshold]
         assert 1 <= len(large) <= 2, (name, dtype, [c.id for c in large])
         assert sum(c.size for c in cases) < 3_500_000, (name, dtype)
@@ -359,15 +362,15 @@ def test_threshold_cases_are_sized_from_the_engine_limits() -> None:
     limits = EngineLimits(**{k: v for k, v in vars(_Limits).items() if not k.startswith("_")})
     (run,) = inputs.threshold_cases(CATALOG.op("add"), "float32", salt=SALT, limits=limits)
     assert run.hidden and run.id == "t00"
-    assert run.operands[0].shape[0] > max(inputs.LARGE_RUN, 2 * limits.pointwise_grain) and run.operands[0].shape[0] % 2 == 1
+    assert run.operands[0].shape[0] > max(case_tables.LARGE_RUN, 2 * limits.pointwise_grain) and run.operands[0].shape[0] % 2 == 1
     whole, split, full, outer, few = inputs.threshold_cases(CATALOG.op("sum"), "float64", salt=SALT, limits=limits)
     assert whole.operands[0].shape[0] == limits.split_max_rows + 1 and whole.operands[0].shape[1] > 2 * limits.split_chunk
     assert split.operands[0].shape[0] <= limits.split_max_rows and split.operands[0].shape[1] > 3 * limits.split_chunk
     assert full.kwargs["axis"] is None and outer.kwargs["axis"] == 0 == few.kwargs["axis"] and few.operands[0].shape[1] < 40
     long_rows, _ = inputs.threshold_cases(CATALOG.op("softmax"), "float32", salt=SALT, limits=limits)
-    assert long_rows.operands[0].shape[1] > inputs.LONG_SOFTMAX_ROW
+    assert long_rows.operands[0].shape[1] > case_tables.LONG_SOFTMAX_ROW
     deep, _ = inputs.threshold_cases(CATALOG.op("matmul"), "int32", salt=SALT, limits=limits)
-    assert deep.operands[0].shape[1] > inputs.LONG_K and deep.operands[1].shape[0] == deep.operands[0].shape[1]
+    assert deep.operands[0].shape[1] > case_tables.LONG_K and deep.operands[1].shape[0] == deep.operands[0].shape[1]
     assert inputs.threshold_cases(CATALOG.op("add"), "float32", salt=b"other", limits=limits)[0].operands[0].shape != run.operands[0].shape
 
 
@@ -434,8 +437,8 @@ def test_several_distributions_per_op() -> None:
 
 
 def test_every_family_generates(sample_cases) -> None:
-    families = {CATALOG.op(name).family for name, _ in sample_cases}
-    assert families == set(Family)
+    families = {CATALOG.op(name).family.name for name, _ in sample_cases}
+    assert families == set(FAMILIES)
 
 
 # ---- files ----------------------------------------------------------------------------------------------------

@@ -41,6 +41,16 @@ pybind11::object pointwise_into(const OpDef& op, const std::vector<Tensor>& inpu
 std::optional<std::vector<int64_t>> axes_arg(pybind11::handle axis);
 std::optional<int64_t> axis_arg(pybind11::handle axis);
 
+// Composite ops: the core's hand-written functions that specs name in `implementation:` (bound by the
+// generated bindings). A tensor argument is a `const Tensor&`, every other argument a handle the function
+// converts itself, so its errors name the argument.
+Tensor broadcast_to(const Tensor& x, pybind11::handle shape);
+Tensor reshape(const Tensor& x, pybind11::handle shape, pybind11::handle copy);
+Tensor permute_dims(const Tensor& x, pybind11::handle axes);
+Tensor matrix_transpose(const Tensor& x);
+Tensor expand_dims(const Tensor& x, pybind11::handle axis);
+Tensor squeeze(const Tensor& x, pybind11::handle axis);
+
 }  // namespace ts::python
 
 // Entry points of the generated code (generated/registration.cpp, generated/bindings.cpp),

@@ -25,7 +25,6 @@ void bind_indexing(py::class_<Tensor>& cls);
 void bind_numpy_protocols(py::class_<Tensor>& cls);
 void bind_dlpack(py::module_& m, py::class_<Tensor>& cls);
 void bind_asarray(py::module_& m);
-void bind_manipulation(py::module_& m);
 void bind_cuda(py::module_& m);  // the ts.cuda submodule and ts.build_info (every build)
 
 // ---- construction (construction.cpp) ------------------------------------------------

@@ -1,14 +1,28 @@
-// Array API manipulation functions that map onto the core's views.
+// Array API manipulation functions that map onto the core's views. Their bindings, stubs and
+// differential tests come from their specs (specs/*.yaml with `implementation:`).
 #include <pybind11/pybind11.h>
-#include <pybind11/stl.h>
 
 #include "bindings.h"
 #include "tensorsmith/errors.h"
+#include "tensorsmith/python.h"
 
 namespace ts::python {
 
-static Tensor reshape(const Tensor& x, py::handle shape, std::optional<bool> copy) {
+namespace {
+
+std::optional<bool> optional_bool_arg(py::handle obj, const char* what) {
+  if (obj.is_none()) return std::nullopt;
+  TS_CHECK(PyBool_Check(obj.ptr()), TypeError, what << " must be True, False or None, not " << type_name(obj));
+  return obj.ptr() == Py_True;
+}
+
+}  // namespace
+
+Tensor broadcast_to(const Tensor& x, py::handle shape) { return x.expand(int_sequence_arg(shape, "shape")); }
+
+Tensor reshape(const Tensor& x, py::handle shape, py::handle copy_arg) {
   const Shape target = int_sequence_arg(shape, "shape");
+  const std::optional<bool> copy = optional_bool_arg(copy_arg, "copy");
   Tensor out = x.reshape(target);
   const bool copied = out.storage() != x.storage();
   TS_CHECK(!(copied && copy == false), ValueError,
@@ -17,22 +31,12 @@ static Tensor reshape(const Tensor& x, py::handle shape, std::optional<bool> cop
   return copy == true && !copied ? out.clone() : out;
 }
 
-void bind_manipulation(py::module_& m) {
-  m.def(
-      "broadcast_to", [](const Tensor& x, py::handle shape) { return x.expand(int_sequence_arg(shape, "shape")); },
-      py::arg("x"), py::pos_only(), py::arg("shape"), "A read-through view of x broadcast to `shape`.");
-  m.def("reshape", &reshape, py::arg("x"), py::pos_only(), py::arg("shape"), py::kw_only(),
-        py::arg("copy") = py::none(), "x with a new shape: a view when the strides allow, else a copy.");
-  m.def(
-      "permute_dims", [](const Tensor& x, py::handle axes) { return x.permute(int_sequence_arg(axes, "axes")); },
-      py::arg("x"), py::pos_only(), py::arg("axes"));
-  m.def("matrix_transpose", &Tensor::matrix_transpose, py::arg("x"), py::pos_only(), "Swap the last two axes.");
-  m.def(
-      "expand_dims", [](const Tensor& x, py::handle axis) { return x.unsqueeze(int_arg(axis, "axis")); },
-      py::arg("x"), py::pos_only(), py::arg("axis") = 0);
-  m.def(
-      "squeeze", [](const Tensor& x, py::handle axis) { return x.squeeze(int_sequence_arg(axis, "axis")); },
-      py::arg("x"), py::pos_only(), py::arg("axis"));
-}
+Tensor permute_dims(const Tensor& x, py::handle axes) { return x.permute(int_sequence_arg(axes, "axes")); }
+
+Tensor matrix_transpose(const Tensor& x) { return x.matrix_transpose(); }
+
+Tensor expand_dims(const Tensor& x, py::handle axis) { return x.unsqueeze(int_arg(axis, "axis")); }
+
+Tensor squeeze(const Tensor& x, py::handle axis) { return x.squeeze(int_sequence_arg(axis, "axis")); }
 
 }  // namespace ts::python

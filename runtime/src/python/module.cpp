@@ -28,7 +28,6 @@ PYBIND11_MODULE(_C, m) {
   bind_numpy_protocols(tensor_class);
   bind_dlpack(m, tensor_class);
   bind_asarray(m);
-  bind_manipulation(m);
   bind_cuda(m);
 
   ts::generated::bind_ops(m, tensor_class);

@@ -1,0 +1,46 @@
+"""Dtype names and classes a spec may name, and the promotion kinds (how an op's result dtype follows
+from its inputs'); the C++ and numpy mapping of each lives in generator/api.py."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+DTYPES = (
+    "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
+    "float16", "bfloat16",
+)  # fmt: skip  (the runtime's DType order: the 16-bit floats came last)
+SIGNED = ("int8", "int16", "int32", "int64")
+UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
+FLOATING = ("float32", "float64", "float16", "bfloat16")
+HALF = ("float16", "bfloat16")  # stored in 16 bits, computed in float
+DTYPE_CLASSES: dict[str, tuple[str, ...]] = {
+    "all": DTYPES,
+    "numeric": SIGNED + UNSIGNED + FLOATING,
+    "integer": SIGNED + UNSIGNED,
+    "signed": SIGNED,
+    "unsigned": UNSIGNED,
+    "floating": FLOATING,
+    "bool": ("bool",),
+}
+
+
+class Promotion(Enum):
+    same = "same"
+    float = "float"
+    binary = "binary"
+    binary_float = "binary_float"
+    comparison = "comparison"
+    logical = "logical"
+    where = "where"
+    reduce_same = "reduce_same"
+    reduce_sum = "reduce_sum"
+    reduce_mean = "reduce_mean"
+    reduce_index = "reduce_index"
+
+
+# How many tensor inputs each promotion kind can relate.
+PROMOTION_ARITY: dict[Promotion, tuple[int, ...]] = {
+    Promotion.same: (1,), Promotion.float: (1,), Promotion.binary: (1, 2, 3), Promotion.binary_float: (2,),
+    Promotion.comparison: (2,), Promotion.logical: (1, 2), Promotion.where: (3,), Promotion.reduce_same: (1,),
+    Promotion.reduce_sum: (1,), Promotion.reduce_mean: (1,), Promotion.reduce_index: (1,),
+}  # fmt: skip

@@ -1,0 +1,78 @@
+"""What a family is: everything the catalog, the generator and the gate need to know about one kind of
+kernel, in one object. A family module (pointwise.py, reduction.py, ...) builds one FamilyDef; the
+registry (families/__init__.py) is the only way anything else reaches it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..cases import CaseTemplate
+from ..dtypes import Promotion
+
+# Case-table callables receive the gate's per-(op, dtype) context: `names` (the tensor inputs), `spec`,
+# `dtype`, `order_sensitive` (float results depend on the summation order), and `limits` (the engine's
+# thresholds, validators/engine_limits.py) for threshold cases.
+ShownCases = Callable[[Any], list[CaseTemplate]]
+DrawnCases = Callable[[Any, np.random.Generator], list[CaseTemplate]]
+ThresholdCases = Callable[[Any, np.random.Generator, Any], list[CaseTemplate]]
+
+
+@dataclass(frozen=True, eq=False, kw_only=True)
+class FamilyDef:
+    name: str  # what specs write in `family:`
+    doc: str
+    # -- what a spec of the family may say
+    arity: tuple[int, ...]  # how many leading tensor arguments
+    arguments: str  # the canonical signature text after the tensors (the engine takes exactly these)
+    promotions: tuple[Promotion, ...]  # the promotion kinds it allows
+    required_fields: tuple[str, ...]  # the C++ fields a spec must give (expr, combine, ...)
+    optional_fields: tuple[str, ...] = ()
+    field_defaults: tuple[tuple[str, str], ...] = ()  # what an absent optional field means in a template
+    judged_in_ulps: bool = False  # results judged per element in ulps (spec `accuracy`); else rtol/atol
+    checks_domain: bool = False  # its engine raises before any kernel runs where inputs break the spec's `domain`
+    # -- the runtime and the generated bindings
+    cpp_enum: str  # ts::Family in runtime/include/tensorsmith/dispatch.h
+    engine_call: str  # the binding's call into the core; {tensors} is the converted tensor inputs
+    takes_out: bool = False  # the function takes numpy's out= (as numpy's ufuncs do)
+    numpy_method_keywords: bool = False  # the method takes numpy's dtype=None/out=None (np.sum(t) passes them)
+    accumulator: tuple[tuple[str, str], ...] = ()  # kernel dtype -> accumulator C++ type, where not the dtype's own
+    # -- what an author is told (the prompt contract of `tsgen task` and the Claude proposer), per device
+    contract: tuple[tuple[str, str], ...]
+    # -- the gate
+    tolerances: tuple[tuple[str, tuple[float, float]], ...] = ()  # result dtype -> (rtol, atol) default
+    reassociates: bool = False  # float results may differ by rounding from run to run (threads regroup)
+    sums: frozenset[Promotion] = frozenset()  # promotions under which the result is a sum of terms
+    shown_cases: ShownCases
+    hidden_cases: DrawnCases
+    threshold_cases: ThresholdCases
+
+    def __repr__(self) -> str:
+        return f"<family {self.name}>"
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        return self.required_fields + self.optional_fields
+
+    def contract_for(self, device: str) -> str:
+        return dict(self.contract)[device]
+
+    def field_default(self, name: str) -> str | None:
+        return dict(self.field_defaults).get(name)
+
+    def accumulator_for(self, dtype: str) -> str | None:
+        return dict(self.accumulator).get(dtype)
+
+    def tolerance_for(self, result_dtype: str) -> tuple[float, float] | None:
+        return dict(self.tolerances).get(result_dtype)
+
+    def template(self, device: str, suffix: str) -> str:
+        """The translation-unit template its kernels are rendered into (relative to templates/)."""
+        return f"{device}/{self.name}{suffix}.j2"
+
+    def body_template(self, device: str, suffix: str) -> str:
+        """The template proposer's body template (absent: bodies come from an agent)."""
+        return f"{device}/bodies/{self.name}{suffix}.j2"

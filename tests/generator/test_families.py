@@ -1,0 +1,62 @@
+"""The family registry: every family is one complete object, and nothing falls back to a default."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tensorsmith_forge.catalog import cases
+from tensorsmith_forge.catalog.families import FAMILIES, FamilyDef, UnknownFamily, family
+from tensorsmith_forge.catalog.model import load_catalog
+from tensorsmith_forge.catalog.signature import parse_signature
+from tensorsmith_forge.generator import api
+
+ROOT = Path(__file__).resolve().parents[2]
+DISPATCH = (ROOT / "runtime" / "include" / "tensorsmith" / "dispatch.h").read_text(encoding="utf-8")
+
+
+def test_unknown_family_is_an_error_naming_the_known_ones() -> None:
+    with pytest.raises(UnknownFamily, match=r"unknown family 'stencil' \(known: pointwise, reduction,"):
+        family("stencil")
+    with pytest.raises(UnknownFamily):
+        family(None)  # type: ignore[arg-type]
+
+
+def test_every_spec_family_is_the_registered_object() -> None:
+    catalog = load_catalog(ROOT)
+    for spec in catalog.ops:
+        assert spec.family is FAMILIES[spec.family.name], spec.name
+    assert {spec.family.name for spec in catalog.ops} == set(FAMILIES)  # every family has an op to prove it
+
+
+@pytest.mark.parametrize("fam", FAMILIES.values(), ids=list(FAMILIES))
+def test_family_is_complete(fam: FamilyDef) -> None:
+    # its C++ enumerator exists, its templates exist on every device, its author contract covers every device
+    enumerator = fam.cpp_enum.removeprefix("ts::Family::")
+    assert re.search(rf"^\s*{enumerator},", DISPATCH, re.M), fam.cpp_enum
+    for device in api.DEVICES:
+        suffix = api.SOURCE_SUFFIX[device]
+        assert (ROOT / "templates" / fam.template(device, suffix)).is_file()
+        assert (ROOT / "templates" / fam.body_template(device, suffix)).is_file()
+        assert len(fam.contract_for(device)) > 40
+    # its canonical arguments parse in the signature language, after a tensor
+    parse_signature(f"f(Tensor x, {fam.arguments}) -> Tensor")
+    assert fam.promotions and set(fam.sums) <= set(fam.promotions)
+    assert set(dict(fam.field_defaults)) <= set(fam.optional_fields)
+    assert "{tensors}" in fam.engine_call
+
+
+@pytest.mark.parametrize("fam", FAMILIES.values(), ids=list(FAMILIES))
+def test_family_case_tables_give_templates_for_every_arity(fam: FamilyDef) -> None:
+    class Limits:  # the engine_limits fields threshold tables read
+        pointwise_grain, split_chunk, split_max_rows, row_grain = 1 << 15, 1 << 14, 16, 1 << 15
+
+    for arity in fam.arity:
+        ctx = type("Ctx", (), {"names": tuple(f"x{i}" for i in range(arity)), "order_sensitive": bool(fam.sums)})()
+        for templates in (fam.shown_cases(ctx), fam.hidden_cases(ctx, np.random.default_rng(1)),
+                          fam.threshold_cases(ctx, np.random.default_rng(2), Limits())):  # fmt: skip
+            assert templates and all(isinstance(t, cases.CaseTemplate) for t in templates)
+            assert all(len(t.shapes) == arity == len(t.layouts) for t in templates)
