@@ -30,6 +30,7 @@ TAGS = {
     "logical": "elementwise logical operation returning bool",
     "linalg": "linear algebra",
     "nan_propagating": "a NaN input gives a NaN output",
+    "uninitialized": "the result's contents are unspecified (empty): tests compare its dtype and shape only",
 }
 
 
@@ -157,6 +158,7 @@ class CompositeSpec:
     reference: Reference
     doc: str
     # Calls the differential tests make: argument name -> value, where a tensor argument's value is its shape
+    # (a tensor list's, a list of shapes)
     examples: tuple[tuple[tuple[str, Any], ...], ...]
     tags: tuple[str, ...] = ()
 
@@ -285,8 +287,10 @@ class _SpecParser:
             for name, value in call.items():
                 if name not in by_name:
                     raise self.error("examples", f"call {i}: {name!r} is not an argument ({', '.join(by_name)})")
-                if by_name[name].type.is_tensor and not (isinstance(value, list) and all(_is_extent(n) for n in value)):
+                if by_name[name].type.is_tensor and not _is_shape(value):
                     raise self.error("examples", f"call {i}: tensor {name!r} takes its shape, a list of extents, not {_describe(value)}")
+                if by_name[name].type.is_tensor_list and not (isinstance(value, list) and value and all(map(_is_shape, value))):
+                    raise self.error("examples", f"call {i}: tensor list {name!r} takes a non-empty list of shapes, not {_describe(value)}")
             missing = [name for name in required if name not in call]
             if missing:
                 raise self.error("examples", f"call {i}: no value for required argument {missing[0]!r}")
@@ -504,8 +508,8 @@ def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _is_extent(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+def _is_shape(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in value)
 
 
 def _frozen(value: Any) -> Any:

@@ -505,18 +505,58 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   // composite ops: the core's own functions
   m.def("broadcast_to", &ts::python::broadcast_to, py::arg("x"), py::pos_only(), py::arg("shape"),
         "A read-through view of x broadcast to `shape`.");
+  m.def("concat", &ts::python::concat, py::arg("arrays"), py::pos_only(), py::kw_only(), py::arg("axis") = 0,
+        "The arrays joined along an existing axis (flattened first when axis is None), in the dtype they promote to.");
+  m.def(
+      "empty", &ts::python::empty, py::arg("shape"), py::kw_only(), py::arg("dtype") = pybind11::none(),
+      py::arg("device") = pybind11::none(),
+      "A new tensor of `shape` with unspecified contents, of `dtype` (default float64) on `device` (default the CPU).");
+  m.def("empty_like", &ts::python::empty_like, py::arg("x"), py::pos_only(), py::kw_only(),
+        py::arg("dtype") = pybind11::none(), py::arg("device") = pybind11::none(),
+        "A new tensor shaped like x with unspecified contents, of x's dtype and device unless `dtype` or `device` says "
+        "otherwise.");
   m.def("expand_dims", &ts::python::expand_dims, py::arg("x"), py::pos_only(), py::arg("axis") = 0,
         "A view of x with a new axis of extent 1 at position `axis` (negative counts from the end of the result).");
+  m.def("flip", &ts::python::flip, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
+        "A view of x with the order of elements reversed along `axis` (an int, a tuple, or every axis when None).");
+  m.def("full", &ts::python::full, py::arg("shape"), py::arg("fill_value"), py::kw_only(),
+        py::arg("dtype") = pybind11::none(), py::arg("device") = pybind11::none(),
+        "A new tensor of `shape` filled with `fill_value` (a Python bool, int or float), of `dtype` (default from the "
+        "value's type, bool, int64 or float64) on `device`.");
+  m.def("full_like", &ts::python::full_like, py::arg("x"), py::pos_only(), py::arg("fill_value"), py::kw_only(),
+        py::arg("dtype") = pybind11::none(), py::arg("device") = pybind11::none(),
+        "A new tensor shaped like x filled with `fill_value`, of x's dtype and device unless `dtype` or `device` says "
+        "otherwise.");
   m.def("matrix_transpose", &ts::python::matrix_transpose, py::arg("x"), py::pos_only(),
         "A view of x with its last two axes swapped (a stack of matrices transposed).");
+  m.def("moveaxis", &ts::python::moveaxis, py::arg("x"), py::arg("source"), py::arg("destination"), py::pos_only(),
+        "A view of x with the axes `source` moved to the positions `destination`; the other axes keep their order.");
+  m.def("ones", &ts::python::ones, py::arg("shape"), py::kw_only(), py::arg("dtype") = pybind11::none(),
+        py::arg("device") = pybind11::none(),
+        "A new tensor of `shape` filled with 1, of `dtype` (default float64) on `device` (default the CPU).");
+  m.def("ones_like", &ts::python::ones_like, py::arg("x"), py::pos_only(), py::kw_only(),
+        py::arg("dtype") = pybind11::none(), py::arg("device") = pybind11::none(),
+        "A new tensor shaped like x filled with 1, of x's dtype and device unless `dtype` or `device` says otherwise.");
   m.def("permute_dims", &ts::python::permute_dims, py::arg("x"), py::pos_only(), py::arg("axes"),
         "A view of x with its axes in the order `axes` (negative axes count from the end).");
   m.def("reshape", &ts::python::reshape, py::arg("x"), py::pos_only(), py::arg("shape"), py::kw_only(),
         py::arg("copy") = pybind11::none(),
         "x with a new shape (one extent may be -1); a view when the strides allow, else a copy (copy=False refuses "
         "one).");
+  m.def("roll", &ts::python::roll, py::arg("x"), py::pos_only(), py::arg("shift"), py::kw_only(),
+        py::arg("axis") = pybind11::none(),
+        "x with its elements shifted by `shift` places along `axis` (of the flattened tensor when None), wrapping "
+        "around.");
   m.def("squeeze", &ts::python::squeeze, py::arg("x"), py::pos_only(), py::arg("axis"),
         "A view of x without the axes `axis` (an int or a tuple), each of which must have extent 1.");
+  m.def("stack", &ts::python::stack, py::arg("arrays"), py::pos_only(), py::kw_only(), py::arg("axis") = 0,
+        "The arrays, all of one shape, joined along a new axis at position `axis`, in the dtype they promote to.");
+  m.def("zeros", &ts::python::zeros, py::arg("shape"), py::kw_only(), py::arg("dtype") = pybind11::none(),
+        py::arg("device") = pybind11::none(),
+        "A new tensor of `shape` filled with 0, of `dtype` (default float64) on `device` (default the CPU).");
+  m.def("zeros_like", &ts::python::zeros_like, py::arg("x"), py::pos_only(), py::kw_only(),
+        py::arg("dtype") = pybind11::none(), py::arg("device") = pybind11::none(),
+        "A new tensor shaped like x filled with 0, of x's dtype and device unless `dtype` or `device` says otherwise.");
 }
 
 }  // namespace ts::generated

@@ -186,50 +186,680 @@ void register_cuda_kernels(ts::Registry& registry) {
 #endif  // TS_WITH_CUDA
 
 void define_ops(ts::Registry& registry) {
-  registry.define("abs", ts::Family::Pointwise, 1, ts::Promotion::Same, false);
-  registry.define("add", ts::Family::Pointwise, 2, ts::Promotion::Binary, false);
-  registry.define("argmax", ts::Family::IndexReduction, 1, ts::Promotion::ReduceIndex, false);
-  registry.define("argmin", ts::Family::IndexReduction, 1, ts::Promotion::ReduceIndex, false);
-  registry.define("ceil", ts::Family::Pointwise, 1, ts::Promotion::Same, false);
-  registry.define("cos", ts::Family::Pointwise, 1, ts::Promotion::Float, false);
-  registry.define("divide", ts::Family::Pointwise, 2, ts::Promotion::BinaryFloat, false);
-  registry.define("equal", ts::Family::Pointwise, 2, ts::Promotion::Comparison, false);
-  registry.define("exp", ts::Family::Pointwise, 1, ts::Promotion::Float, false);
-  registry.define("expm1", ts::Family::Pointwise, 1, ts::Promotion::Float, false);
-  registry.define("floor", ts::Family::Pointwise, 1, ts::Promotion::Same, false);
-  registry.define("greater", ts::Family::Pointwise, 2, ts::Promotion::Comparison, false);
-  registry.define("greater_equal", ts::Family::Pointwise, 2, ts::Promotion::Comparison, false);
-  registry.define("less", ts::Family::Pointwise, 2, ts::Promotion::Comparison, false);
-  registry.define("less_equal", ts::Family::Pointwise, 2, ts::Promotion::Comparison, false);
-  registry.define("log", ts::Family::Pointwise, 1, ts::Promotion::Float, false);
-  registry.define("log1p", ts::Family::Pointwise, 1, ts::Promotion::Float, false);
-  registry.define("log_softmax", ts::Family::Normalization, 1, ts::Promotion::Float, false);
-  registry.define("logical_and", ts::Family::Pointwise, 2, ts::Promotion::Logical, false);
-  registry.define("logical_not", ts::Family::Pointwise, 1, ts::Promotion::Logical, false);
-  registry.define("logical_or", ts::Family::Pointwise, 2, ts::Promotion::Logical, false);
-  registry.define("matmul", ts::Family::Contraction, 2, ts::Promotion::Binary, false);
-  registry.define("max", ts::Family::Reduction, 1, ts::Promotion::ReduceSame, false);
-  registry.define("maximum", ts::Family::Pointwise, 2, ts::Promotion::Binary, false);
-  registry.define("mean", ts::Family::Reduction, 1, ts::Promotion::ReduceMean, true);
-  registry.define("min", ts::Family::Reduction, 1, ts::Promotion::ReduceSame, false);
-  registry.define("minimum", ts::Family::Pointwise, 2, ts::Promotion::Binary, false);
-  registry.define("multiply", ts::Family::Pointwise, 2, ts::Promotion::Binary, false);
-  registry.define("negative", ts::Family::Pointwise, 1, ts::Promotion::Same, false);
-  registry.define("not_equal", ts::Family::Pointwise, 2, ts::Promotion::Comparison, false);
-  registry.define("pow", ts::Family::Pointwise, 2, ts::Promotion::Binary, false)
+  registry.define("abs", ts::Family::Pointwise, 1, ts::Promotion::Same, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("add", ts::Family::Pointwise, 2, ts::Promotion::Binary, false, 0x3u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("argmax", ts::Family::IndexReduction, 1, ts::Promotion::ReduceIndex, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Int64},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int64},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int64},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int64},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::Int64},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::Int64},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::Int64},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::Int64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Int64},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Int64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Int64},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Int64},
+      });
+  registry.define("argmin", ts::Family::IndexReduction, 1, ts::Promotion::ReduceIndex, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Int64},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int64},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int64},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int64},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::Int64},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::Int64},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::Int64},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::Int64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Int64},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Int64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Int64},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Int64},
+      });
+  registry.define("ceil", ts::Family::Pointwise, 1, ts::Promotion::Same, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("cos", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Int32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Int64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::UInt16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("divide", ts::Family::Pointwise, 2, ts::Promotion::BinaryFloat, false, 0x3u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Int8, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Int16, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Int32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Int64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt8, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt16, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("equal", ts::Family::Pointwise, 2, ts::Promotion::Comparison, false, 0x3u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Bool},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Bool},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Bool},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Bool},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::Bool},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::Bool},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::Bool},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::Bool},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Bool},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Bool},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Bool},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Bool},
+      });
+  registry.define("exp", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Int32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Int64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::UInt16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("expm1", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Int32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Int64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::UInt16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("floor", ts::Family::Pointwise, 1, ts::Promotion::Same, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("greater", ts::Family::Pointwise, 2, ts::Promotion::Comparison, false, 0x3u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Bool},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Bool},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Bool},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Bool},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::Bool},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::Bool},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::Bool},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::Bool},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Bool},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Bool},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Bool},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Bool},
+      });
+  registry.define("greater_equal", ts::Family::Pointwise, 2, ts::Promotion::Comparison, false, 0x3u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Bool},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Bool},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Bool},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Bool},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::Bool},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::Bool},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::Bool},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::Bool},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Bool},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Bool},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Bool},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Bool},
+      });
+  registry.define("less", ts::Family::Pointwise, 2, ts::Promotion::Comparison, false, 0x3u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Bool},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Bool},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Bool},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Bool},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::Bool},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::Bool},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::Bool},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::Bool},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Bool},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Bool},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Bool},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Bool},
+      });
+  registry.define("less_equal", ts::Family::Pointwise, 2, ts::Promotion::Comparison, false, 0x3u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Bool},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Bool},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Bool},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Bool},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::Bool},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::Bool},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::Bool},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::Bool},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Bool},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Bool},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Bool},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Bool},
+      });
+  registry.define("log", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Int32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Int64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::UInt16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("log1p", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Int32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Int64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::UInt16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("log_softmax", ts::Family::Normalization, 1, ts::Promotion::Float, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Int32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Int64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::UInt16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("logical_and", ts::Family::Pointwise, 2, ts::Promotion::Logical, false, 0x3u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int16, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int32, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int64, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::UInt8, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::UInt16, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::UInt32, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::UInt64, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Float32, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Float64, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Float16, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::BFloat16, ts::DType::Bool, ts::DType::Bool},
+      });
+  registry.define("logical_not", ts::Family::Pointwise, 1, ts::Promotion::Logical, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int16, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int32, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int64, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::UInt8, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::UInt16, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::UInt32, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::UInt64, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Float32, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Float64, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Float16, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::BFloat16, ts::DType::Bool, ts::DType::Bool},
+      });
+  registry.define("logical_or", ts::Family::Pointwise, 2, ts::Promotion::Logical, false, 0x3u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int16, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int32, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int64, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::UInt8, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::UInt16, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::UInt32, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::UInt64, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Float32, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Float64, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Float16, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::BFloat16, ts::DType::Bool, ts::DType::Bool},
+      });
+  registry.define("matmul", ts::Family::Contraction, 2, ts::Promotion::Binary, false, 0x3u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("max", ts::Family::Reduction, 1, ts::Promotion::ReduceSame, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("maximum", ts::Family::Pointwise, 2, ts::Promotion::Binary, false, 0x3u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("mean", ts::Family::Reduction, 1, ts::Promotion::ReduceMean, true, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Float64},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Float64},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Float64},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Float64},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Float64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::Float64},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::Float64},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::Float64},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("min", ts::Family::Reduction, 1, ts::Promotion::ReduceSame, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("minimum", ts::Family::Pointwise, 2, ts::Promotion::Binary, false, 0x3u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("multiply", ts::Family::Pointwise, 2, ts::Promotion::Binary, false, 0x3u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("negative", ts::Family::Pointwise, 1, ts::Promotion::Same, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("not_equal", ts::Family::Pointwise, 2, ts::Promotion::Comparison, false, 0x3u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Bool},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Bool},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Bool},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Bool},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::Bool},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::Bool},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::Bool},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::Bool},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Bool},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Bool},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Bool},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Bool},
+      });
+  registry.define("pow", ts::Family::Pointwise, 2, ts::Promotion::Binary, false, 0x3u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      })
       .require({1, 0x1feu, 0.0, std::numeric_limits<double>::infinity(),
                 "Integers to negative integer powers are not allowed."});
-  registry.define("prod", ts::Family::Reduction, 1, ts::Promotion::ReduceSum, true);
-  registry.define("relu", ts::Family::Pointwise, 1, ts::Promotion::Same, false);
-  registry.define("sigmoid", ts::Family::Pointwise, 1, ts::Promotion::Float, false);
-  registry.define("sign", ts::Family::Pointwise, 1, ts::Promotion::Same, false);
-  registry.define("sin", ts::Family::Pointwise, 1, ts::Promotion::Float, false);
-  registry.define("softmax", ts::Family::Normalization, 1, ts::Promotion::Float, false);
-  registry.define("sqrt", ts::Family::Pointwise, 1, ts::Promotion::Float, false);
-  registry.define("subtract", ts::Family::Pointwise, 2, ts::Promotion::Binary, false);
-  registry.define("sum", ts::Family::Reduction, 1, ts::Promotion::ReduceSum, true);
-  registry.define("tanh", ts::Family::Pointwise, 1, ts::Promotion::Float, false);
-  registry.define("where", ts::Family::Pointwise, 3, ts::Promotion::Where, false);
+  registry.define("prod", ts::Family::Reduction, 1, ts::Promotion::ReduceSum, true, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Int64},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int64},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int64},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int64},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt64},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt64},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt64},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("relu", ts::Family::Pointwise, 1, ts::Promotion::Same, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("sigmoid", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Int32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Int64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::UInt16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("sign", ts::Family::Pointwise, 1, ts::Promotion::Same, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("sin", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Int32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Int64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::UInt16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("softmax", ts::Family::Normalization, 1, ts::Promotion::Float, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Int32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Int64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::UInt16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("sqrt", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Int32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Int64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::UInt16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("subtract", ts::Family::Pointwise, 2, ts::Promotion::Binary, false, 0x3u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("sum", ts::Family::Reduction, 1, ts::Promotion::ReduceSum, true, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Int64},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int64},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int64},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int64},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt64},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt64},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt64},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("tanh", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Int32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Int64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::UInt16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("where", ts::Family::Pointwise, 3, ts::Promotion::Where, false, 0x6u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
 }
 
 }  // namespace ts::generated

@@ -95,20 +95,58 @@ def sum_result(dtype: str) -> str:
     return np.sum(np.zeros(1, dtype=dtype)).dtype.name
 
 
-def kernel_dtypes(spec: OpSpec) -> tuple[str, ...]:
-    """The dtypes the op's kernels are registered under (see Promotion in dispatch.h)."""
-    accepted = spec.dtypes
+def common_dtypes(spec: OpSpec) -> set[str]:
+    """The dtypes the op's promoted inputs can share: each accepted dtype, or for several inputs every
+    promotion of two accepted dtypes."""
+    if spec.promotion in (Promotion.binary, Promotion.binary_float, Promotion.comparison, Promotion.where) or (
+        spec.promotion is Promotion.logical and spec.arity > 1
+    ):
+        return {promote(a, b) for a in spec.dtypes for b in spec.dtypes if compatible(a, b)}
+    return set(spec.dtypes)
+
+
+def kernel_dtype(spec: OpSpec, common: str) -> str:
+    """The dtype of the kernel that inputs promoted to `common` run (see Promotion in dispatch.h)."""
     p = spec.promotion
-    if p in (Promotion.same, Promotion.reduce_same, Promotion.reduce_sum, Promotion.reduce_mean, Promotion.reduce_index):
-        found = set(accepted)
-    elif p is Promotion.float:
-        found = set(map(float_result, accepted))
-    elif p is Promotion.logical:
-        found = {"bool"}
-    else:  # binary-style: every promotion of two accepted dtypes
-        found = {promote(a, b) for a in accepted for b in accepted if compatible(a, b)}
-        if p is Promotion.binary_float:
-            found = {d if d in FLOATING else "float64" for d in found}
+    if p is Promotion.float:
+        return float_result(common)
+    if p is Promotion.binary_float:
+        return common if common in FLOATING else "float64"
+    if p is Promotion.logical:
+        return "bool"
+    return common
+
+
+def result_dtype(spec: OpSpec, common: str) -> str:
+    """numpy's result dtype for inputs promoted to `common`."""
+    kernel = kernel_dtype(spec, common)
+    p = spec.promotion
+    if p in (Promotion.comparison, Promotion.logical):
+        return "bool"
+    if p is Promotion.reduce_sum:
+        return sum_result(kernel)
+    if p is Promotion.reduce_mean:
+        return kernel if kernel in FLOATING else "float64"
+    if p is Promotion.reduce_index:
+        return "int64"
+    return kernel
+
+
+def type_table(spec: OpSpec) -> list[tuple[str, str, str]]:
+    """The op's type table, the runtime's data for promotion: (common, kernel, result) for every dtype the
+    promoted inputs can share (numpy's ufunc.types); a dtype without a registered kernel fails there."""
+    return [(common, kernel_dtype(spec, common), result_dtype(spec, common)) for common in DTYPES]
+
+
+def promoted_inputs(spec: OpSpec) -> int:
+    """Bit i: tensor input i takes part in promotion. numpy's where casts its condition to bool and promotes
+    the two branches alone (NEP 50)."""
+    return sum(1 << i for i in range(spec.arity) if not (spec.promotion is Promotion.where and i == 0))
+
+
+def kernel_dtypes(spec: OpSpec) -> tuple[str, ...]:
+    """The dtypes the op's kernels are registered under."""
+    found = {kernel_dtype(spec, common) for common in common_dtypes(spec)}
     return tuple(d for d in DTYPES if d in found)
 
 

@@ -374,8 +374,10 @@ def _proposer_summary(row: dict) -> str:
         text = str(p["proposer"])
         if "model" in p:
             text += f" ({p['model']}, {p.get('attempts', '?')} attempts, ${float(p.get('cost_usd', 0)):.4f})"
-        parts.append(text if len(row["provenance"]) == 1 else f"{device}: {text}")
-    return "; ".join(parts) or "-"
+        parts.append((device, text))
+    if len({text for _, text in parts}) == 1:  # the same on every device (a composite's core function)
+        return parts[0][1]
+    return "; ".join(f"{device}: {text}" for device, text in parts) or "-"
 
 
 def _print_table(rows: list[dict]) -> None:

@@ -63,6 +63,9 @@ def registration_context(catalog: Catalog, header: str, devices: tuple[str, ...]
             "arity": spec.arity,
             "promotion": api.PROMOTION_ENUM[spec.promotion],
             "has_identity": "true" if spec.field("identity") else "false",
+            "promoted_inputs": f"0x{api.promoted_inputs(spec):x}u",
+            "types": [{"common": api.DTYPE_ENUM[c], "kernel": api.DTYPE_ENUM[k], "result": api.DTYPE_ENUM[r]}
+                      for c, k, r in api.type_table(spec)],
             "domain": api.domain_rules(spec),
         }
         for spec in catalog.ops

@@ -208,11 +208,22 @@ def broadcast_to(x: Tensor, /, shape: int | tuple[int, ...]) -> Tensor:
 def ceil(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Smallest integer not less than each element; integer inputs keep their dtype."""
 
+def concat(arrays: Sequence[Tensor], /, *, axis: int | None = 0) -> Tensor:
+    """The arrays joined along an existing axis (flattened first when axis is None), in the dtype they promote to."""
+
 def cos(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Cosine of each element, in radians."""
 
 def divide(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """True division x1 / x2; integer inputs give float64."""
+
+def empty(
+    shape: int | tuple[int, ...], *, dtype: DType | Any | None = None, device: Device | str | None = None
+) -> Tensor:
+    """A new tensor of `shape` with unspecified contents, of `dtype` (default float64) on `device` (default the CPU)."""
+
+def empty_like(x: Tensor, /, *, dtype: DType | Any | None = None, device: Device | str | None = None) -> Tensor:
+    """A new tensor shaped like x with unspecified contents, of x's dtype and device unless `dtype` or `device` says otherwise."""
 
 def equal(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """x1 == x2 for each pair, as bool."""
@@ -226,8 +237,30 @@ def expand_dims(x: Tensor, /, axis: int = 0) -> Tensor:
 def expm1(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """exp(x) - 1, accurate for small x."""
 
+def flip(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None) -> Tensor:
+    """A view of x with the order of elements reversed along `axis` (an int, a tuple, or every axis when None)."""
+
 def floor(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Largest integer not greater than each element; integer inputs keep their dtype."""
+
+def full(
+    shape: int | tuple[int, ...],
+    fill_value: builtins.bool | int | float | complex,
+    *,
+    dtype: DType | Any | None = None,
+    device: Device | str | None = None,
+) -> Tensor:
+    """A new tensor of `shape` filled with `fill_value` (a Python bool, int or float), of `dtype` (default from the value's type, bool, int64 or float64) on `device`."""
+
+def full_like(
+    x: Tensor,
+    /,
+    fill_value: builtins.bool | int | float | complex,
+    *,
+    dtype: DType | Any | None = None,
+    device: Device | str | None = None,
+) -> Tensor:
+    """A new tensor shaped like x filled with `fill_value`, of x's dtype and device unless `dtype` or `device` says otherwise."""
 
 def greater(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """x1 > x2 for each pair, as bool."""
@@ -294,6 +327,9 @@ def min(
 def minimum(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Element-wise minimum; NaN if either is NaN."""
 
+def moveaxis(x: Tensor, source: int | tuple[int, ...], destination: int | tuple[int, ...], /) -> Tensor:
+    """A view of x with the axes `source` moved to the positions `destination`; the other axes keep their order."""
+
 def multiply(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Product of each pair of elements, x1 * x2."""
 
@@ -304,6 +340,14 @@ def not_equal(
     x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None
 ) -> Tensor:
     """x1 != x2 for each pair, as bool."""
+
+def ones(
+    shape: int | tuple[int, ...], *, dtype: DType | Any | None = None, device: Device | str | None = None
+) -> Tensor:
+    """A new tensor of `shape` filled with 1, of `dtype` (default float64) on `device` (default the CPU)."""
+
+def ones_like(x: Tensor, /, *, dtype: DType | Any | None = None, device: Device | str | None = None) -> Tensor:
+    """A new tensor shaped like x filled with 1, of x's dtype and device unless `dtype` or `device` says otherwise."""
 
 def permute_dims(x: Tensor, /, axes: int | tuple[int, ...]) -> Tensor:
     """A view of x with its axes in the order `axes` (negative axes count from the end)."""
@@ -325,6 +369,9 @@ def relu(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None)
 def reshape(x: Tensor, /, shape: int | tuple[int, ...], *, copy: builtins.bool | None = None) -> Tensor:
     """x with a new shape (one extent may be -1); a view when the strides allow, else a copy (copy=False refuses one)."""
 
+def roll(x: Tensor, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ...] | None = None) -> Tensor:
+    """x with its elements shifted by `shift` places along `axis` (of the flattened tensor when None), wrapping around."""
+
 def sigmoid(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Logistic sigmoid 1 / (1 + exp(-x))."""
 
@@ -342,6 +389,9 @@ def sqrt(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None)
 
 def squeeze(x: Tensor, /, axis: int | tuple[int, ...]) -> Tensor:
     """A view of x without the axes `axis` (an int or a tuple), each of which must have extent 1."""
+
+def stack(arrays: Sequence[Tensor], /, *, axis: int = 0) -> Tensor:
+    """The arrays, all of one shape, joined along a new axis at position `axis`, in the dtype they promote to."""
 
 def subtract(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Difference of each pair of elements, x1 - x2."""
@@ -363,3 +413,11 @@ def where(
     out: Tensor | tuple[Tensor] | None = None,
 ) -> Tensor:
     """Elements of x1 where condition is true, else of x2; all three broadcast together."""
+
+def zeros(
+    shape: int | tuple[int, ...], *, dtype: DType | Any | None = None, device: Device | str | None = None
+) -> Tensor:
+    """A new tensor of `shape` filled with 0, of `dtype` (default float64) on `device` (default the CPU)."""
+
+def zeros_like(x: Tensor, /, *, dtype: DType | Any | None = None, device: Device | str | None = None) -> Tensor:
+    """A new tensor shaped like x filled with 0, of x's dtype and device unless `dtype` or `device` says otherwise."""

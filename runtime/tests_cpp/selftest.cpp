@@ -144,28 +144,42 @@ void gemm_kernel(const GemmArgs& g) {
 template <typename T>
 void* erase(T* f) { return reinterpret_cast<void*>(f); }
 
+// A test op's type table, one row per dtype: the kernel in the common dtype (`kernel_of`), the result from
+// it (`result_of`); the generated registration writes these rows out from the specs.
+template <typename KernelOf, typename ResultOf>
+void with_table(OpDef& op, KernelOf kernel_of, ResultOf result_of) {
+  for (int i = 0; i < kNumDTypes; ++i) {
+    const DType common = static_cast<DType>(i);
+    const DType kernel = kernel_of(common);
+    op.types[i] = TypeRule{common, kernel, result_of(kernel)};
+  }
+}
+
 void register_test_ops(Registry& r) {
   constexpr auto cpu = DeviceType::CPU;
-  r.define("add", Family::Pointwise, 2, Promotion::Binary, false);
+  const auto same = [](DType d) { return d; };
+  const auto to_bool = [](DType) { return DType::Bool; };
+  const auto to_int64 = [](DType) { return DType::Int64; };
+  with_table(r.define("add", Family::Pointwise, 2, Promotion::Binary, false, 0x3u), same, same);
   r.set_kernel("add", cpu, DType::Float32, erase(&add_kernel<float>));
   r.set_kernel("add", cpu, DType::Float64, erase(&add_kernel<double>));
   r.set_kernel("add", cpu, DType::Int64, erase(&add_kernel<int64_t>));
-  r.define("less", Family::Pointwise, 2, Promotion::Comparison, false);
+  with_table(r.define("less", Family::Pointwise, 2, Promotion::Comparison, false, 0x3u), same, to_bool);
   r.set_kernel("less", cpu, DType::Float64, erase(&less_kernel<double>));
-  r.define("where", Family::Pointwise, 3, Promotion::Where, false);
+  with_table(r.define("where", Family::Pointwise, 3, Promotion::Where, false, 0x6u), same, same);
   r.set_kernel("where", cpu, DType::Float64, erase(&where_kernel<double>));
-  r.define("sum", Family::Reduction, 1, Promotion::ReduceSum, true);
+  with_table(r.define("sum", Family::Reduction, 1, Promotion::ReduceSum, true, 0x1u), same, sum_result_type);
   r.set_kernel("sum", cpu, DType::Float64, erase(&sum_kernel<double, double>));
   r.set_kernel("sum", cpu, DType::Int32, erase(&sum_kernel<int32_t, int64_t>));
   r.set_kernel("sum", cpu, DType::Int64, erase(&sum_kernel<int64_t, int64_t>));
-  r.define("max", Family::Reduction, 1, Promotion::ReduceSame, false);
+  with_table(r.define("max", Family::Reduction, 1, Promotion::ReduceSame, false, 0x1u), same, same);
   r.set_kernel("max", cpu, DType::Float64, erase(&max_kernel<double>));
-  r.define("argmax", Family::IndexReduction, 1, Promotion::ReduceIndex, false);
+  with_table(r.define("argmax", Family::IndexReduction, 1, Promotion::ReduceIndex, false, 0x1u), same, to_int64);
   r.set_kernel("argmax", cpu, DType::Float64, erase(&argmax_kernel<double>));
-  r.define("softmax", Family::Normalization, 1, Promotion::Float, false);
+  with_table(r.define("softmax", Family::Normalization, 1, Promotion::Float, false, 0x1u), float_result_type, same);
   r.set_kernel("softmax", cpu, DType::Float32, erase(&softmax_kernel<float>));
   r.set_kernel("softmax", cpu, DType::Float64, erase(&softmax_kernel<double>));
-  r.define("matmul", Family::Contraction, 2, Promotion::Binary, false);
+  with_table(r.define("matmul", Family::Contraction, 2, Promotion::Binary, false, 0x3u), same, same);
   r.set_kernel("matmul", cpu, DType::Float64, erase(&gemm_kernel<double>));
 }
 
@@ -658,11 +672,18 @@ void test_isa() {
 
 void test_registry() {
   Registry& r = Registry::global();
-  EXPECT(&r.define("add", Family::Pointwise, 2, Promotion::Binary, false) == &r.get("add"));
-  EXPECT_THROW(r.define("add", Family::Pointwise, 1, Promotion::Binary, false), ValueError, "");
+  EXPECT(&r.define("add", Family::Pointwise, 2, Promotion::Binary, false, 0x3u) == &r.get("add"));
+  EXPECT_THROW(r.define("add", Family::Pointwise, 1, Promotion::Binary, false, 0x3u), ValueError, "");
+  EXPECT_THROW(r.define("add", Family::Pointwise, 2, Promotion::Binary, false, 0x1u), ValueError, "");
+  // the type table: a second definition must give the same rows; a dtype without a row is not implemented
+  EXPECT(op("add").type_rule(DType::Int64).result == DType::Int64 && op("less").type_rule(DType::Int8).result == DType::Bool);
+  EXPECT_THROW(r.get("add").with_types({{DType::Int64, DType::Float64, DType::Float64}}), ValueError, "");
+  OpDef& bare = r.define("no_rows", Family::Pointwise, 1, Promotion::Same, false, 0x1u);
+  EXPECT_THROW(bare.type_rule(DType::Float32), NotImplementedError, "no_rows is not implemented for inputs of dtype float32");
+  EXPECT(!r.get("where").promotes(0) && r.get("where").promotes(1) && r.get("where").promotes(2));
   EXPECT_THROW(r.get("nope"), NotImplementedError, "");
   const auto ops = r.ops();
-  EXPECT(ops.size() == 8 && ops.front()->name == "add" && ops.back()->name == "where");
+  EXPECT(ops.size() == 9 && ops.front()->name == "add" && ops.back()->name == "where");
   EXPECT(op("add").has_kernel(DeviceType::CPU, DType::Int64) && !op("add").has_kernel(DeviceType::CUDA, DType::Int64));
 }
 

@@ -341,3 +341,41 @@ def test_generated_names() -> None:
     assert api.register_function(add, "cpu") == "register_add_cpu"
     assert api.template_path(op("sum"), "cpu") == "cpu/reduction.cpp.j2"
     assert (ROOT / "templates" / api.body_template_path(op("sum"), "cpu")).is_file()
+
+
+# ---- promotion as data: the type table the runtime reads -------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "common", "kernel", "result"), [
+    ("exp", "int8", "float16", "float16"),  # numpy computes float functions of small ints in float16
+    ("exp", "int64", "float64", "float64"),
+    ("divide", "int32", "float64", "float64"),
+    ("divide", "float16", "float16", "float16"),
+    ("less", "uint8", "uint8", "bool"),
+    ("logical_and", "float32", "bool", "bool"),
+    ("sum", "int8", "int8", "int64"),
+    ("sum", "uint16", "uint16", "uint64"),
+    ("mean", "int32", "int32", "float64"),
+    ("argmax", "float32", "float32", "int64"),
+    ("softmax", "uint8", "float16", "float16"),
+    ("matmul", "bool", "bool", "bool"),
+])  # fmt: skip
+def test_type_table_rows_follow_numpy(name: str, common: str, kernel: str, result: str) -> None:
+    rows = {c: (k, r) for c, k, r in api.type_table(op(name))}
+    assert set(rows) == set(DTYPES)
+    assert rows[common] == (kernel, result)
+
+
+def test_type_table_agrees_with_numpy_on_every_accepted_dtype() -> None:
+    spec = op("exp")
+    for dtype in spec.dtypes:
+        if dtype in ("float16", "bfloat16"):
+            continue  # numpy's own float16 loops compute these; the table says what our kernels do
+        _, result = next((k, r) for c, k, r in api.type_table(spec) if c == dtype)
+        assert result == np.exp(np.ones(2, dtype=dtype)).dtype.name, dtype
+
+
+def test_promoted_inputs_leave_out_the_condition_of_where() -> None:
+    assert api.promoted_inputs(op("where")) == 0b110
+    assert api.promoted_inputs(op("add")) == 0b11
+    assert api.promoted_inputs(op("sum")) == 0b1

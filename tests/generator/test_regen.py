@@ -242,7 +242,10 @@ def test_new_spec_adds_the_op_everywhere(checkout: Path, tsgen, hash_tree) -> No
     assert registered == [api.DTYPE_ENUM[d] for d in numeric]  # promotion same: one kernel per accepted dtype
 
     registration = (generated / "registration.cpp").read_text(encoding="utf-8")
-    assert 'registry.define("square", ts::Family::Pointwise, 1, ts::Promotion::Same, false);' in registration
+    flat = " ".join(registration.split())
+    assert 'registry.define("square", ts::Family::Pointwise, 1, ts::Promotion::Same, false, 0x1u)' in flat
+    # its type table: numeric inputs keep their dtype
+    assert "{ts::DType::Int8, ts::DType::Int8, ts::DType::Int8}" in flat.replace("{ ", "{").replace(" }", "}")
     assert "void register_square_cpu(ts::Registry& registry);" in registration
     assert "  register_square_cpu(registry);" in registration
     defined = re.findall(r'registry\.define\("(\w+)"', registration)

@@ -197,6 +197,9 @@ CASES = [
          "aa_bad.yaml", 2, "implementation", "expected a qualified C++ function name in namespace ts", "implementation:"),
     Case("composite_unknown_dtype_constraint", {"aa_bad.yaml": COMPOSITE.replace("Tensor x,", "Tensor(intger) x,")},
          "aa_bad.yaml", 1, "func", "argument 'x': unknown dtype or dtype class 'intger'", "func:", cli=False),
+    Case("composite_example_tensor_list_not_shapes",
+         {"aa_bad.yaml": COMPOSITE.replace("Tensor x,", "Tensor[] x,").replace("{x: [2, 3]", "{x: [2, 3]")},
+         "aa_bad.yaml", 5, "examples", "call 1: tensor list 'x' takes a non-empty list of shapes, not list [2, 3]", "examples:", cli=False),
     Case("composite_with_family_field", {"aa_bad.yaml": COMPOSITE + "family: pointwise\n"},
          "aa_bad.yaml", 7, "family", "unknown field for a composite op (one with 'implementation')", "family:", cli=False),
 ]

@@ -6,7 +6,9 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -90,7 +92,8 @@ enum class Family : uint8_t {
   Contraction,     // matmul
 };
 
-// How input dtypes determine the kernel dtype and the result dtype.
+// The promotion kind a spec names. Which kernel and result dtype inputs get is data, each op's type table
+// (TypeRule below, generated from the spec); the kind still says how Python scalars and bool inputs are read.
 // Kernel dtype = the dtype kernels are registered under.
 enum class Promotion : uint8_t {
   Same,         // unary: kernel = result = input dtype
@@ -117,16 +120,24 @@ struct DomainRule {
   std::string message;  // the ValueError's text, numpy's where numpy raises
 };
 
+// One row of an op's type table (numpy's ufunc.types): inputs whose promoted dtype is `common` run the
+// kernel registered under `kernel` and give a `result`.
+struct TypeRule {
+  DType common, kernel, result;
+};
+
 struct OpDef {
   std::string name;
   Family family;
   int arity;           // number of tensor inputs
   Promotion promotion;
   bool has_identity;   // reductions: false means an empty reduction raises ValueError
+  uint32_t promoted_inputs;  // bit i: tensor input i takes part in promotion (where's condition does not)
   // kernels[device][dtype]: a PointwiseKernel / ReduceKernel / RowKernel / GemmKernel
   // according to `family`, stored type-erased; null = not implemented.
   std::array<std::array<void*, kNumDTypes>, kNumDeviceTypes> kernels{};
   std::vector<DomainRule> domain;
+  std::array<std::optional<TypeRule>, kNumDTypes> types{};  // by common dtype
 
   void* kernel(DeviceType device, DType dtype) const;  // throws NotImplementedError
   bool has_kernel(DeviceType device, DType dtype) const;
@@ -134,13 +145,19 @@ struct OpDef {
   OpDef& require(const DomainRule& rule);
   // ValueError (the rule's message) when an input holds a value outside a rule that holds for `kernel`.
   void check_domain(const std::vector<Tensor>& inputs, DType kernel) const;
+  // Sets the type table (a definition that runs twice must give the same rows).
+  OpDef& with_types(std::initializer_list<TypeRule> rules);
+  bool promotes(size_t input) const { return ((promoted_inputs >> input) & 1u) != 0; }
+  // The table's row for inputs promoted to `common`; NotImplementedError where the op has none.
+  const TypeRule& type_rule(DType common) const;
 };
 
 class Registry {
  public:
   static Registry& global();
   // Defines an op (idempotent for an identical definition; a conflicting one throws).
-  OpDef& define(const std::string& name, Family family, int arity, Promotion promotion, bool has_identity);
+  OpDef& define(const std::string& name, Family family, int arity, Promotion promotion, bool has_identity,
+                uint32_t promoted_inputs);
   void set_kernel(const std::string& name, DeviceType device, DType dtype, void* kernel);
   OpDef& get(const std::string& name);  // throws NotImplementedError for an unknown op
   std::vector<const OpDef*> ops() const;  // sorted by name

@@ -50,6 +50,19 @@ Tensor permute_dims(const Tensor& x, pybind11::handle axes);
 Tensor matrix_transpose(const Tensor& x);
 Tensor expand_dims(const Tensor& x, pybind11::handle axis);
 Tensor squeeze(const Tensor& x, pybind11::handle axis);
+Tensor concat(pybind11::handle arrays, pybind11::handle axis);
+Tensor stack(pybind11::handle arrays, pybind11::handle axis);
+Tensor flip(const Tensor& x, pybind11::handle axis);
+Tensor moveaxis(const Tensor& x, pybind11::handle source, pybind11::handle destination);
+Tensor roll(const Tensor& x, pybind11::handle shift, pybind11::handle axis);
+Tensor empty(pybind11::handle shape, pybind11::handle dtype, pybind11::handle device);
+Tensor zeros(pybind11::handle shape, pybind11::handle dtype, pybind11::handle device);
+Tensor ones(pybind11::handle shape, pybind11::handle dtype, pybind11::handle device);
+Tensor full(pybind11::handle shape, pybind11::handle fill_value, pybind11::handle dtype, pybind11::handle device);
+Tensor empty_like(const Tensor& x, pybind11::handle dtype, pybind11::handle device);
+Tensor zeros_like(const Tensor& x, pybind11::handle dtype, pybind11::handle device);
+Tensor ones_like(const Tensor& x, pybind11::handle dtype, pybind11::handle device);
+Tensor full_like(const Tensor& x, pybind11::handle fill_value, pybind11::handle dtype, pybind11::handle device);
 
 }  // namespace ts::python
 

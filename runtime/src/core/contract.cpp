@@ -57,7 +57,7 @@ Tensor contract(const OpDef& op, const Tensor& a, const Tensor& b) {
              op.name << ": Input operand " << i << " does not have enough dimensions (has 0, gufunc core with signature "
                      << kSignature << " requires 1)");
   }
-  const DType dtype = promote_types(a.dtype(), b.dtype());
+  const DType dtype = kernel_dtype(op, {a.dtype(), b.dtype()});
   const auto kernel = reinterpret_cast<GemmKernel>(op.kernel(a.device().type, dtype));
 
   // 1-D operands become a row (a) or a column (b), squeezed from the result.

@@ -42,20 +42,40 @@ void OpDef::check_domain(const std::vector<Tensor>& inputs, DType kernel) const 
   }
 }
 
+OpDef& OpDef::with_types(std::initializer_list<TypeRule> rules) {
+  std::array<std::optional<TypeRule>, kNumDTypes> table{};
+  for (const TypeRule& rule : rules) table[static_cast<int>(rule.common)] = rule;
+  const auto same = [](const std::optional<TypeRule>& a, const std::optional<TypeRule>& b) {
+    return a.has_value() == b.has_value() && (!a || (a->kernel == b->kernel && a->result == b->result));
+  };
+  const bool empty = std::none_of(types.begin(), types.end(), [](const auto& r) { return r.has_value(); });
+  TS_CHECK(empty || std::equal(types.begin(), types.end(), table.begin(), same), ValueError,
+           "op '" << name << "' is already defined with another type table");
+  types = table;
+  return *this;
+}
+
+const TypeRule& OpDef::type_rule(DType common) const {
+  const std::optional<TypeRule>& rule = types[static_cast<int>(common)];
+  TS_CHECK(rule.has_value(), NotImplementedError, name << " is not implemented for inputs of dtype " << dtype_name(common));
+  return *rule;
+}
+
 Registry& Registry::global() {
   static Registry registry;
   return registry;
 }
 
-OpDef& Registry::define(const std::string& name, Family family, int arity, Promotion promotion, bool has_identity) {
+OpDef& Registry::define(const std::string& name, Family family, int arity, Promotion promotion, bool has_identity,
+                        uint32_t promoted_inputs) {
   for (auto& op : ops_) {
     if (op->name != name) continue;
     TS_CHECK(op->family == family && op->arity == arity && op->promotion == promotion &&
-                 op->has_identity == has_identity,
+                 op->has_identity == has_identity && op->promoted_inputs == promoted_inputs,
              ValueError, "op '" << name << "' is already defined differently");
     return *op;
   }
-  ops_.push_back(std::make_unique<OpDef>(OpDef{name, family, arity, promotion, has_identity, {}, {}}));
+  ops_.push_back(std::make_unique<OpDef>(OpDef{name, family, arity, promotion, has_identity, promoted_inputs, {}, {}, {}}));
   return *ops_.back();
 }
 

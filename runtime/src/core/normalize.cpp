@@ -15,7 +15,7 @@ Tensor normalize(const OpDef& op, const Tensor& x, int64_t axis) {
     // A scalar is one row of one element (softmax of a scalar is 1).
     return normalize(op, x.reshape({1}), axis).reshape({});
   }
-  const DType dtype = float_result_type(x.dtype());
+  const DType dtype = kernel_dtype(op, {x.dtype()});
   const auto kernel = reinterpret_cast<RowKernel>(op.kernel(x.device().type, dtype));
   axis = normalize_axis(axis, x.ndim());
 

@@ -196,11 +196,14 @@ DType operand_dtype(const OpDef& op, size_t i, DType kernel) {
   return as_bool ? DType::Bool : kernel;
 }
 
-DType promote_all(const OpDef& op, const DTypes& dtypes, size_t first) {
-  TS_CHECK(dtypes.size() > first, TypeError, op.name << ": expected at least " << first + 1 << " inputs");
-  DType d = dtypes[first];
-  for (size_t i = first + 1; i < dtypes.size(); ++i) d = promote_types(d, dtypes[i]);
-  return d;
+// The dtype the promoted inputs share (numpy's result_type of them).
+DType common_dtype(const OpDef& op, const DTypes& dtypes) {
+  std::optional<DType> common;
+  for (size_t i = 0; i < dtypes.size(); ++i) {
+    if (op.promotes(i)) common = common ? promote_types(*common, dtypes[i]) : dtypes[i];
+  }
+  TS_CHECK(common.has_value(), TypeError, op.name << ": expected at least one input that takes part in promotion");
+  return *common;
 }
 
 // The CUDA kernel's view of `operands`: the coalesced axes in one struct, so
@@ -326,47 +329,9 @@ void for_each_run(const std::vector<Tensor>& operands, PointwiseKernel kernel) {
   });
 }
 
-DType kernel_dtype(const OpDef& op, const DTypes& inputs) {
-  switch (op.promotion) {
-    case Promotion::Float:
-      return float_result_type(promote_all(op, inputs, 0));
-    case Promotion::Binary:
-    case Promotion::Comparison:
-      return promote_all(op, inputs, 0);
-    case Promotion::BinaryFloat: {
-      const DType d = promote_all(op, inputs, 0);
-      return is_floating(d) ? d : DType::Float64;
-    }
-    case Promotion::Logical:
-      return DType::Bool;
-    case Promotion::Where:
-      return promote_all(op, inputs, 1);
-    case Promotion::Same:
-    case Promotion::ReduceSame:
-    case Promotion::ReduceSum:
-    case Promotion::ReduceMean:
-    case Promotion::ReduceIndex:
-      return promote_all(op, inputs, 0);
-  }
-  throw TypeError(op.name + ": unknown promotion rule");
-}
+DType kernel_dtype(const OpDef& op, const DTypes& inputs) { return op.type_rule(common_dtype(op, inputs)).kernel; }
 
-DType result_dtype(const OpDef& op, const DTypes& inputs) {
-  const DType kernel = kernel_dtype(op, inputs);
-  switch (op.promotion) {
-    case Promotion::Comparison:
-    case Promotion::Logical:
-      return DType::Bool;
-    case Promotion::ReduceSum:
-      return sum_result_type(kernel);
-    case Promotion::ReduceMean:
-      return is_floating(kernel) ? kernel : DType::Float64;
-    case Promotion::ReduceIndex:
-      return DType::Int64;
-    default:
-      return kernel;
-  }
-}
+DType result_dtype(const OpDef& op, const DTypes& inputs) { return op.type_rule(common_dtype(op, inputs)).result; }
 
 namespace {
 

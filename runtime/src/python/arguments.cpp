@@ -219,10 +219,6 @@ std::vector<Tensor> python_int_comparison(py::handle a, py::handle b) {
 
 bool beyond_int64(py::handle obj) { return !int_fits(obj, DType::Int64); }
 
-// numpy's where casts its condition to bool and promotes the two branches alone (NEP 50): the
-// condition's dtype never shapes the result's.
-bool promotes(const OpDef& op, size_t i) { return !(op.promotion == Promotion::Where && i == 0); }
-
 // A Python scalar condition as numpy reads it: its truth value (2**70 and NaN are true).
 Tensor truth_tensor(py::handle obj) {
   const int truth = PyObject_IsTrue(obj.ptr());
@@ -284,11 +280,11 @@ std::vector<Tensor> tensor_operands(const OpDef& op, std::initializer_list<py::h
                             << type_name(args[i]));
       operands[i] = asarray(args[i]);
     }
-    if (promotes(op, i)) strong = strong ? promote_types(*strong, operands[i].dtype()) : operands[i].dtype();
+    if (op.promotes(i)) strong = strong ? promote_types(*strong, operands[i].dtype()) : operands[i].dtype();
   }
   for (size_t i = 0; i < arg_list.size(); ++i) {
     if (!weak[i]) continue;
-    if (!promotes(op, i)) {
+    if (!op.promotes(i)) {
       operands[i] = truth_tensor(args[i]);
       continue;
     }
