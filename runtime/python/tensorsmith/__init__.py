@@ -5,6 +5,7 @@ tensor, dtype and interop bindings plus the generated ops); it is re-exported
 here whole, so newly generated ops need no edit to this file.
 """
 
+import math as _math
 from importlib.metadata import version as _version
 
 import ml_dtypes as _ml_dtypes  # noqa: F401  (registers numpy's bfloat16 dtype, which ts.bfloat16 exchanges with)
@@ -19,6 +20,15 @@ from tensorsmith._cuda_libs import preload_cublas as _preload_cublas  # noqa: E4
 
 _cublas = _preload_cublas(_C.build_info())  # None unless built with CUDA and the nvidia-cublas wheel is installed
 
-__all__ = [name for name in dir(_C) if not name.startswith("_")]
+from tensorsmith._namespace_info import __array_namespace_info__  # noqa: E402
+
+# The Array API's constants (newaxis indexes as None does).
+e = _math.e
+pi = _math.pi
+inf = _math.inf
+nan = _math.nan
+newaxis = None
+
+__all__ = [name for name in dir(_C) if not name.startswith("_")] + ["__array_namespace_info__", "e", "pi", "inf", "nan", "newaxis"]
 __version__ = _version("tensorsmith")
 __array_api_version__ = "2024.12"
