@@ -42,9 +42,11 @@ class Variant(Enum):
 OPERATORS = (
     "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
     "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
-    "__ge__", "__neg__", "__abs__",
+    "__ge__", "__neg__", "__abs__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ipow__",
 )  # fmt: skip
 UNARY_OPERATORS = ("__neg__", "__abs__")
+# In-place operators (x += y): the op writes into its left operand through out=, as numpy's do.
+INPLACE_OPERATORS = ("__iadd__", "__isub__", "__imul__", "__itruediv__", "__ipow__")
 
 COMMON_FIELDS = ("func", "family", "dtypes", "promotion", "reference", "doc", "tags", "variants", "operators",
                  "tolerances", "accuracy", "domain", "proposer")  # fmt: skip
@@ -258,7 +260,7 @@ class _SpecParser:
             fields=self._cpp_fields(family),
             tags=self._tags(),
             variants=tuple(self._enum_list("variants", Variant, default=[Variant.function.value])),
-            operators=self._operators(signature),
+            operators=self._operators(signature, family),
             tolerances=self._tolerances(family),
             accuracy=self._accuracy(family),
             domain=self._domain(signature, family),
@@ -428,7 +430,7 @@ class _SpecParser:
                 raise self.error("tags", f"unknown tag {tag!r} (known: {', '.join(sorted(TAGS))})")
         return tuple(tags)
 
-    def _operators(self, signature: Signature) -> tuple[str, ...]:
+    def _operators(self, signature: Signature, family: FamilyDef) -> tuple[str, ...]:
         operators = self._list("operators", default=[])
         arity = len(signature.tensor_arguments)
         for op in operators:
@@ -436,6 +438,8 @@ class _SpecParser:
                 raise self.error("operators", f"unknown operator {op!r} (known: {', '.join(OPERATORS)})")
             if (op in UNARY_OPERATORS) != (arity == 1) or arity > 2:
                 raise self.error("operators", f"{op} does not fit an op with {arity} tensor inputs")
+            if op in INPLACE_OPERATORS and not family.takes_out:
+                raise self.error("operators", f"{op} writes through out=, which the {family.name} family does not take")
         return tuple(operators)
 
     def _tolerances(self, family: FamilyDef) -> tuple[Tolerance, ...]:

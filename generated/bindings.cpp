@@ -42,6 +42,9 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     tensor_class.def(
         "__radd__", [add](pybind11::object self, pybind11::object other) { return add(other, self, pybind11::none()); },
         py::is_operator());
+    tensor_class.def(
+        "__iadd__", [add](pybind11::object self, pybind11::object other) { return add(self, other, self); },
+        py::is_operator());
   }
   {
     const ts::OpDef* op = &registry.get("argmax");
@@ -101,6 +104,9 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     tensor_class.def(
         "__rtruediv__",
         [divide](pybind11::object self, pybind11::object other) { return divide(other, self, pybind11::none()); },
+        py::is_operator());
+    tensor_class.def(
+        "__itruediv__", [divide](pybind11::object self, pybind11::object other) { return divide(self, other, self); },
         py::is_operator());
   }
   {
@@ -342,6 +348,9 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         "__rmul__",
         [multiply](pybind11::object self, pybind11::object other) { return multiply(other, self, pybind11::none()); },
         py::is_operator());
+    tensor_class.def(
+        "__imul__", [multiply](pybind11::object self, pybind11::object other) { return multiply(self, other, self); },
+        py::is_operator());
   }
   {
     const ts::OpDef* op = &registry.get("negative");
@@ -382,6 +391,9 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         py::is_operator());
     tensor_class.def(
         "__rpow__", [pow](pybind11::object self, pybind11::object other) { return pow(other, self, pybind11::none()); },
+        py::is_operator());
+    tensor_class.def(
+        "__ipow__", [pow](pybind11::object self, pybind11::object other) { return pow(self, other, self); },
         py::is_operator());
   }
   {
@@ -464,6 +476,9 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     tensor_class.def(
         "__rsub__",
         [subtract](pybind11::object self, pybind11::object other) { return subtract(other, self, pybind11::none()); },
+        py::is_operator());
+    tensor_class.def(
+        "__isub__", [subtract](pybind11::object self, pybind11::object other) { return subtract(self, other, self); },
         py::is_operator());
   }
   {

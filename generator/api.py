@@ -65,6 +65,7 @@ def _bound_literal(value: float | None, sign: str) -> str:
 
 # Operator dunder -> whether the tensor is the right operand (reflected).
 REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__", "__rmatmul__"}
+INPLACE = {"__iadd__", "__isub__", "__imul__", "__itruediv__", "__ipow__"}
 
 
 # ---- dtypes -------------------------------------------------------------------------------------
@@ -290,3 +291,8 @@ def pyi_type(arg: Argument, array_like: bool = True) -> str:
 def is_reflected(dunder: str) -> bool:
     """Whether the tensor is the right operand of the operator (``2 - t`` calls ``t.__rsub__(2)``)."""
     return dunder in REFLECTED
+
+
+def is_inplace(dunder: str) -> bool:
+    """Whether the operator writes its result into the tensor (``t += 1`` calls ``t.__iadd__(1)``)."""
+    return dunder in INPLACE

@@ -109,7 +109,10 @@ def _binding(spec: OpSpec, aliases: list[AliasSpec]) -> dict[str, object]:
         if spec.arity == 1:
             operators.append({"name": dunder, "parameters": f"{tensor_type} self", "call": "self" + no_out})
         else:
-            call = ("other, self" if api.is_reflected(dunder) else "self, other") + no_out
+            if api.is_inplace(dunder):  # numpy's x += y: add(x, y, out=x), which returns x
+                call = "self, other, self"
+            else:
+                call = ("other, self" if api.is_reflected(dunder) else "self, other") + no_out
             operators.append({"name": dunder, "parameters": f"{tensor_type} self, {tensor_type} other", "call": call})
     return {
         "name": spec.name,

@@ -184,6 +184,11 @@ CASES = [
          "aa_bad.yaml", 8, "domain", "'y' is not a tensor argument of this op (x)", "domain:", cli=False),
     Case("unknown_variant", {"aa_bad.yaml": unary(variants="[function, operator]")},
          "aa_bad.yaml", 8, "variants", "unknown value 'operator' (known: function, method)", "variants:", cli=False),
+    Case("inplace_operator_without_out",
+         {"aa_bad.yaml": "func: zz(Tensor x1, Tensor x2, /) -> Tensor\nfamily: contraction\npromotion: binary\n"
+                         "dtypes: [floating]\nreference: np.matmul(x1, x2)\ndoc: d\noperators: [__iadd__]\n"},
+         "aa_bad.yaml", 7, "operators", "__iadd__ writes through out=, which the contraction family does not take",
+         "operators:", cli=False),
     # composite ops (an `implementation:` in the core instead of a kernel)
     Case("composite_without_examples", {"aa_bad.yaml": COMPOSITE.replace("examples:\n  - {x: [2, 3], shape: [6]}\n", "")},
          "aa_bad.yaml", 1, None, "missing required field 'examples'", "func:", cli=False),
