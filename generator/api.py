@@ -165,21 +165,16 @@ class KernelTypes:
 def kernel_types(spec: OpSpec, dtype: str) -> KernelTypes:
     scalar = CPP_TYPE[dtype]
     compute = "float" if dtype in HALF else scalar
-    p = spec.promotion
-    if p in (Promotion.comparison, Promotion.logical):
-        return KernelTypes(dtype, scalar, scalar, "bool", compute)
-    if p is Promotion.reduce_sum:
+    out = CPP_TYPE[result_dtype(spec, dtype)]  # the type table's result: one rule for both
+    if spec.promotion is Promotion.reduce_sum:
         # float32 and the 16-bit floats sum and multiply in double: partial products of a float accumulator
         # overflow and underflow where numpy's float64 ones do not (inf * 0 in a regrouped product)
-        out = CPP_TYPE[sum_result(dtype)]
         acc = "double" if dtype == "float32" or dtype in HALF else out
-        return KernelTypes(dtype, scalar, acc, out, compute)
-    if p is Promotion.reduce_mean:
-        return KernelTypes(dtype, scalar, "double", scalar if dtype in FLOATING else "double", compute)
-    if p is Promotion.reduce_index:
-        return KernelTypes(dtype, scalar, scalar, "int64_t", compute)
-    acc = spec.family.accumulator_for(dtype)  # max/min (exact), softmax, matmul: 16-bit floats in float
-    return KernelTypes(dtype, scalar, acc or scalar, scalar, compute)
+    elif spec.promotion is Promotion.reduce_mean:
+        acc = "double"
+    else:  # max/min (exact), softmax, matmul: 16-bit floats in float
+        acc = spec.family.accumulator_for(dtype) or scalar
+    return KernelTypes(dtype, scalar, acc, out, compute)
 
 
 def interface(spec: OpSpec) -> str:
