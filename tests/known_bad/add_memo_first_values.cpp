@@ -1,6 +1,6 @@
 // op: add
 // expect: differential
-// reason: wrong values
+// reason: wrong values|not repeatable
 // exploit: memoises results in dead stack memory 512 KiB below its frame, keyed on n and the first 8 elements of each input (not the pointers): a later call whose inputs begin alike gets the stale sums (§2.1 #11, a cache that survives the gate's reused-memory and fresh-memory runs)
 char probe = 0;
 const std::uintptr_t below = reinterpret_cast<std::uintptr_t>(&probe) - (std::uintptr_t(1) << 19);
