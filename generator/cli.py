@@ -15,19 +15,20 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from tensorsmith_forge.catalog.dtypes import DTYPE_CLASSES
 from tensorsmith_forge.catalog.errors import SpecError
 from tensorsmith_forge.catalog.files import write_atomic
-from tensorsmith_forge.catalog.dtypes import DTYPE_CLASSES
 from tensorsmith_forge.catalog.model import OpSpec, load_catalog
 from tensorsmith_forge.validators import static_check
-from tensorsmith_forge.validators.gate import Gate, Verdict
+from tensorsmith_forge.validators.gate import Candidate, Gate, Verdict
 
-from . import api, dest, review
+from . import api, dest, review, selection
 from .agent.replay import ReplayProposer
 from .build import build
 from .errors import GeneratorError
+from .git import Git
 from .loop import Regenerator, RegenReport, matching_ops
-from .manifest import Manifest
+from .manifest import MANIFEST_NAME, Manifest
 from .progress import Board
 from .project import Project
 from .proposers import FixedProposer, Proposer, StoredProposer, extract_body
@@ -83,6 +84,10 @@ def _parser() -> argparse.ArgumentParser:
     validate.add_argument("--device", choices=api.DEVICES, help="only kernels for this device (default: every device)")
     validate.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="kernels judged in parallel")
     validate.add_argument("--json", metavar="FILE", type=Path, help="write every full report to FILE")
+    validate.add_argument("--changed-since", metavar="REV", help="only kernels REV did not accept exactly as they are now "
+                          "(kernel, spec, op table, gate or runtime changed; REV's MANIFEST.json is trusted)")
+    validate.add_argument("--sample", type=int, default=0, metavar="N",
+                          help="with --changed-since: also N unchanged kernels, drawn with the gate's secret salt")
     validate.set_defaults(handler=_validate)
 
     task = commands.add_parser("task", help="print what an outside author needs to write a kernel body")
@@ -208,16 +213,38 @@ def _validate(project: Project, args: argparse.Namespace) -> int:
     devices = [args.device] if args.device else list(api.DEVICES)
     kernels = [(spec, device) for device in devices for spec in specs]
     started = time.monotonic()
-    print(f"judging {len(kernels)} kernels ({', '.join(devices)}) from generated/ ...", flush=True)
 
-    def judge(kernel: tuple[OpSpec, str]) -> tuple[OpSpec, str, Verdict | None, str]:
+    def committed(kernel: tuple[OpSpec, str]) -> tuple[Candidate | None, str]:
+        """The gate's candidate for the kernel generated/ holds, and who wrote it; None when there is none."""
         spec, device = kernel
         path = project.generated_dir / api.kernel_path(spec, device)
         found = extract_body(path.read_text(encoding="utf-8")) if path.exists() else None
         if found is None:
-            return spec, device, None, "no kernel in generated/"
+            return None, "no kernel in generated/"
         body, proposer = found
-        return spec, device, gate.judge(regenerator.candidate(spec, device, body, proposer)), proposer
+        return regenerator.candidate(spec, device, body, proposer), proposer
+
+    candidates = {(spec.name, device): committed((spec, device)) for spec, device in kernels}
+    if args.changed_since is not None:
+        git = Git(project.root)
+        base_commit = git.resolve(args.changed_since)
+        base = Manifest.parse(git.file(base_commit, f"generated/{MANIFEST_NAME}") or "").kernel_records()
+        chosen = selection.changed_since(
+            kernels, key=lambda k: (k[0].name, k[1]), base=base, sample=args.sample, salt=gate.salt,
+            identity=lambda k: gate.identity(c) if (c := candidates[(k[0].name, k[1])][0]) is not None else "")  # fmt: skip
+        kernels = [kernel for kernel, _why in chosen.judged]
+        print(f"{chosen.unchanged} kernel(s) that {args.changed_since} ({base_commit[:12]}) accepted as they are now: "
+              "not judged again; judging the others:")  # fmt: skip
+        for (spec, device), why in chosen.judged:
+            print(f"  {spec.name}.{device}: {why}")
+    elif args.sample:
+        raise GeneratorError("--sample draws from the kernels --changed-since leaves out; give --changed-since REV")
+    print(f"judging {len(kernels)} kernels ({', '.join(devices)}) from generated/ ...", flush=True)
+
+    def judge(kernel: tuple[OpSpec, str]) -> tuple[OpSpec, str, Verdict | None, str]:
+        spec, device = kernel
+        candidate, proposer = candidates[(spec.name, device)]
+        return spec, device, None if candidate is None else gate.judge(candidate), proposer
 
     rows, reports, failed = [], {}, 0
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:

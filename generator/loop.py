@@ -271,7 +271,9 @@ class Regenerator:
         reason = plan.reason or (None if source == plan.on_disk else "edited by hand")
         if reason is None:
             return None
-        return KernelResult(plan, "stale", reason, self._record(plan, proposal, source), source, proposal.transcript)
+        # the same file as the one accepted is the same judged kernel; anything else was not judged
+        judged = plan.previous.judged_sha256 if plan.previous is not None and plan.previous.sha256 == sha256_text(source) else None
+        return KernelResult(plan, "stale", reason, self._record(plan, proposal, source, None, judged), source, proposal.transcript)
 
     def _regenerate(self, plan: KernelPlan) -> KernelResult:
         """The evaluator-optimizer loop for one op: propose, judge, hand the rejection back, until the
@@ -303,7 +305,8 @@ class Regenerator:
         elapsed = time.monotonic() - started
         self._show(plan, f"accepted ({proposal.proposer}, attempt {proposal.attempt}, {elapsed:.1f} s)")
         message = f"({proposal.proposer}, {elapsed:.1f} s)"
-        return KernelResult(plan, "accepted", message, self._record(plan, proposal, source, verdict), source, proposal.transcript)
+        record = self._record(plan, proposal, source, verdict, self.gate.identity(candidate))
+        return KernelResult(plan, "accepted", message, record, source, proposal.transcript)
 
     def _show(self, plan: KernelPlan, state: str) -> None:
         if self.board is not None:
@@ -316,7 +319,8 @@ class Regenerator:
             return self.stored_proposer
         return self.proposer
 
-    def _record(self, plan: KernelPlan, proposal: Proposal, source: str, verdict: Verdict | None = None) -> OutputRecord:
+    def _record(self, plan: KernelPlan, proposal: Proposal, source: str, verdict: Verdict | None = None,
+                judged_sha256: str | None = None) -> OutputRecord:  # fmt: skip
         details = dict(proposal.details)
         if proposal.transcript is None:
             details.pop("transcript", None)  # a record never points at a file generated/ will not hold
@@ -330,6 +334,7 @@ class Regenerator:
             body_sha256=sha256_text(stored_body(source)),
             interface_sha256=sha256_text(api.interface(plan.spec)),
             verdict=self._verdict_text(plan.device, verdict),
+            judged_sha256=judged_sha256,
             details=details,
         )
 

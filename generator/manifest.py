@@ -26,6 +26,7 @@ class OutputRecord:
     body_sha256: str | None = None
     interface_sha256: str | None = None  # of api.interface(spec): what the shared files assume of the kernel
     verdict: str | None = None  # the gate's verdict when it was accepted
+    judged_sha256: str | None = None  # Gate.identity of what it accepted (which gate, which kernel, which runtime)
     # What the proposer reports (Claude: model, attempts, tokens, cost_usd, wall_s, transcript); written
     # as top-level keys of the record, beside the fields above.
     details: dict[str, object] = field(default_factory=dict)
@@ -48,13 +49,15 @@ class Manifest:
     @staticmethod
     def load(generated_dir: Path) -> Manifest:
         path = generated_dir / MANIFEST_NAME
-        if not path.exists():
-            return Manifest()
+        return Manifest.parse(path.read_text(encoding="utf-8")) if path.exists() else Manifest()
+
+    @staticmethod
+    def parse(text: str) -> Manifest:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(text)
             return Manifest({k: OutputRecord.from_json(v) for k, v in data["outputs"].items()})
         except (ValueError, KeyError, TypeError):
-            return Manifest()  # unreadable: treated as empty, so everything is regenerated
+            return Manifest()  # unreadable: treated as empty, so everything is regenerated (or re-judged)
 
     def dumps(self) -> str:
         outputs = {name: self.outputs[name].to_json() for name in sorted(self.outputs)}

@@ -11,18 +11,19 @@ from __future__ import annotations
 
 import difflib
 import json
-import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from .errors import GeneratorError
+from .git import Git
 from .hashing import sha256_text
 from .manifest import MANIFEST_NAME
 from .project import Project
 from .staleness import HAND_EDITED
 
 # Keys of a manifest entry that are bookkeeping, not provenance.
-BOOKKEEPING = {"sha256", "inputs", "inputs_sha256", "op", "device", "body_sha256", "interface_sha256", "verdict", "proposer"}
+BOOKKEEPING = {"sha256", "inputs", "inputs_sha256", "op", "device", "body_sha256", "interface_sha256", "verdict", "proposer",
+               "judged_sha256"}  # fmt: skip
 # Per file in the Markdown report (a job summary holds at most 1 MiB); longer diffs are cut with a note that says so
 # and names the command that shows the rest. JSON always has whole diffs.
 MAX_DIFF_LINES = 400
@@ -64,46 +65,6 @@ class Review:
 
 
 # ---- collecting -----------------------------------------------------------------------------------------
-
-
-class _Git:
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        top = self.run("rev-parse", "--show-toplevel", what="the project is not in a git work tree").strip()
-        self.prefix = root.resolve().relative_to(Path(top).resolve()).as_posix()
-        self.prefix = "" if self.prefix == "." else self.prefix + "/"
-
-    def run(self, *args: str, what: str) -> str:
-        result = subprocess.run(["git", *args], cwd=self.root, capture_output=True, text=True, check=False)
-        if result.returncode != 0:
-            raise GeneratorError(f"{what}: git {' '.join(args)}: {result.stderr.strip()}")
-        return result.stdout
-
-    def resolve(self, rev: str) -> str:
-        return self.run("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", what=f"unknown revision {rev!r}").strip()
-
-    def merge_base(self) -> tuple[str, str]:
-        for main in ("main", "origin/main"):
-            found = subprocess.run(["git", "rev-parse", "--verify", "--quiet", main], cwd=self.root, capture_output=True, check=False)
-            if found.returncode == 0:
-                return f"merge base with {main}", self.run("merge-base", "HEAD", main, what=f"no merge base with {main}").strip()
-        raise GeneratorError("no branch `main` or `origin/main` to take the merge base with; pass --base REV")
-
-    def tree(self, commit: str, directory: str) -> dict[str, str]:
-        """Text of every file under `directory` (project-relative) at `commit`, by path relative to it."""
-        listing = self.run("ls-tree", "-r", "-z", "--name-only", commit, "--", self.prefix + directory, what="cannot list the base tree")
-        files = {}
-        for path in filter(None, listing.split("\0")):
-            files[path[len(self.prefix + directory) + 1 :]] = self.show(commit, path)
-        return files
-
-    def show(self, commit: str, path: str) -> str:
-        return self.run("show", f"{commit}:{path}", what=f"cannot read {path} at {commit[:12]}")
-
-    def file(self, commit: str, project_path: str) -> str | None:
-        result = subprocess.run(["git", "show", f"{commit}:{self.prefix}{project_path}"], cwd=self.root, capture_output=True, text=True,
-                                check=False)  # fmt: skip
-        return result.stdout if result.returncode == 0 else None
 
 
 def _working_tree(generated: Path) -> dict[str, str]:
@@ -179,7 +140,7 @@ def _provenance(entry: dict) -> dict[str, object]:
 def collect(project: Project, base: str | None, check: dict[str, str]) -> Review:
     """The review of generated/ against `base` (default: the merge base with main). `check` is what
     `regen --check` reports for the working tree: path -> why it would be rewritten."""
-    git = _Git(project.root)
+    git = Git(project.root)
     label, commit = (base, git.resolve(base)) if base else git.merge_base()
     old_files = git.tree(commit, "generated")
     new_files = _working_tree(project.generated_dir)

@@ -154,23 +154,32 @@ class Gate:
                                              "report": verdict.report}, default=str))  # fmt: skip
         return verdict
 
-    def _cache_key(self, candidate: Candidate) -> str:
-        """Everything a verdict depends on: the candidate, its spec, the gate's code, the runtime it runs
-        in (engine and headers), the compiler, the hidden-case salt and the stages run."""
+    def identity(self, candidate: Candidate) -> str:
+        """What a verdict depends on that the repository holds: the candidate (its translation unit and op
+        table), its spec, the gate's code with the catalog it reads specs and case tables with, and the
+        runtime the candidate runs in (engine and headers; for CUDA its machinery too). Equal identities
+        mean the same gate judged the same kernel: MANIFEST.json records it for `tsgen validate
+        --changed-since`, which re-judges only kernels whose identity a base revision did not accept."""
         digest = hashlib.sha256()
-        # the gate's code, its harness, and the catalog it reads specs and family case tables with
         catalog_dir = Path(catalog.__file__).parent
         gate_files = sorted([*Path(__file__).parent.glob("*.py"), *(Path(__file__).parent / "csrc").glob("*"), *catalog_dir.rglob("*.py")])
         runtime_files = sorted([*(self.root / "runtime" / "src" / "core").glob("*.cpp"), *(self.root / "runtime" / "include").rglob("*.h")])
+        if candidate.device == "cuda":
+            runtime_files += sorted([*(self.root / "runtime" / "include").rglob("*.cuh"), *(self.root / "runtime" / "src" / "cuda").glob("*")])
         for path in gate_files + runtime_files:
             digest.update(path.name.encode() + b"\0" + path.read_bytes())
-        if candidate.device == "cuda":  # the CUDA machinery, runtime and compiler, and whether a GPU ran it
-            cuda_files = sorted([*(self.root / "runtime" / "include").rglob("*.cuh"), *(self.root / "runtime" / "src" / "cuda").glob("*")])
-            for path in cuda_files:
-                digest.update(path.name.encode() + b"\0" + path.read_bytes())
+        for part in (candidate.spec.text, candidate.device, candidate.source, candidate.registration):
+            digest.update(part.encode() + b"\0")
+        return digest.hexdigest()
+
+    def _cache_key(self, candidate: Candidate) -> str:
+        """Everything a verdict depends on: the candidate's identity, and what this machine adds to it (the
+        compiler, whether a GPU ran it, the hidden-case salt, the stages run, the CPU twin a CUDA kernel
+        runs beside)."""
+        digest = hashlib.sha256(self.identity(candidate).encode())
+        if candidate.device == "cuda":
             digest.update(f"{self.builder.cuda.version if self.builder.has_nvcc else 'no nvcc'}|gpu={gpu_count() > 0}".encode())
-        for part in (self.builder.toolchain.version(), self.salt.hex(), ",".join(self.stages), str(self.wall_s), candidate.spec.text,
-                     candidate.device, candidate.source, candidate.registration, candidate.companion or ""):  # fmt: skip
+        for part in (self.builder.toolchain.version(), self.salt.hex(), ",".join(self.stages), str(self.wall_s), candidate.companion or ""):
             digest.update(part.encode() + b"\0")
         return digest.hexdigest()
 

@@ -156,6 +156,7 @@ class Tensor:
     def __truediv__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
 
 def dtype(x: DType | Any) -> DType: ...
+def promote_types(type1: DType, type2: DType, /) -> DType: ...
 def asarray(
     obj: Any,
     /,

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from test_regen import assert_no_machine_details, kernel_count, ok
+from test_regen import assert_no_machine_details, kernel_count, ok, one_op_per_family
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,15 +23,16 @@ def regen_elsewhere(root: Path, cwd: Path, *args: str) -> subprocess.CompletedPr
                           capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
 
 
-def test_a_parallel_regeneration_elsewhere_reproduces_the_committed_tree(pristine_checkout: Path, tmp_path: Path, hash_tree) -> None:
+def test_a_parallel_regeneration_elsewhere_reproduces_the_committed_tree(pristine_checkout: Path, tmp_path: Path, tsgen,
+                                                                         hash_tree) -> None:  # fmt: skip
     """The committed tree came from one regeneration; this is another, from scratch, with three jobs, in a
-    checkout at another path and started from an unrelated working directory. (test_regen's from-scratch
-    test does the same with one job.)"""
-    root = tmp_path / "another checkout" / "repo"
-    shutil.copytree(pristine_checkout, root)
+    checkout at another path and started from an unrelated working directory, of one op per family.
+    (test_regen's from-scratch test does the same with one job.)"""
+    root = one_op_per_family(pristine_checkout, tmp_path / "another checkout" / "repo", tsgen)
+    committed = hash_tree(root / "generated")
     shutil.rmtree(root / "generated")
     n = kernel_count(root)
     out = ok(regen_elsewhere(root, tmp_path / "elsewhere", "--force", "--jobs", "3"))
     assert f"{n} of {n} kernels to regenerate (0 up to date)" in out and f"{n} accepted, 0 rejected" in out
-    assert hash_tree(root / "generated") == hash_tree(pristine_checkout / "generated")
+    assert hash_tree(root / "generated") == committed
     assert_no_machine_details(root / "generated", root, tmp_path)

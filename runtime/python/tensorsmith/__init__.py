@@ -20,6 +20,7 @@ from tensorsmith._cuda_libs import preload_cublas as _preload_cublas  # noqa: E4
 
 _cublas = _preload_cublas(_C.build_info())  # None unless built with CUDA and the nvidia-cublas wheel is installed
 
+from tensorsmith._data_types import astype, can_cast, finfo, iinfo, isdtype, result_type  # noqa: E402
 from tensorsmith._namespace_info import __array_namespace_info__  # noqa: E402
 
 # The Array API's constants (newaxis indexes as None does).
@@ -29,6 +30,9 @@ inf = _math.inf
 nan = _math.nan
 newaxis = None
 
-__all__ = [name for name in dir(_C) if not name.startswith("_")] + ["__array_namespace_info__", "e", "pi", "inf", "nan", "newaxis"]
+__all__ = [name for name in dir(_C) if not name.startswith("_")] + [
+    "__array_namespace_info__", "astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type",
+    "e", "pi", "inf", "nan", "newaxis",
+]  # fmt: skip
 __version__ = _version("tensorsmith")
 __array_api_version__ = "2024.12"

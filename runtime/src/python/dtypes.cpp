@@ -62,6 +62,8 @@ void bind_dtypes(py::module_& m) {
 
   m.def("dtype", &dtype_arg, py::arg("dtype"),
         "The tensorsmith dtype for a DType, a numpy dtype, a numpy scalar type or a dtype name.");
+  m.def("promote_types", &promote_types, py::arg("type1"), py::arg("type2"), py::pos_only(),
+        "The dtype two tensors of these dtypes promote to (numpy.promote_types; bfloat16 as ml_dtypes').");
 }
 
 }  // namespace ts::python

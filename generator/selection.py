@@ -1,0 +1,54 @@
+"""Which committed kernels `tsgen validate --changed-since REV` judges.
+
+A kernel is judged when REV's MANIFEST.json does not record its present Gate.identity as accepted: its
+translation unit, spec, op table, the gate or the runtime changed since, or REV predates the record. The
+identity is recomputed here from the working tree, never read from the working tree's manifest, which an
+author can edit; REV's manifest is the trusted side (REV passed CI). `--sample N` adds N of the unchanged
+kernels, drawn with the gate's secret salt so no author can know which will be re-judged under fresh
+hidden cases; the scheduled CI job judges the whole catalog.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TypeVar
+
+from .manifest import OutputRecord
+
+K = TypeVar("K")
+
+
+@dataclass(frozen=True)
+class Selection:
+    judged: list[tuple[object, str]]  # (kernel, why it is judged), in the given order
+    unchanged: int  # kernels left out: REV accepted them exactly as they are
+
+
+def changed_since(kernels: Sequence[K], key: Callable[[K], tuple[str, str]], identity: Callable[[K], str],
+                  base: dict[tuple[str, str], OutputRecord], sample: int, salt: bytes) -> Selection:  # fmt: skip
+    """The kernels to judge, in the given order: every one whose (op, device) `key` REV's `base` records with
+    another identity (or none), and `sample` of the others."""
+    why: dict[int, str] = {}  # by position in `kernels`
+    unchanged = []
+    for i, kernel in enumerate(kernels):
+        record = base.get(key(kernel))
+        if record is None:
+            why[i] = "new since the base"
+        elif record.judged_sha256 is None:
+            why[i] = "the base's manifest records no judged identity"
+        elif record.judged_sha256 != identity(kernel):
+            why[i] = "changed since the base (kernel, spec, op table, gate or runtime)"
+        else:
+            unchanged.append(i)
+    for i in _draw(unchanged, sample, salt):
+        why[i] = "unchanged, drawn for a re-judgement under fresh hidden cases"
+    return Selection([(kernels[i], why[i]) for i in sorted(why)], len(kernels) - len(why))
+
+
+def _draw(positions: list[int], n: int, salt: bytes) -> list[int]:
+    """n of `positions`, chosen by the secret salt (one machine draws the same ones each time)."""
+    rng = random.Random(hashlib.sha256(b"tsgen validate --sample\0" + salt).digest())
+    return rng.sample(positions, min(n, len(positions)))

@@ -1,0 +1,113 @@
+"""`tsgen validate --changed-since REV`: only the kernels REV did not accept as they are now are judged.
+
+On a throwaway git repository made from a copy of the checkout (as test_review does); the edits are
+test_regen's, so the gate's verdicts come from the shared cache. What decides "changed" is the gate's
+identity recomputed from the working tree against REV's manifest, so a forged working-tree manifest
+changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from test_regen import EDITS, ok, set_field
+from test_review import git, repo  # noqa: F401 - `repo` is a fixture
+
+from tensorsmith_forge.catalog.model import load_catalog
+from tensorsmith_forge.generator import api
+from tensorsmith_forge.generator.loop import Regenerator
+from tensorsmith_forge.generator.manifest import OutputRecord
+from tensorsmith_forge.generator.project import Project
+from tensorsmith_forge.generator.proposers import extract_body
+from tensorsmith_forge.generator.selection import changed_since
+from tensorsmith_forge.validators.gate import Gate
+
+
+def judged(stdout: str) -> dict[str, str]:
+    """kernel label -> why, as the selection lists them before judging."""
+    return dict(re.findall(r"^  (\w+\.(?:cpu|cuda)): (?!pass|FAIL)(.+)$", stdout, flags=re.MULTILINE))
+
+
+def test_an_unchanged_tree_judges_nothing_and_says_so(repo: Path, tsgen) -> None:  # noqa: F811
+    n = len(load_catalog(repo).ops)
+    out = ok(tsgen(repo, "validate", "--changed-since", "main", "--device", "cpu"))
+    assert judged(out) == {}
+    assert f"{n} kernel(s) that main (" in out and "0 of 0 kernels pass the gate" in out
+
+
+def test_a_changed_spec_judges_that_op_only(repo: Path, tsgen) -> None:  # noqa: F811
+    set_field(repo / "specs" / "negative.yaml", "doc", EDITS["doc"][0])
+    ok(tsgen(repo, "regen", "--no-build", "--ops", "negative"))
+    out = ok(tsgen(repo, "validate", "--changed-since", "main", "--device", "cpu", "--json", str(repo / "report.json")))
+    assert judged(out) == {"negative.cpu": "changed since the base (kernel, spec, op table, gate or runtime)"}
+    assert "1 of 1 kernels pass the gate" in out
+    assert list(json.loads((repo / "report.json").read_text(encoding="utf-8"))) == ["negative.cpu"]
+
+
+def test_a_hand_edit_behind_a_forged_manifest_is_still_judged(repo: Path, tsgen) -> None:  # noqa: F811
+    """The working tree's manifest is the author's to edit: it is never what decides."""
+    kernel = repo / "generated" / "cpu" / "negative.cpp"
+    marker = "    // --- end kernel body ---\n"
+    kernel.write_text(kernel.read_text(encoding="utf-8").replace(marker, "    // a hand edit\n" + marker, 1), encoding="utf-8")
+    assert "a hand edit" in extract_body(kernel.read_text(encoding="utf-8"))[0]
+    out = tsgen(repo, "validate", "--changed-since", "main", "--device", "cpu", "--ops", "neg*")
+    assert "negative.cpu" in judged(out.stdout), out.stdout + out.stderr
+
+
+def test_a_sample_of_the_unchanged_is_drawn(repo: Path, tsgen) -> None:  # noqa: F811
+    out = ok(tsgen(repo, "validate", "--changed-since", "main", "--sample", "1", "--device", "cpu", "--ops", "neg*"))
+    assert judged(out) == {"negative.cpu": "unchanged, drawn for a re-judgement under fresh hidden cases"}
+    assert "1 of 1 kernels pass the gate" in out
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--changed-since", "no-such-rev"), "tsgen: error: unknown revision 'no-such-rev'"),
+    (("--sample", "3"), "tsgen: error: --sample draws from the kernels --changed-since leaves out; give --changed-since REV"),
+])  # fmt: skip
+def test_bad_selections_are_one_line_errors(repo: Path, tsgen, args: tuple[str, ...], message: str) -> None:  # noqa: F811
+    result = tsgen(repo, "validate", "--device", "cpu", *args)
+    assert result.returncode == 2 and result.stderr.startswith(message) and result.stderr.count("\n") == 1, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_the_identity_covers_the_runtime_the_gate_and_the_kernel(checkout: Path) -> None:
+    """Gate.identity changes with the engine's sources, the gate's code and the kernel, and not otherwise."""
+    project = Project.locate(checkout)
+    gate = Gate(checkout, cache_dir=checkout / "build" / "gate-unused")
+    spec = load_catalog(checkout).op("negative")
+    text = (checkout / "generated" / api.kernel_path(spec, "cpu")).read_text(encoding="utf-8")
+    body, proposer = extract_body(text)
+
+    def identity(kernel_body: str = body) -> str:
+        return gate.identity(Regenerator(project, gate).candidate(spec, "cpu", kernel_body, proposer))
+
+    first = identity()
+    assert identity() == first  # deterministic: no salt, no machine
+    assert identity(body + "\n// edited\n") != first
+    engine = min((checkout / "runtime" / "src" / "core").glob("*.cpp"))
+    engine.write_text(engine.read_text(encoding="utf-8") + "// touched\n", encoding="utf-8")
+    assert identity() != first
+    engine.write_text(engine.read_text(encoding="utf-8").removesuffix("// touched\n"), encoding="utf-8")
+    assert identity() == first
+
+
+def record(judged_sha256: str | None) -> OutputRecord:
+    return OutputRecord(sha256="", inputs={}, inputs_sha256="", judged_sha256=judged_sha256)
+
+
+def test_the_selection_rules() -> None:
+    kernels = [("a", "cpu"), ("b", "cpu"), ("c", "cpu"), ("d", "cpu"), ("e", "cpu")]
+    base = {("a", "cpu"): record("A"), ("b", "cpu"): record("old"), ("c", "cpu"): record(None), ("e", "cpu"): record("E")}
+    identities = {"a": "A", "b": "B", "c": "C", "d": "D", "e": "E"}
+    chosen = changed_since(kernels, key=lambda k: k, identity=lambda k: identities[k[0]], base=base, sample=0, salt=b"s")
+    assert [(k[0], why.split(" ")[0]) for k, why in chosen.judged] == [("b", "changed"), ("c", "the"), ("d", "new")]
+    assert chosen.unchanged == 2
+    drawn = {s: changed_since(kernels, key=lambda k: k, identity=lambda k: identities[k[0]], base=base, sample=1, salt=s)
+             for s in (bytes([i]) for i in range(16))}  # fmt: skip
+    for selection in drawn.values():
+        extra = [k[0] for k, why in selection.judged if why.startswith("unchanged")]
+        assert len(extra) == 1 and extra[0] in {"a", "e"} and selection.unchanged == 1
+    assert len({tuple(k for k, _ in s.judged) for s in drawn.values()}) == 2, "the salt chooses which unchanged kernel is drawn"
