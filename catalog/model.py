@@ -30,6 +30,8 @@ TAGS = {
     "logical": "elementwise logical operation returning bool",
     "linalg": "linear algebra",
     "nan_propagating": "a NaN input gives a NaN output",
+    "exact": "numpy's result in the operands' own float dtype is the answer, bit for bit (nextafter): not a float64 "
+             "result rounded to it",
     "uninitialized": "the result's contents are unspecified (empty): tests compare its dtype and shape only",
 }
 
@@ -39,14 +41,17 @@ class Variant(Enum):
     method = "method"
 
 
-OPERATORS = (
-    "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
-    "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__",
-    "__ge__", "__neg__", "__abs__", "__iadd__", "__isub__", "__imul__", "__itruediv__", "__ipow__",
-)  # fmt: skip
-UNARY_OPERATORS = ("__neg__", "__abs__")
-# In-place operators (x += y): the op writes into its left operand through out=, as numpy's do.
-INPLACE_OPERATORS = ("__iadd__", "__isub__", "__imul__", "__itruediv__", "__ipow__")
+# The binary operators by name: each has its reflected form (2 - t calls t.__rsub__(2)) and its in-place one.
+BINARY_OPERATOR_NAMES = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor",
+                         "lshift", "rshift")  # fmt: skip
+REFLECTED_OPERATORS = tuple(f"__r{name}__" for name in BINARY_OPERATOR_NAMES)
+# In-place operators (x += y): the op writes into its left operand through out=, as numpy's do. (No @= yet:
+# the contraction family takes no out=.)
+INPLACE_OPERATORS = tuple(f"__i{name}__" for name in BINARY_OPERATOR_NAMES if name != "matmul")
+UNARY_OPERATORS = ("__neg__", "__pos__", "__abs__", "__invert__")
+COMPARISON_OPERATORS = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")
+OPERATORS = (*(f"__{name}__" for name in BINARY_OPERATOR_NAMES), *REFLECTED_OPERATORS, *INPLACE_OPERATORS,
+             *COMPARISON_OPERATORS, *UNARY_OPERATORS)  # fmt: skip
 
 COMMON_FIELDS = ("func", "family", "dtypes", "promotion", "reference", "doc", "tags", "variants", "operators",
                  "tolerances", "accuracy", "domain", "proposer")  # fmt: skip

@@ -26,9 +26,11 @@ SAFE_ATTRIBUTES = frozenset(
     exp exp2 expm1 log log2 log10 log1p sqrt square cbrt sin cos tan arcsin arccos arctan arctan2
     sinh cosh tanh arcsinh arccosh arctanh floor ceil trunc rint sign fabs copysign hypot
     maximum minimum fmax fmin clip where equal not_equal less less_equal greater greater_equal
-    logical_and logical_or logical_not logical_xor isnan isinf isfinite signbit
+    logical_and logical_or logical_not logical_xor isnan isinf isfinite signbit round reciprocal remainder mod
+    logaddexp nextafter bitwise_and bitwise_or bitwise_xor invert bitwise_invert left_shift right_shift
     sum prod mean max min amax amin argmax argmin cumsum matmul dot einsum
     zeros ones zeros_like ones_like full full_like empty empty_like asarray array broadcast_to broadcast_arrays
+    arange linspace eye tril triu
     reshape transpose permute_dims matrix_transpose swapaxes moveaxis expand_dims squeeze concatenate concat stack flip roll
     result_type promote_types dtype finfo iinfo astype T mT shape ndim size itemsize kind
     bool_ int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64

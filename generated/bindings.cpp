@@ -27,6 +27,22 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         "__abs__", [abs](pybind11::object self) { return abs(self, pybind11::none()); }, py::is_operator());
   }
   {
+    const ts::OpDef* op = &registry.get("acos");
+    auto acos = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("acos", acos, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Inverse cosine of each element, in radians, in [0, pi]; NaN outside [-1, 1].");
+  }
+  {
+    const ts::OpDef* op = &registry.get("acosh");
+    auto acosh = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("acosh", acosh, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Inverse hyperbolic cosine of each element; NaN below 1.");
+  }
+  {
     const ts::OpDef* op = &registry.get("add");
     auto add = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
@@ -75,6 +91,186 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
                      "counts as the minimum.");
   }
   {
+    const ts::OpDef* op = &registry.get("asin");
+    auto asin = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("asin", asin, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Inverse sine of each element, in radians, in [-pi/2, pi/2]; NaN outside [-1, 1].");
+  }
+  {
+    const ts::OpDef* op = &registry.get("asinh");
+    auto asinh = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("asinh", asinh, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Inverse hyperbolic sine of each element.");
+  }
+  {
+    const ts::OpDef* op = &registry.get("atan");
+    auto atan = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("atan", atan, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Inverse tangent of each element, in radians, in [-pi/2, pi/2].");
+  }
+  {
+    const ts::OpDef* op = &registry.get("atan2");
+    auto atan2 = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    m.def("atan2", atan2, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(),
+          "Angle of the point (x2, x1) from the positive x axis, in radians, in [-pi, pi]; signed zeros and infinities "
+          "as IEEE 754.");
+  }
+  {
+    const ts::OpDef* op = &registry.get("atanh");
+    auto atanh = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("atanh", atanh, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Inverse hyperbolic tangent of each element; +-inf at +-1, NaN outside [-1, 1].");
+  }
+  {
+    const ts::OpDef* op = &registry.get("bitwise_and");
+    auto bitwise_and = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    m.def("bitwise_and", bitwise_and, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(), "Bitwise AND of each pair of elements (logical AND for bool).");
+    tensor_class.def(
+        "__and__",
+        [bitwise_and](pybind11::object self, pybind11::object other) {
+          return bitwise_and(self, other, pybind11::none());
+        },
+        py::is_operator());
+    tensor_class.def(
+        "__rand__",
+        [bitwise_and](pybind11::object self, pybind11::object other) {
+          return bitwise_and(other, self, pybind11::none());
+        },
+        py::is_operator());
+    tensor_class.def(
+        "__iand__",
+        [bitwise_and](pybind11::object self, pybind11::object other) { return bitwise_and(self, other, self); },
+        py::is_operator());
+  }
+  {
+    const ts::OpDef* op = &registry.get("bitwise_invert");
+    auto bitwise_invert = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("bitwise_invert", bitwise_invert, py::arg("x"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(), "Bitwise NOT of each element (logical NOT for bool).");
+    tensor_class.def(
+        "__invert__", [bitwise_invert](pybind11::object self) { return bitwise_invert(self, pybind11::none()); },
+        py::is_operator());
+  }
+  {
+    const ts::OpDef* op = &registry.get("bitwise_left_shift");
+    auto bitwise_left_shift = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    m.def("bitwise_left_shift", bitwise_left_shift, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(),
+          "x1 shifted left by x2 bits; 0 when x2 is negative or at least the width, as numpy.");
+    tensor_class.def(
+        "__lshift__",
+        [bitwise_left_shift](pybind11::object self, pybind11::object other) {
+          return bitwise_left_shift(self, other, pybind11::none());
+        },
+        py::is_operator());
+    tensor_class.def(
+        "__rlshift__",
+        [bitwise_left_shift](pybind11::object self, pybind11::object other) {
+          return bitwise_left_shift(other, self, pybind11::none());
+        },
+        py::is_operator());
+    tensor_class.def(
+        "__ilshift__",
+        [bitwise_left_shift](pybind11::object self, pybind11::object other) {
+          return bitwise_left_shift(self, other, self);
+        },
+        py::is_operator());
+  }
+  {
+    const ts::OpDef* op = &registry.get("bitwise_or");
+    auto bitwise_or = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    m.def("bitwise_or", bitwise_or, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(), "Bitwise OR of each pair of elements (logical OR for bool).");
+    tensor_class.def(
+        "__or__",
+        [bitwise_or](pybind11::object self, pybind11::object other) {
+          return bitwise_or(self, other, pybind11::none());
+        },
+        py::is_operator());
+    tensor_class.def(
+        "__ror__",
+        [bitwise_or](pybind11::object self, pybind11::object other) {
+          return bitwise_or(other, self, pybind11::none());
+        },
+        py::is_operator());
+    tensor_class.def(
+        "__ior__",
+        [bitwise_or](pybind11::object self, pybind11::object other) { return bitwise_or(self, other, self); },
+        py::is_operator());
+  }
+  {
+    const ts::OpDef* op = &registry.get("bitwise_right_shift");
+    auto bitwise_right_shift = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    m.def("bitwise_right_shift", bitwise_right_shift, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(),
+          "x1 shifted right by x2 bits, arithmetic for signed; 0 or -1 by x1's sign when x2 is negative or at least "
+          "the width, as numpy.");
+    tensor_class.def(
+        "__rshift__",
+        [bitwise_right_shift](pybind11::object self, pybind11::object other) {
+          return bitwise_right_shift(self, other, pybind11::none());
+        },
+        py::is_operator());
+    tensor_class.def(
+        "__rrshift__",
+        [bitwise_right_shift](pybind11::object self, pybind11::object other) {
+          return bitwise_right_shift(other, self, pybind11::none());
+        },
+        py::is_operator());
+    tensor_class.def(
+        "__irshift__",
+        [bitwise_right_shift](pybind11::object self, pybind11::object other) {
+          return bitwise_right_shift(self, other, self);
+        },
+        py::is_operator());
+  }
+  {
+    const ts::OpDef* op = &registry.get("bitwise_xor");
+    auto bitwise_xor = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    m.def("bitwise_xor", bitwise_xor, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(), "Bitwise XOR of each pair of elements (logical XOR for bool).");
+    tensor_class.def(
+        "__xor__",
+        [bitwise_xor](pybind11::object self, pybind11::object other) {
+          return bitwise_xor(self, other, pybind11::none());
+        },
+        py::is_operator());
+    tensor_class.def(
+        "__rxor__",
+        [bitwise_xor](pybind11::object self, pybind11::object other) {
+          return bitwise_xor(other, self, pybind11::none());
+        },
+        py::is_operator());
+    tensor_class.def(
+        "__ixor__",
+        [bitwise_xor](pybind11::object self, pybind11::object other) { return bitwise_xor(self, other, self); },
+        py::is_operator());
+  }
+  {
     const ts::OpDef* op = &registry.get("ceil");
     auto ceil = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
@@ -83,12 +279,28 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
           "Smallest integer not less than each element; integer inputs keep their dtype.");
   }
   {
+    const ts::OpDef* op = &registry.get("copysign");
+    auto copysign = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    m.def("copysign", copysign, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(), "The magnitude of x1 with the sign bit of x2 (NaN's sign included).");
+  }
+  {
     const ts::OpDef* op = &registry.get("cos");
     auto cos = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
     };
     m.def("cos", cos, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Cosine of each element, in radians.");
+  }
+  {
+    const ts::OpDef* op = &registry.get("cosh");
+    auto cosh = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("cosh", cosh, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Hyperbolic cosine of each element.");
   }
   {
     const ts::OpDef* op = &registry.get("divide");
@@ -146,6 +358,32 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
           "Largest integer not greater than each element; integer inputs keep their dtype.");
   }
   {
+    const ts::OpDef* op = &registry.get("floor_divide");
+    auto floor_divide = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    m.def("floor_divide", floor_divide, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(),
+          "x1 / x2 rounded towards -inf, as numpy (integers: 0 when dividing by 0, the minimum by -1 wraps; floats: "
+          "the quotient of Python's divmod).");
+    tensor_class.def(
+        "__floordiv__",
+        [floor_divide](pybind11::object self, pybind11::object other) {
+          return floor_divide(self, other, pybind11::none());
+        },
+        py::is_operator());
+    tensor_class.def(
+        "__rfloordiv__",
+        [floor_divide](pybind11::object self, pybind11::object other) {
+          return floor_divide(other, self, pybind11::none());
+        },
+        py::is_operator());
+    tensor_class.def(
+        "__ifloordiv__",
+        [floor_divide](pybind11::object self, pybind11::object other) { return floor_divide(self, other, self); },
+        py::is_operator());
+  }
+  {
     const ts::OpDef* op = &registry.get("greater");
     auto greater = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
@@ -170,6 +408,30 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
           return greater_equal(self, other, pybind11::none());
         },
         py::is_operator());
+  }
+  {
+    const ts::OpDef* op = &registry.get("isfinite");
+    auto isfinite = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("isfinite", isfinite, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Whether each element is neither infinite nor NaN.");
+  }
+  {
+    const ts::OpDef* op = &registry.get("isinf");
+    auto isinf = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("isinf", isinf, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Whether each element is +inf or -inf.");
+  }
+  {
+    const ts::OpDef* op = &registry.get("isnan");
+    auto isnan = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("isnan", isnan, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Whether each element is NaN.");
   }
   {
     const ts::OpDef* op = &registry.get("less");
@@ -205,6 +467,14 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
           "Natural logarithm of each element; NaN below 0 and -inf at 0.");
   }
   {
+    const ts::OpDef* op = &registry.get("log10");
+    auto log10 = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("log10", log10, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Base-10 logarithm of each element.");
+  }
+  {
     const ts::OpDef* op = &registry.get("log1p");
     auto log1p = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
@@ -213,12 +483,29 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
           "log(1 + x), accurate for small x.");
   }
   {
+    const ts::OpDef* op = &registry.get("log2");
+    auto log2 = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("log2", log2, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Base-2 logarithm of each element.");
+  }
+  {
     const ts::OpDef* op = &registry.get("log_softmax");
     auto log_softmax = [op](pybind11::object x, int64_t axis) {
       return ts::normalize(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], axis);
     };
     m.def("log_softmax", log_softmax, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = -1,
           "log(softmax(x)) along axis, computed stably as x - max - log(sum(exp(x - max))).");
+  }
+  {
+    const ts::OpDef* op = &registry.get("logaddexp");
+    auto logaddexp = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    m.def("logaddexp", logaddexp, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(),
+          "log(exp(x1) + exp(x2)) without overflow: the larger plus log1p(exp(-|x1 - x2|)).");
   }
   {
     const ts::OpDef* op = &registry.get("logical_and");
@@ -243,6 +530,14 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("logical_or", logical_or, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(), "Logical OR of each pair, as bool.");
+  }
+  {
+    const ts::OpDef* op = &registry.get("logical_xor");
+    auto logical_xor = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    m.def("logical_xor", logical_xor, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(), "Logical XOR of each pair of elements, as bool.");
   }
   {
     const ts::OpDef* op = &registry.get("matmul");
@@ -366,6 +661,15 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         "__neg__", [negative](pybind11::object self) { return negative(self, pybind11::none()); }, py::is_operator());
   }
   {
+    const ts::OpDef* op = &registry.get("nextafter");
+    auto nextafter = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    m.def("nextafter", nextafter, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(),
+          "The next representable value after x1 towards x2 (x2 when they are equal; NaN if either is NaN).");
+  }
+  {
     const ts::OpDef* op = &registry.get("not_equal");
     auto not_equal = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
@@ -376,6 +680,16 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         "__ne__",
         [not_equal](pybind11::object self, pybind11::object other) { return not_equal(self, other, pybind11::none()); },
         py::is_operator());
+  }
+  {
+    const ts::OpDef* op = &registry.get("positive");
+    auto positive = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("positive", positive, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "+x: a copy of each element.");
+    tensor_class.def(
+        "__pos__", [positive](pybind11::object self) { return positive(self, pybind11::none()); }, py::is_operator());
   }
   {
     const ts::OpDef* op = &registry.get("pow");
@@ -415,12 +729,48 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         "Product over the given axes (all when axis is None); ints accumulate in int64/uint64.");
   }
   {
+    const ts::OpDef* op = &registry.get("reciprocal");
+    auto reciprocal = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("reciprocal", reciprocal, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "1 / x for each element.");
+  }
+  {
     const ts::OpDef* op = &registry.get("relu");
     auto relu = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
     };
     m.def("relu", relu, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Rectified linear unit, max(x, 0); NaN stays NaN.");
+  }
+  {
+    const ts::OpDef* op = &registry.get("remainder");
+    auto remainder = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    m.def("remainder", remainder, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(),
+          "x1 - floor_divide(x1, x2) * x2, with the sign of x2, as numpy (integers: 0 for a divisor of 0).");
+    tensor_class.def(
+        "__mod__",
+        [remainder](pybind11::object self, pybind11::object other) { return remainder(self, other, pybind11::none()); },
+        py::is_operator());
+    tensor_class.def(
+        "__rmod__",
+        [remainder](pybind11::object self, pybind11::object other) { return remainder(other, self, pybind11::none()); },
+        py::is_operator());
+    tensor_class.def(
+        "__imod__", [remainder](pybind11::object self, pybind11::object other) { return remainder(self, other, self); },
+        py::is_operator());
+  }
+  {
+    const ts::OpDef* op = &registry.get("round");
+    auto round = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("round", round, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Each element rounded to the nearest integer, halves to even; integers are returned unchanged.");
   }
   {
     const ts::OpDef* op = &registry.get("sigmoid");
@@ -439,12 +789,28 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
           "-1, 0 or 1 by the sign of each element (NaN for NaN).");
   }
   {
+    const ts::OpDef* op = &registry.get("signbit");
+    auto signbit = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("signbit", signbit, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Whether each element's sign bit is set (-0.0 and negative NaNs included).");
+  }
+  {
     const ts::OpDef* op = &registry.get("sin");
     auto sin = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
     };
     m.def("sin", sin, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Sine of each element, in radians.");
+  }
+  {
+    const ts::OpDef* op = &registry.get("sinh");
+    auto sinh = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("sinh", sinh, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Hyperbolic sine of each element.");
   }
   {
     const ts::OpDef* op = &registry.get("softmax");
@@ -461,6 +827,14 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("sqrt", sqrt, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Non-negative square root of each element; NaN for negative inputs.");
+  }
+  {
+    const ts::OpDef* op = &registry.get("square");
+    auto square = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("square", square, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "x * x for each element (integers wrap).");
   }
   {
     const ts::OpDef* op = &registry.get("subtract");
@@ -500,12 +874,28 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         "Sum over the given axes (all when axis is None); ints accumulate in int64/uint64.");
   }
   {
+    const ts::OpDef* op = &registry.get("tan");
+    auto tan = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("tan", tan, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Tangent of each element, in radians.");
+  }
+  {
     const ts::OpDef* op = &registry.get("tanh");
     auto tanh = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
     };
     m.def("tanh", tanh, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Hyperbolic tangent of each element.");
+  }
+  {
+    const ts::OpDef* op = &registry.get("trunc");
+    auto trunc = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("trunc", trunc, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Each element rounded towards zero; integers and bool are returned unchanged.");
   }
   {
     const ts::OpDef* op = &registry.get("where");
@@ -518,6 +908,10 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
           "Elements of x1 where condition is true, else of x2; all three broadcast together.");
   }
   // composite ops: the core's own functions
+  m.def("arange", &ts::python::arange, py::arg("start"), py::pos_only(), py::arg("stop") = pybind11::none(),
+        py::arg("step") = 1, py::kw_only(), py::arg("dtype") = pybind11::none(), py::arg("device") = pybind11::none(),
+        "Evenly spaced values in [start, stop) by `step` (in [0, start) without stop), as numpy's: ceil((stop - start) "
+        "/ step) of them, of `dtype` (default int64, or float64 when any argument is a float).");
   m.def("broadcast_to", &ts::python::broadcast_to, py::arg("x"), py::pos_only(), py::arg("shape"),
         "A read-through view of x broadcast to `shape`.");
   m.def("concat", &ts::python::concat, py::arg("arrays"), py::pos_only(), py::kw_only(), py::arg("axis") = 0,
@@ -532,6 +926,10 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         "otherwise.");
   m.def("expand_dims", &ts::python::expand_dims, py::arg("x"), py::pos_only(), py::arg("axis") = 0,
         "A view of x with a new axis of extent 1 at position `axis` (negative counts from the end of the result).");
+  m.def("eye", &ts::python::eye, py::arg("n_rows"), py::arg("n_cols") = pybind11::none(), py::pos_only(), py::kw_only(),
+        py::arg("k") = 0, py::arg("dtype") = pybind11::none(), py::arg("device") = pybind11::none(),
+        "An n_rows x n_cols (default square) tensor with ones on the k-th diagonal (k > 0 above the main one) and "
+        "zeros elsewhere, of `dtype` (default float64).");
   m.def("flip", &ts::python::flip, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
         "A view of x with the order of elements reversed along `axis` (an int, a tuple, or every axis when None).");
   m.def("full", &ts::python::full, py::arg("shape"), py::arg("fill_value"), py::kw_only(),
@@ -542,6 +940,11 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         py::arg("dtype") = pybind11::none(), py::arg("device") = pybind11::none(),
         "A new tensor shaped like x filled with `fill_value`, of x's dtype and device unless `dtype` or `device` says "
         "otherwise.");
+  m.def("linspace", &ts::python::linspace, py::arg("start"), py::arg("stop"), py::pos_only(), py::arg("num"),
+        py::kw_only(), py::arg("dtype") = pybind11::none(), py::arg("device") = pybind11::none(),
+        py::arg("endpoint") = true,
+        "`num` evenly spaced values from start to stop (stop included unless endpoint=False), computed in float64 as "
+        "numpy's (integer dtypes take the floor), of `dtype` (default float64).");
   m.def("matrix_transpose", &ts::python::matrix_transpose, py::arg("x"), py::pos_only(),
         "A view of x with its last two axes swapped (a stack of matrices transposed).");
   m.def("moveaxis", &ts::python::moveaxis, py::arg("x"), py::arg("source"), py::arg("destination"), py::pos_only(),
@@ -566,6 +969,12 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         "A view of x without the axes `axis` (an int or a tuple), each of which must have extent 1.");
   m.def("stack", &ts::python::stack, py::arg("arrays"), py::pos_only(), py::kw_only(), py::arg("axis") = 0,
         "The arrays, all of one shape, joined along a new axis at position `axis`, in the dtype they promote to.");
+  m.def("tril", &ts::python::tril, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("k") = 0,
+        "x with the elements on and below the k-th diagonal of its last two axes kept and the others 0 (k > 0 is above "
+        "the main diagonal).");
+  m.def("triu", &ts::python::triu, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("k") = 0,
+        "x with the elements on and above the k-th diagonal of its last two axes kept and the others 0 (k > 0 is above "
+        "the main diagonal).");
   m.def("zeros", &ts::python::zeros, py::arg("shape"), py::kw_only(), py::arg("dtype") = pybind11::none(),
         py::arg("device") = pybind11::none(),
         "A new tensor of `shape` filled with 0, of `dtype` (default float64) on `device` (default the CPU).");

@@ -8,26 +8,49 @@
 namespace ts::generated {
 
 void register_abs_cpu(ts::Registry& registry);
+void register_acos_cpu(ts::Registry& registry);
+void register_acosh_cpu(ts::Registry& registry);
 void register_add_cpu(ts::Registry& registry);
 void register_argmax_cpu(ts::Registry& registry);
 void register_argmin_cpu(ts::Registry& registry);
+void register_asin_cpu(ts::Registry& registry);
+void register_asinh_cpu(ts::Registry& registry);
+void register_atan_cpu(ts::Registry& registry);
+void register_atan2_cpu(ts::Registry& registry);
+void register_atanh_cpu(ts::Registry& registry);
+void register_bitwise_and_cpu(ts::Registry& registry);
+void register_bitwise_invert_cpu(ts::Registry& registry);
+void register_bitwise_left_shift_cpu(ts::Registry& registry);
+void register_bitwise_or_cpu(ts::Registry& registry);
+void register_bitwise_right_shift_cpu(ts::Registry& registry);
+void register_bitwise_xor_cpu(ts::Registry& registry);
 void register_ceil_cpu(ts::Registry& registry);
+void register_copysign_cpu(ts::Registry& registry);
 void register_cos_cpu(ts::Registry& registry);
+void register_cosh_cpu(ts::Registry& registry);
 void register_divide_cpu(ts::Registry& registry);
 void register_equal_cpu(ts::Registry& registry);
 void register_exp_cpu(ts::Registry& registry);
 void register_expm1_cpu(ts::Registry& registry);
 void register_floor_cpu(ts::Registry& registry);
+void register_floor_divide_cpu(ts::Registry& registry);
 void register_greater_cpu(ts::Registry& registry);
 void register_greater_equal_cpu(ts::Registry& registry);
+void register_isfinite_cpu(ts::Registry& registry);
+void register_isinf_cpu(ts::Registry& registry);
+void register_isnan_cpu(ts::Registry& registry);
 void register_less_cpu(ts::Registry& registry);
 void register_less_equal_cpu(ts::Registry& registry);
 void register_log_cpu(ts::Registry& registry);
+void register_log10_cpu(ts::Registry& registry);
 void register_log1p_cpu(ts::Registry& registry);
+void register_log2_cpu(ts::Registry& registry);
 void register_log_softmax_cpu(ts::Registry& registry);
+void register_logaddexp_cpu(ts::Registry& registry);
 void register_logical_and_cpu(ts::Registry& registry);
 void register_logical_not_cpu(ts::Registry& registry);
 void register_logical_or_cpu(ts::Registry& registry);
+void register_logical_xor_cpu(ts::Registry& registry);
 void register_matmul_cpu(ts::Registry& registry);
 void register_max_cpu(ts::Registry& registry);
 void register_maximum_cpu(ts::Registry& registry);
@@ -36,42 +59,75 @@ void register_min_cpu(ts::Registry& registry);
 void register_minimum_cpu(ts::Registry& registry);
 void register_multiply_cpu(ts::Registry& registry);
 void register_negative_cpu(ts::Registry& registry);
+void register_nextafter_cpu(ts::Registry& registry);
 void register_not_equal_cpu(ts::Registry& registry);
+void register_positive_cpu(ts::Registry& registry);
 void register_pow_cpu(ts::Registry& registry);
 void register_prod_cpu(ts::Registry& registry);
+void register_reciprocal_cpu(ts::Registry& registry);
 void register_relu_cpu(ts::Registry& registry);
+void register_remainder_cpu(ts::Registry& registry);
+void register_round_cpu(ts::Registry& registry);
 void register_sigmoid_cpu(ts::Registry& registry);
 void register_sign_cpu(ts::Registry& registry);
+void register_signbit_cpu(ts::Registry& registry);
 void register_sin_cpu(ts::Registry& registry);
+void register_sinh_cpu(ts::Registry& registry);
 void register_softmax_cpu(ts::Registry& registry);
 void register_sqrt_cpu(ts::Registry& registry);
+void register_square_cpu(ts::Registry& registry);
 void register_subtract_cpu(ts::Registry& registry);
 void register_sum_cpu(ts::Registry& registry);
+void register_tan_cpu(ts::Registry& registry);
 void register_tanh_cpu(ts::Registry& registry);
+void register_trunc_cpu(ts::Registry& registry);
 void register_where_cpu(ts::Registry& registry);
 
 void register_cpu_kernels(ts::Registry& registry) {
   register_abs_cpu(registry);
+  register_acos_cpu(registry);
+  register_acosh_cpu(registry);
   register_add_cpu(registry);
   register_argmax_cpu(registry);
   register_argmin_cpu(registry);
+  register_asin_cpu(registry);
+  register_asinh_cpu(registry);
+  register_atan_cpu(registry);
+  register_atan2_cpu(registry);
+  register_atanh_cpu(registry);
+  register_bitwise_and_cpu(registry);
+  register_bitwise_invert_cpu(registry);
+  register_bitwise_left_shift_cpu(registry);
+  register_bitwise_or_cpu(registry);
+  register_bitwise_right_shift_cpu(registry);
+  register_bitwise_xor_cpu(registry);
   register_ceil_cpu(registry);
+  register_copysign_cpu(registry);
   register_cos_cpu(registry);
+  register_cosh_cpu(registry);
   register_divide_cpu(registry);
   register_equal_cpu(registry);
   register_exp_cpu(registry);
   register_expm1_cpu(registry);
   register_floor_cpu(registry);
+  register_floor_divide_cpu(registry);
   register_greater_cpu(registry);
   register_greater_equal_cpu(registry);
+  register_isfinite_cpu(registry);
+  register_isinf_cpu(registry);
+  register_isnan_cpu(registry);
   register_less_cpu(registry);
   register_less_equal_cpu(registry);
   register_log_cpu(registry);
+  register_log10_cpu(registry);
   register_log1p_cpu(registry);
+  register_log2_cpu(registry);
   register_log_softmax_cpu(registry);
+  register_logaddexp_cpu(registry);
   register_logical_and_cpu(registry);
   register_logical_not_cpu(registry);
   register_logical_or_cpu(registry);
+  register_logical_xor_cpu(registry);
   register_matmul_cpu(registry);
   register_max_cpu(registry);
   register_maximum_cpu(registry);
@@ -80,43 +136,76 @@ void register_cpu_kernels(ts::Registry& registry) {
   register_minimum_cpu(registry);
   register_multiply_cpu(registry);
   register_negative_cpu(registry);
+  register_nextafter_cpu(registry);
   register_not_equal_cpu(registry);
+  register_positive_cpu(registry);
   register_pow_cpu(registry);
   register_prod_cpu(registry);
+  register_reciprocal_cpu(registry);
   register_relu_cpu(registry);
+  register_remainder_cpu(registry);
+  register_round_cpu(registry);
   register_sigmoid_cpu(registry);
   register_sign_cpu(registry);
+  register_signbit_cpu(registry);
   register_sin_cpu(registry);
+  register_sinh_cpu(registry);
   register_softmax_cpu(registry);
   register_sqrt_cpu(registry);
+  register_square_cpu(registry);
   register_subtract_cpu(registry);
   register_sum_cpu(registry);
+  register_tan_cpu(registry);
   register_tanh_cpu(registry);
+  register_trunc_cpu(registry);
   register_where_cpu(registry);
 }
 
 #ifdef TS_WITH_CUDA
 void register_abs_cuda(ts::Registry& registry);
+void register_acos_cuda(ts::Registry& registry);
+void register_acosh_cuda(ts::Registry& registry);
 void register_add_cuda(ts::Registry& registry);
 void register_argmax_cuda(ts::Registry& registry);
 void register_argmin_cuda(ts::Registry& registry);
+void register_asin_cuda(ts::Registry& registry);
+void register_asinh_cuda(ts::Registry& registry);
+void register_atan_cuda(ts::Registry& registry);
+void register_atan2_cuda(ts::Registry& registry);
+void register_atanh_cuda(ts::Registry& registry);
+void register_bitwise_and_cuda(ts::Registry& registry);
+void register_bitwise_invert_cuda(ts::Registry& registry);
+void register_bitwise_left_shift_cuda(ts::Registry& registry);
+void register_bitwise_or_cuda(ts::Registry& registry);
+void register_bitwise_right_shift_cuda(ts::Registry& registry);
+void register_bitwise_xor_cuda(ts::Registry& registry);
 void register_ceil_cuda(ts::Registry& registry);
+void register_copysign_cuda(ts::Registry& registry);
 void register_cos_cuda(ts::Registry& registry);
+void register_cosh_cuda(ts::Registry& registry);
 void register_divide_cuda(ts::Registry& registry);
 void register_equal_cuda(ts::Registry& registry);
 void register_exp_cuda(ts::Registry& registry);
 void register_expm1_cuda(ts::Registry& registry);
 void register_floor_cuda(ts::Registry& registry);
+void register_floor_divide_cuda(ts::Registry& registry);
 void register_greater_cuda(ts::Registry& registry);
 void register_greater_equal_cuda(ts::Registry& registry);
+void register_isfinite_cuda(ts::Registry& registry);
+void register_isinf_cuda(ts::Registry& registry);
+void register_isnan_cuda(ts::Registry& registry);
 void register_less_cuda(ts::Registry& registry);
 void register_less_equal_cuda(ts::Registry& registry);
 void register_log_cuda(ts::Registry& registry);
+void register_log10_cuda(ts::Registry& registry);
 void register_log1p_cuda(ts::Registry& registry);
+void register_log2_cuda(ts::Registry& registry);
 void register_log_softmax_cuda(ts::Registry& registry);
+void register_logaddexp_cuda(ts::Registry& registry);
 void register_logical_and_cuda(ts::Registry& registry);
 void register_logical_not_cuda(ts::Registry& registry);
 void register_logical_or_cuda(ts::Registry& registry);
+void register_logical_xor_cuda(ts::Registry& registry);
 void register_matmul_cuda(ts::Registry& registry);
 void register_max_cuda(ts::Registry& registry);
 void register_maximum_cuda(ts::Registry& registry);
@@ -125,42 +214,75 @@ void register_min_cuda(ts::Registry& registry);
 void register_minimum_cuda(ts::Registry& registry);
 void register_multiply_cuda(ts::Registry& registry);
 void register_negative_cuda(ts::Registry& registry);
+void register_nextafter_cuda(ts::Registry& registry);
 void register_not_equal_cuda(ts::Registry& registry);
+void register_positive_cuda(ts::Registry& registry);
 void register_pow_cuda(ts::Registry& registry);
 void register_prod_cuda(ts::Registry& registry);
+void register_reciprocal_cuda(ts::Registry& registry);
 void register_relu_cuda(ts::Registry& registry);
+void register_remainder_cuda(ts::Registry& registry);
+void register_round_cuda(ts::Registry& registry);
 void register_sigmoid_cuda(ts::Registry& registry);
 void register_sign_cuda(ts::Registry& registry);
+void register_signbit_cuda(ts::Registry& registry);
 void register_sin_cuda(ts::Registry& registry);
+void register_sinh_cuda(ts::Registry& registry);
 void register_softmax_cuda(ts::Registry& registry);
 void register_sqrt_cuda(ts::Registry& registry);
+void register_square_cuda(ts::Registry& registry);
 void register_subtract_cuda(ts::Registry& registry);
 void register_sum_cuda(ts::Registry& registry);
+void register_tan_cuda(ts::Registry& registry);
 void register_tanh_cuda(ts::Registry& registry);
+void register_trunc_cuda(ts::Registry& registry);
 void register_where_cuda(ts::Registry& registry);
 
 void register_cuda_kernels(ts::Registry& registry) {
   register_abs_cuda(registry);
+  register_acos_cuda(registry);
+  register_acosh_cuda(registry);
   register_add_cuda(registry);
   register_argmax_cuda(registry);
   register_argmin_cuda(registry);
+  register_asin_cuda(registry);
+  register_asinh_cuda(registry);
+  register_atan_cuda(registry);
+  register_atan2_cuda(registry);
+  register_atanh_cuda(registry);
+  register_bitwise_and_cuda(registry);
+  register_bitwise_invert_cuda(registry);
+  register_bitwise_left_shift_cuda(registry);
+  register_bitwise_or_cuda(registry);
+  register_bitwise_right_shift_cuda(registry);
+  register_bitwise_xor_cuda(registry);
   register_ceil_cuda(registry);
+  register_copysign_cuda(registry);
   register_cos_cuda(registry);
+  register_cosh_cuda(registry);
   register_divide_cuda(registry);
   register_equal_cuda(registry);
   register_exp_cuda(registry);
   register_expm1_cuda(registry);
   register_floor_cuda(registry);
+  register_floor_divide_cuda(registry);
   register_greater_cuda(registry);
   register_greater_equal_cuda(registry);
+  register_isfinite_cuda(registry);
+  register_isinf_cuda(registry);
+  register_isnan_cuda(registry);
   register_less_cuda(registry);
   register_less_equal_cuda(registry);
   register_log_cuda(registry);
+  register_log10_cuda(registry);
   register_log1p_cuda(registry);
+  register_log2_cuda(registry);
   register_log_softmax_cuda(registry);
+  register_logaddexp_cuda(registry);
   register_logical_and_cuda(registry);
   register_logical_not_cuda(registry);
   register_logical_or_cuda(registry);
+  register_logical_xor_cuda(registry);
   register_matmul_cuda(registry);
   register_max_cuda(registry);
   register_maximum_cuda(registry);
@@ -169,18 +291,28 @@ void register_cuda_kernels(ts::Registry& registry) {
   register_minimum_cuda(registry);
   register_multiply_cuda(registry);
   register_negative_cuda(registry);
+  register_nextafter_cuda(registry);
   register_not_equal_cuda(registry);
+  register_positive_cuda(registry);
   register_pow_cuda(registry);
   register_prod_cuda(registry);
+  register_reciprocal_cuda(registry);
   register_relu_cuda(registry);
+  register_remainder_cuda(registry);
+  register_round_cuda(registry);
   register_sigmoid_cuda(registry);
   register_sign_cuda(registry);
+  register_signbit_cuda(registry);
   register_sin_cuda(registry);
+  register_sinh_cuda(registry);
   register_softmax_cuda(registry);
   register_sqrt_cuda(registry);
+  register_square_cuda(registry);
   register_subtract_cuda(registry);
   register_sum_cuda(registry);
+  register_tan_cuda(registry);
   register_tanh_cuda(registry);
+  register_trunc_cuda(registry);
   register_where_cuda(registry);
 }
 #endif  // TS_WITH_CUDA
@@ -197,6 +329,38 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
           {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
           {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("acos", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Int32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Int64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::UInt16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("acosh", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Int32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Int64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::UInt16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
@@ -250,6 +414,147 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Int64},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Int64},
       });
+  registry.define("asin", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Int32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Int64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::UInt16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("asinh", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Int32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Int64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::UInt16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("atan", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Int32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Int64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::UInt16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("atan2", ts::Family::Pointwise, 2, ts::Promotion::Float, false, 0x3u)
+      .with_types({
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("atanh", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Int32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Int64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::UInt16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("bitwise_and", ts::Family::Pointwise, 2, ts::Promotion::Binary, false, 0x3u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+      });
+  registry.define("bitwise_invert", ts::Family::Pointwise, 1, ts::Promotion::Same, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+      });
+  registry.define("bitwise_left_shift", ts::Family::Pointwise, 2, ts::Promotion::Binary, false, 0x3u)
+      .with_types({
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+      });
+  registry.define("bitwise_or", ts::Family::Pointwise, 2, ts::Promotion::Binary, false, 0x3u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+      });
+  registry.define("bitwise_right_shift", ts::Family::Pointwise, 2, ts::Promotion::Binary, false, 0x3u)
+      .with_types({
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+      });
+  registry.define("bitwise_xor", ts::Family::Pointwise, 2, ts::Promotion::Binary, false, 0x3u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+      });
   registry.define("ceil", ts::Family::Pointwise, 1, ts::Promotion::Same, false, 0x1u)
       .with_types({
           {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
@@ -266,7 +571,30 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
       });
+  registry.define("copysign", ts::Family::Pointwise, 2, ts::Promotion::Float, false, 0x3u)
+      .with_types({
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
   registry.define("cos", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Int32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Int64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::UInt16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("cosh", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
       .with_types({
           {ts::DType::Bool, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::Int8, ts::DType::Float16, ts::DType::Float16},
@@ -362,6 +690,21 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
       });
+  registry.define("floor_divide", ts::Family::Pointwise, 2, ts::Promotion::Binary, false, 0x3u)
+      .with_types({
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
   registry.define("greater", ts::Family::Pointwise, 2, ts::Promotion::Comparison, false, 0x3u)
       .with_types({
           {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
@@ -379,6 +722,54 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Bool},
       });
   registry.define("greater_equal", ts::Family::Pointwise, 2, ts::Promotion::Comparison, false, 0x3u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Bool},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Bool},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Bool},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Bool},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::Bool},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::Bool},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::Bool},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::Bool},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Bool},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Bool},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Bool},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Bool},
+      });
+  registry.define("isfinite", ts::Family::Pointwise, 1, ts::Promotion::Comparison, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Bool},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Bool},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Bool},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Bool},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::Bool},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::Bool},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::Bool},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::Bool},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Bool},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Bool},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Bool},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Bool},
+      });
+  registry.define("isinf", ts::Family::Pointwise, 1, ts::Promotion::Comparison, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Bool},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Bool},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Bool},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Bool},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::Bool},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::Bool},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::Bool},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::Bool},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Bool},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Bool},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Bool},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Bool},
+      });
+  registry.define("isnan", ts::Family::Pointwise, 1, ts::Promotion::Comparison, false, 0x1u)
       .with_types({
           {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
           {ts::DType::Int8, ts::DType::Int8, ts::DType::Bool},
@@ -442,7 +833,39 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
       });
+  registry.define("log10", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Int32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Int64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::UInt16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
   registry.define("log1p", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Int32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Int64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::UInt16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("log2", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
       .with_types({
           {ts::DType::Bool, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::Int8, ts::DType::Float16, ts::DType::Float16},
@@ -469,6 +892,13 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::UInt16, ts::DType::Float32, ts::DType::Float32},
           {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("logaddexp", ts::Family::Pointwise, 2, ts::Promotion::Float, false, 0x3u)
+      .with_types({
           {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
@@ -507,6 +937,22 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::BFloat16, ts::DType::Bool, ts::DType::Bool},
       });
   registry.define("logical_or", ts::Family::Pointwise, 2, ts::Promotion::Logical, false, 0x3u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int16, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int32, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int64, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::UInt8, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::UInt16, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::UInt32, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::UInt64, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Float32, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Float64, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Float16, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::BFloat16, ts::DType::Bool, ts::DType::Bool},
+      });
+  registry.define("logical_xor", ts::Family::Pointwise, 2, ts::Promotion::Logical, false, 0x3u)
       .with_types({
           {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
           {ts::DType::Int8, ts::DType::Bool, ts::DType::Bool},
@@ -636,7 +1082,6 @@ void define_ops(ts::Registry& registry) {
       });
   registry.define("negative", ts::Family::Pointwise, 1, ts::Promotion::Same, false, 0x1u)
       .with_types({
-          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
           {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
           {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
           {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
@@ -649,6 +1094,11 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("nextafter", ts::Family::Pointwise, 2, ts::Promotion::Float, false, 0x3u)
+      .with_types({
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
       });
   registry.define("not_equal", ts::Family::Pointwise, 2, ts::Promotion::Comparison, false, 0x3u)
       .with_types({
@@ -666,9 +1116,23 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Bool},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Bool},
       });
+  registry.define("positive", ts::Family::Pointwise, 1, ts::Promotion::Same, false, 0x1u)
+      .with_types({
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
   registry.define("pow", ts::Family::Pointwise, 2, ts::Promotion::Binary, false, 0x3u)
       .with_types({
-          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
           {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
           {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
           {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
@@ -700,9 +1164,45 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
       });
+  registry.define("reciprocal", ts::Family::Pointwise, 1, ts::Promotion::Same, false, 0x1u)
+      .with_types({
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
   registry.define("relu", ts::Family::Pointwise, 1, ts::Promotion::Same, false, 0x1u)
       .with_types({
-          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("remainder", ts::Family::Pointwise, 2, ts::Promotion::Binary, false, 0x3u)
+      .with_types({
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("round", ts::Family::Pointwise, 1, ts::Promotion::Same, false, 0x1u)
+      .with_types({
           {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
           {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
           {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
@@ -734,7 +1234,6 @@ void define_ops(ts::Registry& registry) {
       });
   registry.define("sign", ts::Family::Pointwise, 1, ts::Promotion::Same, false, 0x1u)
       .with_types({
-          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
           {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
           {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
           {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
@@ -748,7 +1247,39 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
       });
+  registry.define("signbit", ts::Family::Pointwise, 1, ts::Promotion::Comparison, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Bool},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Bool},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Bool},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Bool},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::Bool},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::Bool},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::Bool},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::Bool},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Bool},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Bool},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Bool},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Bool},
+      });
   registry.define("sin", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Int32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Int64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::UInt16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("sinh", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
       .with_types({
           {ts::DType::Bool, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::Int8, ts::DType::Float16, ts::DType::Float16},
@@ -796,9 +1327,23 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
       });
+  registry.define("square", ts::Family::Pointwise, 1, ts::Promotion::Same, false, 0x1u)
+      .with_types({
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
   registry.define("subtract", ts::Family::Pointwise, 2, ts::Promotion::Binary, false, 0x3u)
       .with_types({
-          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
           {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
           {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
           {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
@@ -828,6 +1373,22 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
       });
+  registry.define("tan", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Int32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Int64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::UInt16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
   registry.define("tanh", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
       .with_types({
           {ts::DType::Bool, ts::DType::Float16, ts::DType::Float16},
@@ -839,6 +1400,22 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::UInt16, ts::DType::Float32, ts::DType::Float32},
           {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("trunc", ts::Family::Pointwise, 1, ts::Promotion::Same, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
           {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},

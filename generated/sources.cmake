@@ -5,26 +5,49 @@ set(TS_GENERATED_SOURCES
   generated/registration.cpp
   generated/bindings.cpp
   generated/cpu/abs.cpp
+  generated/cpu/acos.cpp
+  generated/cpu/acosh.cpp
   generated/cpu/add.cpp
   generated/cpu/argmax.cpp
   generated/cpu/argmin.cpp
+  generated/cpu/asin.cpp
+  generated/cpu/asinh.cpp
+  generated/cpu/atan.cpp
+  generated/cpu/atan2.cpp
+  generated/cpu/atanh.cpp
+  generated/cpu/bitwise_and.cpp
+  generated/cpu/bitwise_invert.cpp
+  generated/cpu/bitwise_left_shift.cpp
+  generated/cpu/bitwise_or.cpp
+  generated/cpu/bitwise_right_shift.cpp
+  generated/cpu/bitwise_xor.cpp
   generated/cpu/ceil.cpp
+  generated/cpu/copysign.cpp
   generated/cpu/cos.cpp
+  generated/cpu/cosh.cpp
   generated/cpu/divide.cpp
   generated/cpu/equal.cpp
   generated/cpu/exp.cpp
   generated/cpu/expm1.cpp
   generated/cpu/floor.cpp
+  generated/cpu/floor_divide.cpp
   generated/cpu/greater.cpp
   generated/cpu/greater_equal.cpp
+  generated/cpu/isfinite.cpp
+  generated/cpu/isinf.cpp
+  generated/cpu/isnan.cpp
   generated/cpu/less.cpp
   generated/cpu/less_equal.cpp
   generated/cpu/log.cpp
+  generated/cpu/log10.cpp
   generated/cpu/log1p.cpp
+  generated/cpu/log2.cpp
   generated/cpu/log_softmax.cpp
+  generated/cpu/logaddexp.cpp
   generated/cpu/logical_and.cpp
   generated/cpu/logical_not.cpp
   generated/cpu/logical_or.cpp
+  generated/cpu/logical_xor.cpp
   generated/cpu/matmul.cpp
   generated/cpu/max.cpp
   generated/cpu/maximum.cpp
@@ -33,43 +56,76 @@ set(TS_GENERATED_SOURCES
   generated/cpu/minimum.cpp
   generated/cpu/multiply.cpp
   generated/cpu/negative.cpp
+  generated/cpu/nextafter.cpp
   generated/cpu/not_equal.cpp
+  generated/cpu/positive.cpp
   generated/cpu/pow.cpp
   generated/cpu/prod.cpp
+  generated/cpu/reciprocal.cpp
   generated/cpu/relu.cpp
+  generated/cpu/remainder.cpp
+  generated/cpu/round.cpp
   generated/cpu/sigmoid.cpp
   generated/cpu/sign.cpp
+  generated/cpu/signbit.cpp
   generated/cpu/sin.cpp
+  generated/cpu/sinh.cpp
   generated/cpu/softmax.cpp
   generated/cpu/sqrt.cpp
+  generated/cpu/square.cpp
   generated/cpu/subtract.cpp
   generated/cpu/sum.cpp
+  generated/cpu/tan.cpp
   generated/cpu/tanh.cpp
+  generated/cpu/trunc.cpp
   generated/cpu/where.cpp
 )
 # Compiled only when CUDA is enabled (TS_CUDA; see CMakeLists.txt).
 set(TS_GENERATED_CUDA_SOURCES
   generated/cuda/abs.cu
+  generated/cuda/acos.cu
+  generated/cuda/acosh.cu
   generated/cuda/add.cu
   generated/cuda/argmax.cu
   generated/cuda/argmin.cu
+  generated/cuda/asin.cu
+  generated/cuda/asinh.cu
+  generated/cuda/atan.cu
+  generated/cuda/atan2.cu
+  generated/cuda/atanh.cu
+  generated/cuda/bitwise_and.cu
+  generated/cuda/bitwise_invert.cu
+  generated/cuda/bitwise_left_shift.cu
+  generated/cuda/bitwise_or.cu
+  generated/cuda/bitwise_right_shift.cu
+  generated/cuda/bitwise_xor.cu
   generated/cuda/ceil.cu
+  generated/cuda/copysign.cu
   generated/cuda/cos.cu
+  generated/cuda/cosh.cu
   generated/cuda/divide.cu
   generated/cuda/equal.cu
   generated/cuda/exp.cu
   generated/cuda/expm1.cu
   generated/cuda/floor.cu
+  generated/cuda/floor_divide.cu
   generated/cuda/greater.cu
   generated/cuda/greater_equal.cu
+  generated/cuda/isfinite.cu
+  generated/cuda/isinf.cu
+  generated/cuda/isnan.cu
   generated/cuda/less.cu
   generated/cuda/less_equal.cu
   generated/cuda/log.cu
+  generated/cuda/log10.cu
   generated/cuda/log1p.cu
+  generated/cuda/log2.cu
   generated/cuda/log_softmax.cu
+  generated/cuda/logaddexp.cu
   generated/cuda/logical_and.cu
   generated/cuda/logical_not.cu
   generated/cuda/logical_or.cu
+  generated/cuda/logical_xor.cu
   generated/cuda/matmul.cu
   generated/cuda/max.cu
   generated/cuda/maximum.cu
@@ -78,17 +134,27 @@ set(TS_GENERATED_CUDA_SOURCES
   generated/cuda/minimum.cu
   generated/cuda/multiply.cu
   generated/cuda/negative.cu
+  generated/cuda/nextafter.cu
   generated/cuda/not_equal.cu
+  generated/cuda/positive.cu
   generated/cuda/pow.cu
   generated/cuda/prod.cu
+  generated/cuda/reciprocal.cu
   generated/cuda/relu.cu
+  generated/cuda/remainder.cu
+  generated/cuda/round.cu
   generated/cuda/sigmoid.cu
   generated/cuda/sign.cu
+  generated/cuda/signbit.cu
   generated/cuda/sin.cu
+  generated/cuda/sinh.cu
   generated/cuda/softmax.cu
   generated/cuda/sqrt.cu
+  generated/cuda/square.cu
   generated/cuda/subtract.cu
   generated/cuda/sum.cu
+  generated/cuda/tan.cu
   generated/cuda/tanh.cu
+  generated/cuda/trunc.cu
   generated/cuda/where.cu
 )

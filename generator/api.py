@@ -13,7 +13,7 @@ import ml_dtypes  # noqa: F401  (numpy's bfloat16: np.dtype("bfloat16") works on
 import numpy as np
 
 from tensorsmith_forge.catalog.dtypes import DTYPES, FLOATING, HALF, Promotion
-from tensorsmith_forge.catalog.model import OpSpec
+from tensorsmith_forge.catalog.model import INPLACE_OPERATORS, REFLECTED_OPERATORS, OpSpec
 from tensorsmith_forge.catalog.signature import Argument, BaseType
 
 DEVICES = ("cpu", "cuda")  # every op gets a kernel for each; an op missing on one is left out of the runtime
@@ -64,8 +64,8 @@ def _bound_literal(value: float | None, sign: str) -> str:
 
 
 # Operator dunder -> whether the tensor is the right operand (reflected).
-REFLECTED = {"__radd__", "__rsub__", "__rmul__", "__rtruediv__", "__rpow__", "__rmatmul__"}
-INPLACE = {"__iadd__", "__isub__", "__imul__", "__itruediv__", "__ipow__"}
+REFLECTED = frozenset(REFLECTED_OPERATORS)
+INPLACE = frozenset(INPLACE_OPERATORS)
 
 
 # ---- dtypes -------------------------------------------------------------------------------------
@@ -98,11 +98,12 @@ def sum_result(dtype: str) -> str:
 
 def common_dtypes(spec: OpSpec) -> set[str]:
     """The dtypes the op's promoted inputs can share: each accepted dtype, or for several inputs every
-    promotion of two accepted dtypes."""
+    promotion of two accepted dtypes that is accepted too (numpy has no bitwise_and loop for int64 and
+    uint64, whose promotion is float64)."""
     if spec.promotion in (Promotion.binary, Promotion.binary_float, Promotion.comparison, Promotion.where) or (
-        spec.promotion is Promotion.logical and spec.arity > 1
+        spec.promotion in (Promotion.logical, Promotion.float) and spec.arity > 1
     ):
-        return {promote(a, b) for a in spec.dtypes for b in spec.dtypes if compatible(a, b)}
+        return {common for a in spec.dtypes for b in spec.dtypes if compatible(a, b) and (common := promote(a, b)) in spec.dtypes}
     return set(spec.dtypes)
 
 
@@ -135,8 +136,10 @@ def result_dtype(spec: OpSpec, common: str) -> str:
 
 def type_table(spec: OpSpec) -> list[tuple[str, str, str]]:
     """The op's type table, the runtime's data for promotion: (common, kernel, result) for every dtype the
-    promoted inputs can share (numpy's ufunc.types); a dtype without a registered kernel fails there."""
-    return [(common, kernel_dtype(spec, common), result_dtype(spec, common)) for common in DTYPES]
+    promoted inputs can share (numpy's ufunc.types); inputs that promote to any other dtype are refused
+    (atan2 of two int8 tensors: the op declares floating dtypes only)."""
+    common = common_dtypes(spec)
+    return [(d, kernel_dtype(spec, d), result_dtype(spec, d)) for d in DTYPES if d in common]
 
 
 def promoted_inputs(spec: OpSpec) -> int:

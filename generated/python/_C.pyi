@@ -131,29 +131,52 @@ class Tensor:
     ) -> Tensor: ...
     def __abs__(self) -> Tensor: ...  # type: ignore[override]
     def __add__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
+    def __and__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __eq__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
+    def __floordiv__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __ge__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __gt__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __iadd__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
+    def __iand__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
+    def __ifloordiv__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
+    def __ilshift__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
+    def __imod__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __imul__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
+    def __invert__(self) -> Tensor: ...  # type: ignore[override]
+    def __ior__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __ipow__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
+    def __irshift__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __isub__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __itruediv__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
+    def __ixor__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __le__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
+    def __lshift__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __lt__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __matmul__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
+    def __mod__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __mul__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __ne__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __neg__(self) -> Tensor: ...  # type: ignore[override]
+    def __or__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
+    def __pos__(self) -> Tensor: ...  # type: ignore[override]
     def __pow__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __radd__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
+    def __rand__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
+    def __rfloordiv__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
+    def __rlshift__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __rmatmul__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
+    def __rmod__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __rmul__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
+    def __ror__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __rpow__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
+    def __rrshift__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
+    def __rshift__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __rsub__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __rtruediv__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
+    def __rxor__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __sub__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __truediv__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
+    def __xor__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
 
 def dtype(x: DType | Any) -> DType: ...
 def promote_types(type1: DType, type2: DType, /) -> DType: ...
@@ -199,14 +222,74 @@ def abs(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) 
 def absolute(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Alias of abs (the numpy name)."""
 
+def acos(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """Inverse cosine of each element, in radians, in [0, pi]; NaN outside [-1, 1]."""
+
+def acosh(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """Inverse hyperbolic cosine of each element; NaN below 1."""
+
 def add(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Sum of each pair of elements, x1 + x2."""
+
+def arange(
+    start: builtins.bool | int | float | complex,
+    /,
+    stop: builtins.bool | int | float | complex | None = None,
+    step: builtins.bool | int | float | complex = 1,
+    *,
+    dtype: DType | Any | None = None,
+    device: Device | str | None = None,
+) -> Tensor:
+    """Evenly spaced values in [start, stop) by `step` (in [0, start) without stop), as numpy's: ceil((stop - start) / step) of them, of `dtype` (default int64, or float64 when any argument is a float)."""
 
 def argmax(x: Tensor | ArrayLike, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Tensor:
     """Index of the first maximum along axis (of the flattened tensor when axis is None); the first NaN counts as the maximum."""
 
 def argmin(x: Tensor | ArrayLike, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Tensor:
     """Index of the first minimum along axis (of the flattened tensor when axis is None); the first NaN counts as the minimum."""
+
+def asin(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """Inverse sine of each element, in radians, in [-pi/2, pi/2]; NaN outside [-1, 1]."""
+
+def asinh(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """Inverse hyperbolic sine of each element."""
+
+def atan(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """Inverse tangent of each element, in radians, in [-pi/2, pi/2]."""
+
+def atan2(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """Angle of the point (x2, x1) from the positive x axis, in radians, in [-pi, pi]; signed zeros and infinities as IEEE 754."""
+
+def atanh(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """Inverse hyperbolic tangent of each element; +-inf at +-1, NaN outside [-1, 1]."""
+
+def bitwise_and(
+    x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None
+) -> Tensor:
+    """Bitwise AND of each pair of elements (logical AND for bool)."""
+
+def bitwise_invert(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """Bitwise NOT of each element (logical NOT for bool)."""
+
+def bitwise_left_shift(
+    x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None
+) -> Tensor:
+    """x1 shifted left by x2 bits; 0 when x2 is negative or at least the width, as numpy."""
+
+def bitwise_or(
+    x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None
+) -> Tensor:
+    """Bitwise OR of each pair of elements (logical OR for bool)."""
+
+def bitwise_right_shift(
+    x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None
+) -> Tensor:
+    """x1 shifted right by x2 bits, arithmetic for signed; 0 or -1 by x1's sign when x2 is negative or at least the width, as numpy."""
+
+def bitwise_xor(
+    x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None
+) -> Tensor:
+    """Bitwise XOR of each pair of elements (logical XOR for bool)."""
 
 def broadcast_to(x: Tensor, /, shape: int | tuple[int, ...]) -> Tensor:
     """A read-through view of x broadcast to `shape`."""
@@ -217,8 +300,14 @@ def ceil(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None)
 def concat(arrays: Sequence[Tensor], /, *, axis: int | None = 0) -> Tensor:
     """The arrays joined along an existing axis (flattened first when axis is None), in the dtype they promote to."""
 
+def copysign(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """The magnitude of x1 with the sign bit of x2 (NaN's sign included)."""
+
 def cos(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Cosine of each element, in radians."""
+
+def cosh(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """Hyperbolic cosine of each element."""
 
 def divide(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """True division x1 / x2; integer inputs give float64."""
@@ -243,11 +332,27 @@ def expand_dims(x: Tensor, /, axis: int = 0) -> Tensor:
 def expm1(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """exp(x) - 1, accurate for small x."""
 
+def eye(
+    n_rows: int,
+    n_cols: int | None = None,
+    /,
+    *,
+    k: int = 0,
+    dtype: DType | Any | None = None,
+    device: Device | str | None = None,
+) -> Tensor:
+    """An n_rows x n_cols (default square) tensor with ones on the k-th diagonal (k > 0 above the main one) and zeros elsewhere, of `dtype` (default float64)."""
+
 def flip(x: Tensor, /, *, axis: int | tuple[int, ...] | None = None) -> Tensor:
     """A view of x with the order of elements reversed along `axis` (an int, a tuple, or every axis when None)."""
 
 def floor(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Largest integer not greater than each element; integer inputs keep their dtype."""
+
+def floor_divide(
+    x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None
+) -> Tensor:
+    """x1 / x2 rounded towards -inf, as numpy (integers: 0 when dividing by 0, the minimum by -1 wraps; floats: the quotient of Python's divmod)."""
 
 def full(
     shape: int | tuple[int, ...],
@@ -276,6 +381,15 @@ def greater_equal(
 ) -> Tensor:
     """x1 >= x2 for each pair, as bool."""
 
+def isfinite(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """Whether each element is neither infinite nor NaN."""
+
+def isinf(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """Whether each element is +inf or -inf."""
+
+def isnan(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """Whether each element is NaN."""
+
 def less(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """x1 < x2 for each pair, as bool."""
 
@@ -284,14 +398,37 @@ def less_equal(
 ) -> Tensor:
     """x1 <= x2 for each pair, as bool."""
 
+def linspace(
+    start: builtins.bool | int | float | complex,
+    stop: builtins.bool | int | float | complex,
+    /,
+    num: int,
+    *,
+    dtype: DType | Any | None = None,
+    device: Device | str | None = None,
+    endpoint: builtins.bool = True,
+) -> Tensor:
+    """`num` evenly spaced values from start to stop (stop included unless endpoint=False), computed in float64 as numpy's (integer dtypes take the floor), of `dtype` (default float64)."""
+
 def log(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Natural logarithm of each element; NaN below 0 and -inf at 0."""
+
+def log10(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """Base-10 logarithm of each element."""
 
 def log1p(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """log(1 + x), accurate for small x."""
 
+def log2(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """Base-2 logarithm of each element."""
+
 def log_softmax(x: Tensor | ArrayLike, /, *, axis: int = -1) -> Tensor:
     """log(softmax(x)) along axis, computed stably as x - max - log(sum(exp(x - max)))."""
+
+def logaddexp(
+    x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None
+) -> Tensor:
+    """log(exp(x1) + exp(x2)) without overflow: the larger plus log1p(exp(-|x1 - x2|))."""
 
 def logical_and(
     x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None
@@ -305,6 +442,11 @@ def logical_or(
     x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None
 ) -> Tensor:
     """Logical OR of each pair, as bool."""
+
+def logical_xor(
+    x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None
+) -> Tensor:
+    """Logical XOR of each pair of elements, as bool."""
 
 def matmul(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /) -> Tensor:
     """Matrix product with numpy semantics; 1-D operands are promoted to matrices and leading batch dimensions broadcast."""
@@ -342,6 +484,11 @@ def multiply(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor |
 def negative(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Numerical negative of each element, -x."""
 
+def nextafter(
+    x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None
+) -> Tensor:
+    """The next representable value after x1 towards x2 (x2 when they are equal; NaN if either is NaN)."""
+
 def not_equal(
     x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None
 ) -> Tensor:
@@ -358,6 +505,9 @@ def ones_like(x: Tensor, /, *, dtype: DType | Any | None = None, device: Device 
 def permute_dims(x: Tensor, /, axes: int | tuple[int, ...]) -> Tensor:
     """A view of x with its axes in the order `axes` (negative axes count from the end)."""
 
+def positive(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """+x: a copy of each element."""
+
 def pow(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """x1 raised to the power x2; a negative integer exponent raises ValueError, as in numpy."""
 
@@ -369,8 +519,16 @@ def prod(
 ) -> Tensor:
     """Product over the given axes (all when axis is None); ints accumulate in int64/uint64."""
 
+def reciprocal(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """1 / x for each element."""
+
 def relu(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Rectified linear unit, max(x, 0); NaN stays NaN."""
+
+def remainder(
+    x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None
+) -> Tensor:
+    """x1 - floor_divide(x1, x2) * x2, with the sign of x2, as numpy (integers: 0 for a divisor of 0)."""
 
 def reshape(x: Tensor, /, shape: int | tuple[int, ...], *, copy: builtins.bool | None = None) -> Tensor:
     """x with a new shape (one extent may be -1); a view when the strides allow, else a copy (copy=False refuses one)."""
@@ -378,20 +536,32 @@ def reshape(x: Tensor, /, shape: int | tuple[int, ...], *, copy: builtins.bool |
 def roll(x: Tensor, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ...] | None = None) -> Tensor:
     """x with its elements shifted by `shift` places along `axis` (of the flattened tensor when None), wrapping around."""
 
+def round(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """Each element rounded to the nearest integer, halves to even; integers are returned unchanged."""
+
 def sigmoid(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Logistic sigmoid 1 / (1 + exp(-x))."""
 
 def sign(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """-1, 0 or 1 by the sign of each element (NaN for NaN)."""
 
+def signbit(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """Whether each element's sign bit is set (-0.0 and negative NaNs included)."""
+
 def sin(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Sine of each element, in radians."""
+
+def sinh(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """Hyperbolic sine of each element."""
 
 def softmax(x: Tensor | ArrayLike, /, *, axis: int = -1) -> Tensor:
     """exp(x) / sum(exp(x)) along axis, computed stably by subtracting the maximum first."""
 
 def sqrt(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Non-negative square root of each element; NaN for negative inputs."""
+
+def square(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """x * x for each element (integers wrap)."""
 
 def squeeze(x: Tensor, /, axis: int | tuple[int, ...]) -> Tensor:
     """A view of x without the axes `axis` (an int or a tuple), each of which must have extent 1."""
@@ -407,8 +577,20 @@ def sum(
 ) -> Tensor:
     """Sum over the given axes (all when axis is None); ints accumulate in int64/uint64."""
 
+def tan(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """Tangent of each element, in radians."""
+
 def tanh(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Hyperbolic tangent of each element."""
+
+def tril(x: Tensor, /, *, k: int = 0) -> Tensor:
+    """x with the elements on and below the k-th diagonal of its last two axes kept and the others 0 (k > 0 is above the main diagonal)."""
+
+def triu(x: Tensor, /, *, k: int = 0) -> Tensor:
+    """x with the elements on and above the k-th diagonal of its last two axes kept and the others 0 (k > 0 is above the main diagonal)."""
+
+def trunc(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """Each element rounded towards zero; integers and bool are returned unchanged."""
 
 def where(
     condition: Tensor | ArrayLike,

@@ -104,8 +104,10 @@ def _arguments_for(spec, shape=(3, 3)):
         if arg.type.is_tensor:
             if spec.promotion.value == "where" and i == 0:
                 args.append(RNG.normal(size=shape) > 0)
-            else:
+            elif "float64" in spec.dtypes:
                 args.append(RNG.uniform(0.5, 2.0, size=shape))  # inside every op's domain (log, sqrt, pow)
+            else:  # integer ops (bitwise_and): small counts, inside every shift's width
+                args.append(RNG.integers(1, 3, size=shape).astype(spec.dtypes[-1]))
         else:
             args.append(arg.default_value)
     return args

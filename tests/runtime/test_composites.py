@@ -130,3 +130,57 @@ def test_creation_on_a_cuda_device() -> None:
     like = ts.ones_like(z)
     assert like.device == z.device and np.asarray(like.cpu()).sum() == 6
     assert ts.zeros_like(z, device="cpu").device.type == "cpu"
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "int64", "float16", "float32", "float64"])
+def test_triangles_and_eye_keep_the_dtype_and_match_numpy(dtype: str) -> None:
+    a = (np.arange(60) - 30).astype(dtype).reshape(3, 4, 5)
+    for k in (-2, 0, 1, 4):
+        np.testing.assert_array_equal(np.asarray(ts.tril(ts.asarray(a), k=k)), np.tril(a, k=k))
+        np.testing.assert_array_equal(np.asarray(ts.triu(ts.asarray(a), k=k)), np.triu(a, k=k))
+        assert ts.tril(ts.asarray(a), k=k).dtype == ts.dtype(dtype)
+    got = ts.eye(4, 6, k=-1, dtype=dtype)
+    assert got.dtype == ts.dtype(dtype) and np.array_equal(np.asarray(got), np.eye(4, 6, k=-1, dtype=dtype))
+
+
+@pytest.mark.parametrize(("args", "kwargs"), [
+    ((0, 1, 0.1), {}), ((1.0, -1.0, -0.3), {}), ((-5, 5, 0.5), {"dtype": "float32"}), ((7,), {"dtype": "float16"}),
+    ((0, 300, 7), {"dtype": "uint8"}), ((2**40, 2**40 + 5), {}), ((True,), {}), ((0.0, 1.0, 1e-3), {}),
+])  # fmt: skip
+def test_arange_matches_numpy_bit_for_bit(args: tuple, kwargs: dict) -> None:
+    got, want = ts.arange(*args, **kwargs), np.arange(*args, **kwargs)
+    assert np.asarray(got).dtype == want.dtype
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
+@pytest.mark.parametrize("num", [0, 1, 2, 3, 50, 101])
+@pytest.mark.parametrize("endpoint", [True, False])
+@pytest.mark.parametrize(("start", "stop"), [(0, 1), (-7.3, 2.9), (5, -5), (1e-308, 3e-308), (2, 2)])
+def test_linspace_matches_numpy_bit_for_bit(start: float, stop: float, num: int, endpoint: bool) -> None:
+    want = np.linspace(start, stop, num, endpoint=endpoint)
+    np.testing.assert_array_equal(np.asarray(ts.linspace(start, stop, num, endpoint=endpoint)), want)
+    np.testing.assert_array_equal(np.asarray(ts.linspace(start, stop, num, endpoint=endpoint, dtype=ts.int64)),
+                                  np.linspace(start, stop, num, endpoint=endpoint, dtype=np.int64))  # fmt: skip
+
+
+def test_range_function_errors() -> None:
+    with pytest.raises(ValueError, match="step must not be 0"):
+        ts.arange(0, 5, 0)
+    with pytest.raises(TypeError, match=r"arange: stop must be a Python bool, int or float, not str"):
+        ts.arange(0, "5")
+    with pytest.raises(TypeError, match="no complex dtypes yet"):
+        ts.arange(1j)
+    with pytest.raises(ValueError, match="at most 2 elements"):
+        ts.arange(3, dtype=ts.bool)
+    with pytest.raises(ValueError, match="NaN"):
+        ts.arange(0.0, float("nan"))
+    with pytest.raises(ValueError, match="num must be non-negative"):
+        ts.linspace(0, 1, -1)
+    with pytest.raises(TypeError, match="endpoint"):
+        ts.linspace(0, 1, 3, endpoint=1)
+    with pytest.raises(ValueError, match="negative dimensions"):
+        ts.eye(-1)
+    with pytest.raises(ValueError, match="tril: x must have at least 2 dimensions, not 1"):
+        ts.tril(ts.asarray([1.0, 2.0]))
+    with pytest.raises(TypeError):
+        ts.triu(ts.asarray(np.ones((2, 2))), k=1.5)

@@ -97,10 +97,10 @@ enum class Family : uint8_t {
 // Kernel dtype = the dtype kernels are registered under.
 enum class Promotion : uint8_t {
   Same,         // unary: kernel = result = input dtype
-  Float,        // unary: kernel = result = float_result_type(input)
+  Float,        // kernel = result = float_result_type(promote_types(inputs))
   Binary,       // kernel = result = promote_types(inputs)
   BinaryFloat,  // kernel = result = promoted, then float64 if not floating (true divide)
-  Comparison,   // kernel = promote_types(inputs), result bool
+  Comparison,   // kernel = promote_types(inputs), result bool (a predicate such as isnan: one input)
   Logical,      // kernel = bool (inputs cast to bool), result bool
   Where,        // input 0 cast to bool; kernel = result = promote_types(inputs 1, 2)
   // reductions: kernel dtype = input dtype

@@ -63,6 +63,14 @@ Tensor empty_like(const Tensor& x, pybind11::handle dtype, pybind11::handle devi
 Tensor zeros_like(const Tensor& x, pybind11::handle dtype, pybind11::handle device);
 Tensor ones_like(const Tensor& x, pybind11::handle dtype, pybind11::handle device);
 Tensor full_like(const Tensor& x, pybind11::handle fill_value, pybind11::handle dtype, pybind11::handle device);
+Tensor arange(pybind11::handle start, pybind11::handle stop, pybind11::handle step, pybind11::handle dtype,
+              pybind11::handle device);
+Tensor linspace(pybind11::handle start, pybind11::handle stop, pybind11::handle num, pybind11::handle dtype,
+                pybind11::handle device, pybind11::handle endpoint);
+Tensor eye(pybind11::handle n_rows, pybind11::handle n_cols, pybind11::handle k, pybind11::handle dtype,
+           pybind11::handle device);
+Tensor tril(const Tensor& x, pybind11::handle k);
+Tensor triu(const Tensor& x, pybind11::handle k);
 
 }  // namespace ts::python
 

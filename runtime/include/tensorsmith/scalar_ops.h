@@ -561,6 +561,255 @@ TS_HOST_DEVICE inline T sigmoid(T x) {
   return x >= T(0) ? T(1) / d : e / d;
 }
 
+// ---- Transcendental functions with no float implementation of their own here: float is evaluated in double
+// and rounded once (double libm's error is 2**-29 of a float ulp, so all but a vanishing few round correctly);
+// double calls libm. On the device these are CUDA's double functions.
+#define TS_FLOAT_VIA_DOUBLE_1(name)                                   \
+  template <typename T>                                               \
+  TS_HOST_DEVICE inline T name(T x) {                                 \
+    if constexpr (std::is_same_v<T, float>) {                         \
+      return static_cast<float>(std::name(static_cast<double>(x)));   \
+    } else {                                                          \
+      return std::name(x);                                            \
+    }                                                                 \
+  }
+#define TS_FLOAT_VIA_DOUBLE_2(name)                                                             \
+  template <typename T>                                                                         \
+  TS_HOST_DEVICE inline T name(T a, T b) {                                                      \
+    if constexpr (std::is_same_v<T, float>) {                                                   \
+      return static_cast<float>(std::name(static_cast<double>(a), static_cast<double>(b)));     \
+    } else {                                                                                    \
+      return std::name(a, b);                                                                   \
+    }                                                                                           \
+  }
+TS_FLOAT_VIA_DOUBLE_1(tan)
+TS_FLOAT_VIA_DOUBLE_1(asin)
+TS_FLOAT_VIA_DOUBLE_1(acos)
+TS_FLOAT_VIA_DOUBLE_1(atan)
+TS_FLOAT_VIA_DOUBLE_1(sinh)
+TS_FLOAT_VIA_DOUBLE_1(cosh)
+TS_FLOAT_VIA_DOUBLE_1(atanh)
+TS_FLOAT_VIA_DOUBLE_1(log2)
+TS_FLOAT_VIA_DOUBLE_1(log10)
+TS_FLOAT_VIA_DOUBLE_2(atan2)
+#undef TS_FLOAT_VIA_DOUBLE_1
+#undef TS_FLOAT_VIA_DOUBLE_2
+
+// asinh and acosh: glibc's double ones return log(2x) in two roundings for large x, 0.4 ulp low on average;
+// on the host double is evaluated in long double (x87: 11 more bits) and rounded once, float in double.
+template <typename T>
+TS_HOST_DEVICE inline T asinh(T x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return static_cast<float>(std::asinh(static_cast<double>(x)));
+  } else {
+#if defined(__CUDA_ARCH__)
+    return std::asinh(x);
+#else
+    return static_cast<T>(std::asinh(static_cast<long double>(x)));
+#endif
+  }
+}
+template <typename T>
+TS_HOST_DEVICE inline T acosh(T x) {
+  if constexpr (std::is_same_v<T, float>) {
+    return static_cast<float>(std::acosh(static_cast<double>(x)));
+  } else {
+#if defined(__CUDA_ARCH__)
+    return std::acosh(x);
+#else
+    return static_cast<T>(std::acosh(static_cast<long double>(x)));
+#endif
+  }
+}
+
+// numpy.logaddexp: log(e**a + e**b) as the larger plus log1p(e**-|a - b|), which never overflows; equal
+// arguments (both infinite of one sign included) give a + ln 2, and a NaN difference is returned as NaN.
+template <typename T>
+TS_HOST_DEVICE inline T logaddexp(T a, T b) {
+  if constexpr (std::is_same_v<T, float>) {
+    return static_cast<float>(logaddexp(static_cast<double>(a), static_cast<double>(b)));
+  } else {
+    if (a == b) return a + T(0.6931471805599453);  // ln 2
+    const T d = a - b;
+    if (d > T(0)) return a + std::log1p(std::exp(-d));
+    if (d <= T(0)) return b + std::log1p(std::exp(d));
+    return d;  // NaN
+  }
+}
+
+// hypot in its own precision (glibc's float one is evaluated in double): through double, a float signalling
+// NaN would be quietened on the way, and hypot(inf, qNaN) is inf where numpy's hypot(inf, sNaN) is NaN.
+template <typename T>
+TS_HOST_DEVICE inline T hypot(T a, T b) {
+  return std::hypot(a, b);
+}
+
+// IEEE 754 copysign and nextafter (nextafter's float is float's own: the next float, not the next double).
+template <typename T>
+TS_HOST_DEVICE inline T copysign(T magnitude, T sign) {
+  return std::copysign(magnitude, sign);
+}
+template <typename T>
+TS_HOST_DEVICE inline T nextafter(T from, T to) {
+  return std::nextafter(from, to);
+}
+
+// numpy.trunc and numpy.round (halves to even, the default rounding mode's nearbyint): integers and bool
+// are returned unchanged.
+template <typename T>
+TS_HOST_DEVICE inline T trunc(T x) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::trunc(x);
+  } else {
+    return x;
+  }
+}
+template <typename T>
+TS_HOST_DEVICE inline T round_half_even(T x) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::nearbyint(x);
+  } else {
+    return x;
+  }
+}
+
+// numpy.isinf, numpy.isfinite and numpy.signbit: integers and bool are finite, and their sign bit is x < 0.
+template <typename T>
+constexpr bool is_inf(T x) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return x == std::numeric_limits<T>::infinity() || x == -std::numeric_limits<T>::infinity();
+  } else {
+    (void)x;
+    return false;
+  }
+}
+template <typename T>
+constexpr bool is_finite(T x) {
+  return !is_nan(x) && !is_inf(x);
+}
+template <typename T>
+TS_HOST_DEVICE inline bool signbit(T x) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::signbit(x);
+  } else if constexpr (std::is_signed_v<T>) {
+    return x < T(0);
+  } else {
+    (void)x;
+    return false;
+  }
+}
+
+// Bitwise operations; bool's are the logical ones (numpy's bool loops).
+template <typename T>
+constexpr T bitwise_and(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return a && b;
+  } else {
+    return static_cast<T>(a & b);
+  }
+}
+template <typename T>
+constexpr T bitwise_or(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return a || b;
+  } else {
+    return static_cast<T>(a | b);
+  }
+}
+template <typename T>
+constexpr T bitwise_xor(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return a != b;
+  } else {
+    return static_cast<T>(a ^ b);
+  }
+}
+template <typename T>
+constexpr T bitwise_invert(T x) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return !x;
+  } else {
+    return static_cast<T>(~x);
+  }
+}
+
+// numpy.left_shift / numpy.right_shift: a count that is negative or at least the width shifts everything
+// out (0; -1 for a negative value shifted right), where C++ leaves it undefined. The count is compared as
+// unsigned 64 bits, as numpy does, so a negative count is a huge one.
+template <typename T>
+constexpr T left_shift(T value, T count) {
+  using U = std::make_unsigned_t<T>;
+  if (static_cast<uint64_t>(static_cast<std::make_signed_t<T>>(count)) >= sizeof(T) * 8) return T(0);
+  return static_cast<T>(static_cast<U>(static_cast<U>(value) << count));
+}
+template <typename T>
+constexpr T right_shift(T value, T count) {
+  if (static_cast<uint64_t>(static_cast<std::make_signed_t<T>>(count)) >= sizeof(T) * 8) {
+    if constexpr (std::is_signed_v<T>) {
+      return value < T(0) ? T(-1) : T(0);
+    } else {
+      return T(0);
+    }
+  }
+  return static_cast<T>(value >> count);
+}
+
+// numpy.floor_divide and numpy.remainder. Integers: floor division and a remainder with the divisor's sign;
+// a divisor of 0 gives 0 for both, and the minimum over -1 wraps to itself (numpy warns; both are defined
+// here, where C++'s are not). Floats: numpy's divmod (npy_divmod): the remainder from fmod, moved into the
+// divisor's sign; the quotient (a - mod) / b floored and corrected by a half. float computes in double and
+// rounds once (in float, (a - mod) / b rounds twice: 2 ulp off a large quotient).
+template <typename T>
+TS_HOST_DEVICE inline T floor_divide(T a, T b) {
+  if constexpr (std::is_same_v<T, float>) {
+    return static_cast<float>(floor_divide<double>(a, b));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (b == T(0)) return a / b;
+    T mod = std::fmod(a, b);
+    T div = (a - mod) / b;
+    if (mod != T(0) && ((b < T(0)) != (mod < T(0)))) div -= T(1);
+    if (div == T(0)) return std::copysign(T(0), a / b);
+    T floor_div = std::floor(div);
+    if (div - floor_div > T(0.5)) floor_div += T(1);
+    return floor_div;
+  } else {
+    if (b == T(0)) return T(0);
+    if constexpr (std::is_signed_v<T>) {
+      if (b == T(-1)) return negative(a);
+      T q = static_cast<T>(a / b);
+      if ((a % b != T(0)) && ((a < T(0)) != (b < T(0)))) q = static_cast<T>(q - 1);
+      return q;
+    } else {
+      return static_cast<T>(a / b);
+    }
+  }
+}
+template <typename T>
+TS_HOST_DEVICE inline T remainder(T a, T b) {
+  if constexpr (std::is_same_v<T, float>) {
+    return static_cast<float>(remainder<double>(a, b));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (b == T(0)) return std::fmod(a, b);
+    T mod = std::fmod(a, b);
+    if (mod != T(0)) {
+      if ((b < T(0)) != (mod < T(0))) mod += b;
+    } else {
+      mod = std::copysign(T(0), b);
+    }
+    return mod;
+  } else {
+    if (b == T(0)) return T(0);
+    if constexpr (std::is_signed_v<T>) {
+      if (b == T(-1)) return T(0);
+      T r = static_cast<T>(a % b);
+      if (r != T(0) && ((r < T(0)) != (b < T(0)))) r = static_cast<T>(r + b);
+      return r;
+    } else {
+      return static_cast<T>(a % b);
+    }
+  }
+}
+
 // Argmax/argmin order: the first NaN wins (numpy), else the strict comparison.
 // Bitwise & and |, not && and ||: without branches a loop of selects vectorises.
 template <typename T>

@@ -83,5 +83,7 @@ int64_t int_arg(py::handle obj, const char* what);
 std::vector<int64_t> int_sequence_arg(py::handle obj, const char* what);
 // The type name of obj, for error messages.
 std::string type_name(py::handle obj);
+// `t` on `device`: itself when already there, else a copy.
+Tensor on_device(const Tensor& t, Device device);
 
 }  // namespace ts::python

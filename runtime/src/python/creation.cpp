@@ -2,7 +2,12 @@
 // bindings, stubs and differential tests come from their specs (specs/*.yaml with `implementation:`).
 #include <pybind11/pybind11.h>
 
+#include <cmath>
+#include <limits>
+
 #include "bindings.h"
+#include "tensorsmith/dispatch.h"
+#include "tensorsmith/engine.h"
 #include "tensorsmith/errors.h"
 #include "tensorsmith/python.h"
 
@@ -29,6 +34,45 @@ Tensor filled(const Shape& shape, py::handle value, std::optional<DType> dtype, 
   Tensor out = Tensor::empty(shape, scalar.dtype(), device);
   out.copy_from(scalar);  // broadcast from the 0-d host tensor, onto any device
   return out;
+}
+
+void check_scalar(py::handle value, const char* what) {
+  TS_CHECK(is_python_scalar(value), TypeError,
+           what << " must be a Python bool, int or float, not " << type_name(value)
+                << (PyComplex_Check(value.ptr()) ? " (no complex dtypes yet)" : ""));
+}
+
+// start, start + 1, ... as a 1-D int64 host tensor of n elements.
+Tensor host_iota(int64_t n, int64_t start = 0) {
+  Tensor t = Tensor::empty({n}, DType::Int64);
+  auto* values = reinterpret_cast<int64_t*>(t.data_ptr());
+  for (int64_t i = 0; i < n; ++i) values[i] = static_cast<int64_t>(static_cast<uint64_t>(start) + static_cast<uint64_t>(i));
+  return t;
+}
+
+// `value` rounded to `dtype` and back, as numpy stores a fill's first elements before it reads them.
+double through(double value, DType dtype) {
+  Tensor t = Tensor::empty({}, DType::Float64);
+  *reinterpret_cast<double*>(t.data_ptr()) = value;
+  return *reinterpret_cast<const double*>(t.astype(dtype).astype(DType::Float64).data_ptr());
+}
+
+int64_t length_arg(double ratio) {
+  TS_CHECK(!std::isnan(ratio), ValueError, "arange: the length (stop - start) / step is NaN");
+  TS_CHECK(ratio < 9.2e18, ValueError, "arange: maximum allowed size exceeded");
+  return ratio > 0 ? static_cast<int64_t>(std::ceil(ratio)) : 0;
+}
+
+// x where the mask `keep(column - row)` holds for the last two axes, else 0: tril and triu by composition of
+// the generated ops (a comparison of two index vectors, then where), on x's device.
+Tensor triangle(const Tensor& x, int64_t k, const char* comparison, const char* name) {
+  TS_CHECK(x.ndim() >= 2, ValueError, name << ": x must have at least 2 dimensions, not " << x.ndim());
+  const int64_t rows = x.shape()[x.ndim() - 2], cols = x.shape()[x.ndim() - 1];
+  Registry& ops = Registry::global();
+  const Tensor row_limit = on_device(host_iota(rows, k), x.device()).unsqueeze(1);  // j <=/>= i + k
+  const Tensor column = on_device(host_iota(cols), x.device()).unsqueeze(0);
+  const Tensor keep = pointwise(ops.get(comparison), {column, row_limit});
+  return pointwise(ops.get("where"), {keep, x, filled({}, py::int_(0), x.dtype(), x.device())});
 }
 
 }  // namespace
@@ -72,5 +116,91 @@ Tensor full_like(const Tensor& x, py::handle fill_value, py::handle dtype, py::h
   return filled(x.shape(), fill_value, optional_dtype_arg(dtype).value_or(x.dtype()),
                 device.is_none() ? x.device() : device_arg(device));
 }
+
+// numpy's arange: the length is ceil((stop - start) / step) in Python's arithmetic; the first two values are
+// start and start + step stored in the dtype, and element i is first + i * (second - first), computed as
+// numpy's fill for the dtype computes it (int64 wrapping, double, or float for float32 and the 16-bit floats).
+Tensor arange(py::handle start, py::handle stop, py::handle step, py::handle dtype, py::handle device) {
+  const py::object zero = py::int_(0);
+  const py::object first = stop.is_none() ? zero : py::reinterpret_borrow<py::object>(start);
+  const py::object last = py::reinterpret_borrow<py::object>(stop.is_none() ? start : stop);
+  const py::object by = py::reinterpret_borrow<py::object>(step);
+  check_scalar(first, "arange: start");
+  check_scalar(last, "arange: stop");
+  check_scalar(by, "arange: step");
+  TS_CHECK(!by.equal(zero), ValueError, "arange: step must not be 0");
+  const bool any_float = PyFloat_Check(first.ptr()) || PyFloat_Check(last.ptr()) || PyFloat_Check(by.ptr());
+  const DType type = optional_dtype_arg(dtype).value_or(any_float ? DType::Float64 : DType::Int64);
+  const py::object ratio = py::reinterpret_steal<py::object>(PyNumber_TrueDivide((last - first).ptr(), by.ptr()));
+  if (!ratio) throw py::error_already_set();
+  const int64_t n = length_arg(ratio.cast<double>());
+  const py::object second = first + by;
+  Tensor values;
+  if (is_floating(type)) {
+    const DType compute = type == DType::Float64 ? DType::Float64 : DType::Float32;
+    const double v0 = through(first.cast<double>(), type), v1 = through(second.cast<double>(), type);
+    values = Tensor::empty({n}, compute);
+    if (compute == DType::Float64) {
+      auto* out = reinterpret_cast<double*>(values.data_ptr());
+      for (int64_t i = 0; i < n; ++i) out[i] = v0 + static_cast<double>(i) * (v1 - v0);
+    } else {
+      const float f0 = static_cast<float>(v0), delta = static_cast<float>(v1) - f0;
+      auto* out = reinterpret_cast<float*>(values.data_ptr());
+      for (int64_t i = 0; i < n; ++i) out[i] = f0 + static_cast<float>(i) * delta;
+    }
+  } else {
+    TS_CHECK(type != DType::Bool || n <= 2, ValueError, "arange: a bool range holds at most 2 elements (False, True), as numpy's");
+    const auto as_int = [](const py::object& v) {
+      return PyFloat_Check(v.ptr()) ? static_cast<int64_t>(v.cast<double>()) : py::int_(v).cast<int64_t>();
+    };
+    const uint64_t v0 = static_cast<uint64_t>(as_int(first)), delta = static_cast<uint64_t>(as_int(second)) - v0;
+    values = Tensor::empty({n}, DType::Int64);
+    auto* out = reinterpret_cast<int64_t*>(values.data_ptr());
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<int64_t>(v0 + static_cast<uint64_t>(i) * delta);
+  }
+  return on_device(values.dtype() == type ? values : values.astype(type), device_arg(device));
+}
+
+// numpy's linspace: in float64, element i is i * step + start with step = (stop - start) / div (div: num - 1
+// with the endpoint, else num), or (i / div) * delta where step underflows to 0; the endpoint is stop
+// exactly; integer dtypes take the floor; then converted to the dtype.
+Tensor linspace(py::handle start, py::handle stop, py::handle num, py::handle dtype, py::handle device, py::handle endpoint) {
+  check_scalar(start, "linspace: start");
+  check_scalar(stop, "linspace: stop");
+  const int64_t n = int_arg(num, "linspace: num");
+  TS_CHECK(n >= 0, ValueError, "linspace: num must be non-negative, not " << n);
+  TS_CHECK(PyBool_Check(endpoint.ptr()), TypeError, "linspace: endpoint must be True or False, not " << type_name(endpoint));
+  const bool with_end = endpoint.ptr() == Py_True;
+  const DType type = optional_dtype_arg(dtype).value_or(DType::Float64);
+  const double a = start.cast<double>(), b = stop.cast<double>(), delta = b - a;
+  const int64_t div = with_end ? n - 1 : n;
+  const double step = div > 0 ? delta / static_cast<double>(div) : std::numeric_limits<double>::quiet_NaN();
+  Tensor values = Tensor::empty({n}, DType::Float64);
+  auto* out = reinterpret_cast<double*>(values.data_ptr());
+  for (int64_t i = 0; i < n; ++i) {
+    const double x = static_cast<double>(i);
+    const double scaled = div <= 0 ? x * delta : step == 0 ? (x / static_cast<double>(div)) * delta : x * step;
+    out[i] = scaled + a;
+  }
+  if (with_end && n > 1) out[n - 1] = b;
+  if (!is_floating(type) && type != DType::Bool) {
+    for (int64_t i = 0; i < n; ++i) out[i] = std::floor(out[i]);
+  }
+  return on_device(type == DType::Float64 ? values : values.astype(type), device_arg(device));
+}
+
+// The identity-like matrix: 1 where column - row == k, by composition (equal of two index vectors).
+Tensor eye(py::handle n_rows, py::handle n_cols, py::handle k, py::handle dtype, py::handle device) {
+  const int64_t rows = int_arg(n_rows, "eye: n_rows");
+  const int64_t cols = n_cols.is_none() ? rows : int_arg(n_cols, "eye: n_cols");
+  TS_CHECK(rows >= 0 && cols >= 0, ValueError, "eye: negative dimensions are not allowed (" << rows << ", " << cols << ")");
+  const Device target = device_arg(device);
+  const Tensor diagonal = on_device(host_iota(rows, int_arg(k, "eye: k")), target).unsqueeze(1);
+  const Tensor column = on_device(host_iota(cols), target).unsqueeze(0);
+  return pointwise(Registry::global().get("equal"), {column, diagonal}).astype(optional_dtype_arg(dtype).value_or(DType::Float64));
+}
+
+Tensor tril(const Tensor& x, py::handle k) { return triangle(x, int_arg(k, "tril: k"), "less_equal", "tril"); }
+Tensor triu(const Tensor& x, py::handle k) { return triangle(x, int_arg(k, "triu: k"), "greater_equal", "triu"); }
 
 }  // namespace ts::python
