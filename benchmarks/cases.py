@@ -58,7 +58,8 @@ class Case:
 
 # The case names each builder makes (family/op), so that a filtered run builds only what it times.
 NAMES = {
-    "pointwise": ("pointwise/exp", "pointwise/add", "pointwise/multiply", "pointwise/add(out=)"),
+    "pointwise": ("pointwise/exp", "pointwise/add", "pointwise/multiply", "pointwise/add(out=)", "pointwise/atan2",
+                  "pointwise/floor_divide", "pointwise/bitwise_and int32"),
     "reductions": ("reduction/sum", "reduction/sum(axis=0)", "reduction/sum(axis=1)", "reduction/mean", "reduction/max",
                    "reduction/max(axis=1)", "index_reduction/argmax", "index_reduction/argmax(axis=1)"),
     "normalizations": ("normalization/softmax", "normalization/log_softmax"),
@@ -110,6 +111,8 @@ def _case(family, op, size, shape, bytes_moved, flops, ts_fn, np_fn, torch_fn, t
 def _pointwise(size: str, n: int, rng, torch) -> list[Case]:
     (a, b, out), (ta, tb, tout), tt = _operands(rng, (n,), 3, torch)
     t = tt or [None] * 3
+    (ia, ib), (tia, tib), itt = _operands(rng, (n,), 2, torch, dtype=np.int32)
+    it = itt or [None] * 2
     item = a.itemsize
     return [
         _case("pointwise", "exp", size, (n,), 2 * n * item, None,
@@ -122,6 +125,14 @@ def _pointwise(size: str, n: int, rng, torch) -> list[Case]:
         _case("pointwise", "add(out=)", size, (n,), 3 * n * item, None,
               lambda: ts.add(ta, tb, out=tout), lambda: np.add(a, b, out=out),
               lambda: torch.add(t[0], t[1], out=t[2]), torch),
+        # float32 evaluated in double and rounded once (scalar_ops.h), where numpy calls float32 libm/SIMD loops
+        _case("pointwise", "atan2", size, (n,), 3 * n * item, None,
+              lambda: ts.atan2(ta, tb), lambda: np.arctan2(a, b), lambda: torch.atan2(t[0], t[1]), torch),
+        _case("pointwise", "floor_divide", size, (n,), 3 * n * item, None,
+              lambda: ts.floor_divide(ta, tb), lambda: np.floor_divide(a, b), lambda: torch.floor_divide(t[0], t[1]), torch),
+        _case("pointwise", "bitwise_and int32", size, (n,), 3 * n * ia.itemsize, None,
+              lambda: ts.bitwise_and(tia, tib), lambda: np.bitwise_and(ia, ib),
+              lambda: torch.bitwise_and(it[0], it[1]), torch),
     ]  # fmt: skip
 
 
