@@ -146,6 +146,8 @@ def test_triangles_and_eye_keep_the_dtype_and_match_numpy(dtype: str) -> None:
 @pytest.mark.parametrize(("args", "kwargs"), [
     ((0, 1, 0.1), {}), ((1.0, -1.0, -0.3), {}), ((-5, 5, 0.5), {"dtype": "float32"}), ((7,), {"dtype": "float16"}),
     ((0, 300, 7), {"dtype": "uint8"}), ((2**40, 2**40 + 5), {}), ((True,), {}), ((0.0, 1.0, 1e-3), {}),
+    ((0.1, 1.0, 1e10), {"dtype": "float16"}), ((0.5, 5, 1), {"dtype": "int8"}), ((2.9, 9, 2.5), {"dtype": "int32"}),
+    ((255, 256), {"dtype": "uint8"}), ((-1, -5), {"dtype": "uint8"}), ((5, -1, -1), {"dtype": "uint8"}),
 ])  # fmt: skip
 def test_arange_matches_numpy_bit_for_bit(args: tuple, kwargs: dict) -> None:
     got, want = ts.arange(*args, **kwargs), np.arange(*args, **kwargs)
@@ -161,6 +163,15 @@ def test_linspace_matches_numpy_bit_for_bit(start: float, stop: float, num: int,
     np.testing.assert_array_equal(np.asarray(ts.linspace(start, stop, num, endpoint=endpoint)), want)
     np.testing.assert_array_equal(np.asarray(ts.linspace(start, stop, num, endpoint=endpoint, dtype=ts.int64)),
                                   np.linspace(start, stop, num, endpoint=endpoint, dtype=np.int64))  # fmt: skip
+
+
+@pytest.mark.parametrize("args", [(-1, 0), (-7.25, 3), (255, 257)])
+def test_arange_refuses_what_its_integer_dtype_cannot_hold_as_numpy(args: tuple) -> None:
+    with pytest.raises(OverflowError) as numpy_error:
+        np.arange(*args, dtype=np.uint8)
+    with pytest.raises(OverflowError, match="out of bounds for uint8") as ts_error:
+        ts.arange(*args, dtype=ts.uint8)
+    assert str(ts_error.value) == str(numpy_error.value)
 
 
 def test_range_function_errors() -> None:

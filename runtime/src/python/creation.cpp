@@ -118,8 +118,9 @@ Tensor full_like(const Tensor& x, py::handle fill_value, py::handle dtype, py::h
 }
 
 // numpy's arange: the length is ceil((stop - start) / step) in Python's arithmetic; the first two values are
-// start and start + step stored in the dtype, and element i is first + i * (second - first), computed as
-// numpy's fill for the dtype computes it (int64 wrapping, double, or float for float32 and the 16-bit floats).
+// start and start + step stored in the dtype (an integer dtype takes int() of each and refuses one out of its
+// range with numpy's OverflowError), and element i >= 2 is first + i * (second - first), computed as numpy's
+// fill for the dtype computes it (int64 wrapping, double, or float for float32 and the 16-bit floats).
 Tensor arange(py::handle start, py::handle stop, py::handle step, py::handle dtype, py::handle device) {
   const py::object zero = py::int_(0);
   const py::object first = stop.is_none() ? zero : py::reinterpret_borrow<py::object>(start);
@@ -142,21 +143,22 @@ Tensor arange(py::handle start, py::handle stop, py::handle step, py::handle dty
     values = Tensor::empty({n}, compute);
     if (compute == DType::Float64) {
       auto* out = reinterpret_cast<double*>(values.data_ptr());
-      for (int64_t i = 0; i < n; ++i) out[i] = v0 + static_cast<double>(i) * (v1 - v0);
+      for (int64_t i = 0; i < n; ++i) out[i] = i == 0 ? v0 : i == 1 ? v1 : v0 + static_cast<double>(i) * (v1 - v0);
     } else {
-      const float f0 = static_cast<float>(v0), delta = static_cast<float>(v1) - f0;
+      const float f0 = static_cast<float>(v0), f1 = static_cast<float>(v1), delta = f1 - f0;
       auto* out = reinterpret_cast<float*>(values.data_ptr());
-      for (int64_t i = 0; i < n; ++i) out[i] = f0 + static_cast<float>(i) * delta;
+      for (int64_t i = 0; i < n; ++i) out[i] = i == 0 ? f0 : i == 1 ? f1 : f0 + static_cast<float>(i) * delta;
     }
   } else {
     TS_CHECK(type != DType::Bool || n <= 2, ValueError, "arange: a bool range holds at most 2 elements (False, True), as numpy's");
-    const auto as_int = [](const py::object& v) {
-      return PyFloat_Check(v.ptr()) ? static_cast<int64_t>(v.cast<double>()) : py::int_(v).cast<int64_t>();
+    const auto stored = [&](const py::object& v) {  // int(v) in the dtype, as numpy's setitem stores it
+      return *reinterpret_cast<const int64_t*>(asarray(py::int_(v), type).astype(DType::Int64).data_ptr());
     };
-    const uint64_t v0 = static_cast<uint64_t>(as_int(first)), delta = static_cast<uint64_t>(as_int(second)) - v0;
+    const uint64_t v0 = n > 0 ? static_cast<uint64_t>(stored(first)) : 0;  // an empty range stores nothing
+    const uint64_t v1 = n > 1 ? static_cast<uint64_t>(stored(second)) : v0;
     values = Tensor::empty({n}, DType::Int64);
     auto* out = reinterpret_cast<int64_t*>(values.data_ptr());
-    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<int64_t>(v0 + static_cast<uint64_t>(i) * delta);
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<int64_t>(v0 + static_cast<uint64_t>(i) * (v1 - v0));
   }
   return on_device(values.dtype() == type ? values : values.astype(type), device_arg(device));
 }
