@@ -48,19 +48,3 @@ class Git:
         result = subprocess.run(["git", "show", f"{commit}:{self.prefix}{project_path}"], cwd=self.root, capture_output=True, text=True,
                                 check=False)  # fmt: skip
         return result.stdout if result.returncode == 0 else None
-
-    def changed_since(self, commit: str, paths: list[str]) -> list[str]:
-        """Project-relative paths under `paths` that differ between `commit` and the working tree,
-        uncommitted and untracked files included."""
-        specs = [self.prefix + path for path in paths]
-        changed = self.run("diff", "--name-only", "-z", commit, "--", *specs, what="cannot diff against the base")
-        untracked = self.run("ls-files", "-z", "--others", "--exclude-standard", "--", *specs, what="cannot list untracked files")
-        return sorted({path[len(self.prefix):] for path in filter(None, (changed + untracked).split("\0"))})
-
-    def last_commit_before(self, age_hours: float) -> str | None:
-        """The newest commit on HEAD's first-parent line at least `age_hours` older than HEAD; None when
-        the history is younger than that."""
-        head_time = int(self.run("log", "-1", "--format=%ct", "HEAD", what="HEAD has no commit").strip())
-        found = self.run("rev-list", "-1", "--first-parent", f"--before={head_time - int(age_hours * 3600)}", "HEAD",
-                         what="cannot walk the history").strip()  # fmt: skip
-        return found or None

@@ -24,22 +24,21 @@ std::optional<DType> optional_dtype_arg(py::handle obj) {
   return dtype_arg(obj);
 }
 
-// A tensor of `shape` on `device` holding `value` everywhere: numpy's full, whose value converts as
-// np.asarray(value, dtype) does (its default dtype: bool, int64 or float64 from the value's type).
-Tensor filled(const Shape& shape, py::handle value, std::optional<DType> dtype, Device device) {
-  TS_CHECK(is_python_scalar(value), TypeError,
-           "fill_value must be a Python bool, int or float, not " << type_name(value)
-                                                                   << (PyComplex_Check(value.ptr()) ? " (no complex dtypes yet)" : ""));
-  const Tensor scalar = asarray(value, dtype);
-  Tensor out = Tensor::empty(shape, scalar.dtype(), device);
-  out.copy_from(scalar);  // broadcast from the 0-d host tensor, onto any device
-  return out;
-}
-
+// A Python bool, int or float, else a TypeError naming the argument.
 void check_scalar(py::handle value, const char* what) {
   TS_CHECK(is_python_scalar(value), TypeError,
            what << " must be a Python bool, int or float, not " << type_name(value)
                 << (PyComplex_Check(value.ptr()) ? " (no complex dtypes yet)" : ""));
+}
+
+// A tensor of `shape` on `device` holding `value` everywhere: numpy's full, whose value converts as
+// np.asarray(value, dtype) does (its default dtype: bool, int64 or float64 from the value's type).
+Tensor filled(const Shape& shape, py::handle value, std::optional<DType> dtype, Device device) {
+  check_scalar(value, "fill_value");
+  const Tensor scalar = asarray(value, dtype);
+  Tensor out = Tensor::empty(shape, scalar.dtype(), device);
+  out.copy_from(scalar);  // broadcast from the 0-d host tensor, onto any device
+  return out;
 }
 
 // start, start + 1, ... as a 1-D int64 host tensor of n elements.
