@@ -6,6 +6,7 @@ view the numpy arrays' memory where they can, so every library reads the same by
 
 from __future__ import annotations
 
+import concurrent.futures
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -64,6 +65,7 @@ NAMES = {
                    "reduction/max(axis=1)", "index_reduction/argmax", "index_reduction/argmax(axis=1)"),
     "normalizations": ("normalization/softmax", "normalization/log_softmax"),
     "matmuls": ("contraction/matmul float32", "contraction/matmul float64", "contraction/matmul int32"),
+    "threads": ("threads/ops loop, 1 thread", "threads/ops loop, 2 threads"),
 }  # fmt: skip
 
 
@@ -71,10 +73,11 @@ def build(sizes: Sizes, torch: Any | None, wanted: Callable[[str], bool] = lambd
     """The cases whose name `wanted` accepts, inputs made; call probe() on each before timing it."""
     rng = np.random.default_rng(0)
     builders = {"pointwise": (_pointwise, sizes.elements), "reductions": (_reductions, sizes.matrices),
-                "normalizations": (_normalizations, sizes.rows), "matmuls": (_matmuls, sizes.square)}  # fmt: skip
+                "normalizations": (_normalizations, sizes.rows), "matmuls": (_matmuls, sizes.square),
+                "threads": (_threads, sizes.elements)}  # fmt: skip
     cases: list[Case] = []
     for key, (builder, size_of) in builders.items():
-        for size in SIZES:
+        for size in THREAD_SIZES if key == "threads" else SIZES:
             if any(wanted(f"{name}/{size}") for name in NAMES[key]):
                 cases += [c for c in builder(size, size_of[size], rng, torch) if wanted(c.name)]
     return cases
@@ -133,6 +136,39 @@ def _pointwise(size: str, n: int, rng, torch) -> list[Case]:
         _case("pointwise", "bitwise_and int32", size, (n,), 3 * n * ia.itemsize, None,
               lambda: ts.bitwise_and(tia, tib), lambda: np.bitwise_and(ia, ib),
               lambda: torch.bitwise_and(it[0], it[1]), torch),
+    ]  # fmt: skip
+
+
+# A Python program that runs ops from two threads (a data loader beside a training step, a server): the same
+# work, LOOP_STEPS steps of exp, add and sum on medium tensors per thread-share, on one thread and split over two.
+# A library that holds the GIL through its kernels runs the two threads' ops one at a time.
+THREAD_SIZES = ("medium",)
+LOOP_STEPS = 64
+
+
+def _threads(size: str, n: int, rng, torch) -> list[Case]:
+    (a, b), (ta, tb), tt = _operands(rng, (n,), 2, torch)
+    t = tt or [None] * 2
+    steps = {"tensorsmith": lambda: float(ts.sum(ts.add(ts.exp(ta), tb))),
+             "numpy": lambda: float(np.sum(np.add(np.exp(a), b))),
+             "torch": lambda: float(torch.sum(torch.add(torch.exp(t[0]), t[1])))}
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=2)  # started once; lives as long as the process
+
+    def loop(step: Callable[[], float], count: int) -> None:
+        for _ in range(count):
+            step()
+
+    def on_two_threads(step: Callable[[], float]) -> Callable[[], None]:
+        return lambda: [f.result() for f in [pool.submit(loop, step, LOOP_STEPS) for _ in range(2)]]
+
+    def on_one_thread(step: Callable[[], float]) -> Callable[[], None]:
+        return lambda: loop(step, 2 * LOOP_STEPS)
+
+    moved = 2 * LOOP_STEPS * 5 * n * a.itemsize  # per step: exp reads and writes, add reads two and writes
+    return [
+        _case("threads", f"ops loop, {count} thread{'s' * (count > 1)}", size, (n,), moved, None,
+              *(wrap(steps[lib]) for lib in ("tensorsmith", "numpy", "torch")), torch)
+        for count, wrap in ((1, on_one_thread), (2, on_two_threads))
     ]  # fmt: skip
 
 

@@ -36,6 +36,7 @@ class Promotion(Enum):
     reduce_sum = "reduce_sum"
     reduce_mean = "reduce_mean"
     reduce_index = "reduce_index"
+    reduce_bool = "reduce_bool"
 
 
 # How many tensor inputs each promotion kind can relate.
@@ -43,4 +44,5 @@ PROMOTION_ARITY: dict[Promotion, tuple[int, ...]] = {
     Promotion.same: (1,), Promotion.float: (1, 2), Promotion.binary: (1, 2, 3), Promotion.binary_float: (2,),
     Promotion.comparison: (1, 2), Promotion.logical: (1, 2), Promotion.where: (3,), Promotion.reduce_same: (1,),
     Promotion.reduce_sum: (1,), Promotion.reduce_mean: (1,), Promotion.reduce_index: (1,),
+    Promotion.reduce_bool: (1,),
 }  # fmt: skip

@@ -45,9 +45,9 @@ class Variant(Enum):
 BINARY_OPERATOR_NAMES = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or", "xor",
                          "lshift", "rshift")  # fmt: skip
 REFLECTED_OPERATORS = tuple(f"__r{name}__" for name in BINARY_OPERATOR_NAMES)
-# In-place operators (x += y): the op writes into its left operand through out=, as numpy's do. (No @= yet:
-# the contraction family takes no out=.)
-INPLACE_OPERATORS = tuple(f"__i{name}__" for name in BINARY_OPERATOR_NAMES if name != "matmul")
+# In-place operators (x += y): the op writes into its left operand, through out= where its family takes it, as
+# numpy's do; else (x @= y) its result is stored into x, which must have the result's shape.
+INPLACE_OPERATORS = tuple(f"__i{name}__" for name in BINARY_OPERATOR_NAMES)
 UNARY_OPERATORS = ("__neg__", "__pos__", "__abs__", "__invert__")
 COMPARISON_OPERATORS = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__")
 OPERATORS = (*(f"__{name}__" for name in BINARY_OPERATOR_NAMES), *REFLECTED_OPERATORS, *INPLACE_OPERATORS,
@@ -59,6 +59,8 @@ ALIAS_FIELDS = ("func", "alias_of", "doc")
 # An op implemented by hand in the core (or by composing other ops) rather than by a generated kernel: its
 # binding, stub, docs and differential tests still come from its spec.
 COMPOSITE_FIELDS = ("func", "implementation", "reference", "doc", "examples", "tags")
+# What a composite's C++ function may return: a Tensor, a list of them (py::list) or a tuple (py::tuple).
+COMPOSITE_RETURNS = ("Tensor", "Tensor[]", "(Tensor, ...)")
 _CPP_NAME = re.compile(r"ts::[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*\Z")
 PROPOSERS = ("template", "claude")
 
@@ -265,7 +267,7 @@ class _SpecParser:
             fields=self._cpp_fields(family),
             tags=self._tags(),
             variants=tuple(self._enum_list("variants", Variant, default=[Variant.function.value])),
-            operators=self._operators(signature, family),
+            operators=self._operators(signature),
             tolerances=self._tolerances(family),
             accuracy=self._accuracy(family),
             domain=self._domain(signature, family),
@@ -273,8 +275,9 @@ class _SpecParser:
         )
 
     def _composite(self, signature: Signature) -> CompositeSpec:
-        if str(signature.returns) != "Tensor":
-            raise self.error("func", f"composite ops return 'Tensor' (other returns are not bound yet), not {str(signature.returns)!r}")
+        if str(signature.returns) not in COMPOSITE_RETURNS:
+            known = ", ".join(f"'{r}'" for r in COMPOSITE_RETURNS)
+            raise self.error("func", f"composite ops return {known} (other returns are not bound yet), not {str(signature.returns)!r}")
         implementation = self._str("implementation")
         if not _CPP_NAME.match(implementation):
             raise self.error("implementation", f"expected a qualified C++ function name in namespace ts (ts::python::reshape), got {implementation!r}")
@@ -288,13 +291,16 @@ class _SpecParser:
         if not isinstance(raw, list) or not raw or not all(isinstance(call, dict) for call in raw):
             raise self.error("examples", f"expected {shape}, got {_describe(raw)}")
         by_name = {a.name: a for a in signature.arguments}
-        required = [a.name for a in signature.arguments if a.default is None]
+        required = [a.name for a in signature.arguments if a.default is None and a.kind != "variadic"]
         examples = []
         for i, call in enumerate(raw, start=1):
             for name, value in call.items():
                 if name not in by_name:
                     raise self.error("examples", f"call {i}: {name!r} is not an argument ({', '.join(by_name)})")
-                if by_name[name].type.is_tensor and not _is_shape(value):
+                if by_name[name].kind == "variadic":
+                    if not (isinstance(value, list) and all(map(_is_shape, value))):
+                        raise self.error("examples", f"call {i}: variadic {name!r} takes a list of shapes, not {_describe(value)}")
+                elif by_name[name].type.is_tensor and not _is_shape(value):
                     raise self.error("examples", f"call {i}: tensor {name!r} takes its shape, a list of extents, not {_describe(value)}")
                 if by_name[name].type.is_tensor_list and not (isinstance(value, list) and value and all(map(_is_shape, value))):
                     raise self.error("examples", f"call {i}: tensor list {name!r} takes a non-empty list of shapes, not {_describe(value)}")
@@ -435,7 +441,7 @@ class _SpecParser:
                 raise self.error("tags", f"unknown tag {tag!r} (known: {', '.join(sorted(TAGS))})")
         return tuple(tags)
 
-    def _operators(self, signature: Signature, family: FamilyDef) -> tuple[str, ...]:
+    def _operators(self, signature: Signature) -> tuple[str, ...]:
         operators = self._list("operators", default=[])
         arity = len(signature.tensor_arguments)
         for op in operators:
@@ -443,8 +449,6 @@ class _SpecParser:
                 raise self.error("operators", f"unknown operator {op!r} (known: {', '.join(OPERATORS)})")
             if (op in UNARY_OPERATORS) != (arity == 1) or arity > 2:
                 raise self.error("operators", f"{op} does not fit an op with {arity} tensor inputs")
-            if op in INPLACE_OPERATORS and not family.takes_out:
-                raise self.error("operators", f"{op} writes through out=, which the {family.name} family does not take")
         return tuple(operators)
 
     def _tolerances(self, family: FamilyDef) -> tuple[Tolerance, ...]:

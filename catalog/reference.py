@@ -28,10 +28,12 @@ SAFE_ATTRIBUTES = frozenset(
     maximum minimum fmax fmin clip where equal not_equal less less_equal greater greater_equal
     logical_and logical_or logical_not logical_xor isnan isinf isfinite signbit round reciprocal remainder mod
     logaddexp nextafter bitwise_and bitwise_or bitwise_xor invert bitwise_invert left_shift right_shift
-    sum prod mean max min amax amin argmax argmin cumsum matmul dot einsum
+    sum prod mean max min amax amin argmax argmin cumsum matmul dot einsum all any std var count_nonzero diff
+    vecdot tensordot
     zeros ones zeros_like ones_like full full_like empty empty_like asarray array broadcast_to broadcast_arrays
-    arange linspace eye tril triu
+    arange linspace eye tril triu meshgrid
     reshape transpose permute_dims matrix_transpose swapaxes moveaxis expand_dims squeeze concatenate concat stack flip roll
+    tile unstack repeat
     result_type promote_types dtype finfo iinfo astype T mT shape ndim size itemsize kind
     bool_ int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64
     pi e inf nan newaxis
@@ -39,7 +41,7 @@ SAFE_ATTRIBUTES = frozenset(
 )
 SAFE_BUILTINS = {
     "abs": abs, "bool": bool, "float": float, "int": int, "len": len,
-    "max": max, "min": min, "range": range, "tuple": tuple,
+    "list": list, "max": max, "min": min, "range": range, "tuple": tuple,
     "None": None, "True": True, "False": False,
 }  # fmt: skip
 

@@ -23,10 +23,14 @@ ScalarType and Device default to None only.
 
 Arguments before ``/`` are positional-only, after ``*`` keyword-only. Outside
 the keyword-only ones, an argument without a default may not follow one with.
+A variadic argument, ``Tensor *arrays`` (Python's ``*arrays``: any number of
+tensors, given positionally), comes first and alone of its kind; the arguments
+after it are keyword-only, as in Python, with no ``*`` written.
 
-Returns: one type (``-> Tensor``, ``-> Tensor[]``, ``-> bool``) or a tuple of two
-or more, all named or none: ``-> (Tensor, Tensor)``,
-``-> (Tensor values, Tensor indices)``. A return takes no dtype constraint.
+Returns: one type (``-> Tensor``, ``-> Tensor[]``, ``-> bool``; ``Tensor[]`` is a
+Python list) or a tuple of two or more, all named or none: ``-> (Tensor, Tensor)``,
+``-> (Tensor values, Tensor indices)``, or a tuple of any length of one type,
+``-> (Tensor, ...)``. A return takes no dtype constraint.
 """
 
 from __future__ import annotations
@@ -125,7 +129,7 @@ class Argument:
     name: str
     type: Type
     default: str | None  # as written: None, True, False, an int or float literal, or 'value' of a string enum
-    kind: str  # "positional" (before /), "either", "keyword" (after *)
+    kind: str  # "positional" (before /), "either", "keyword" (after * or the variadic one), "variadic" (*name)
 
     @property
     def default_value(self) -> object:
@@ -139,7 +143,7 @@ class Argument:
         return string["value"] if string else _number(self.default)
 
     def __str__(self) -> str:
-        text = f"{self.type} {self.name}"
+        text = f"{self.type} {'*' if self.kind == 'variadic' else ''}{self.name}"
         return text if self.default is None else f"{text}={self.default}"
 
 
@@ -163,6 +167,7 @@ class ReturnTuple:
     """A tuple return, ``(Tensor values, Tensor indices)``; a single return stays a plain `Type`."""
 
     fields: tuple[ReturnField, ...]
+    open: bool = False  # (Tensor, ...): any number of its one unnamed field
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -170,7 +175,7 @@ class ReturnTuple:
         return tuple(f.name for f in self.fields if f.name is not None)
 
     def __str__(self) -> str:
-        return f"({', '.join(str(f) for f in self.fields)})"
+        return f"({', '.join([str(f) for f in self.fields] + (['...'] if self.open else []))})"
 
 
 @dataclass(frozen=True)
@@ -181,8 +186,14 @@ class Signature:
 
     @property
     def tensor_arguments(self) -> tuple[Argument, ...]:
-        """The single-tensor arguments (constrained or not), in order; lists are `tensor_list_arguments`."""
-        return tuple(a for a in self.arguments if a.type.is_tensor)
+        """The single-tensor arguments (constrained or not), in order; lists are `tensor_list_arguments`, the
+        variadic one is `variadic`."""
+        return tuple(a for a in self.arguments if a.type.is_tensor and a.kind != "variadic")
+
+    @property
+    def variadic(self) -> Argument | None:
+        """The ``Tensor *name`` argument, if any."""
+        return next((a for a in self.arguments if a.kind == "variadic"), None)
 
     @property
     def tensor_list_arguments(self) -> tuple[Argument, ...]:
@@ -214,7 +225,7 @@ class Signature:
         parts: list[str] = []
         kinds = [a.kind for a in self.arguments]
         for i, arg in enumerate(self.arguments):
-            if arg.kind == "keyword" and (i == 0 or kinds[i - 1] != "keyword"):
+            if arg.kind == "keyword" and (i == 0 or kinds[i - 1] not in ("keyword", "variadic")):
                 parts.append("*")
             parts.append(str(arg))
             if arg.kind == "positional" and (i + 1 == len(kinds) or kinds[i + 1] != "positional"):
@@ -229,8 +240,10 @@ def parse_signature(text: str) -> Signature:
     tokens = [t.strip() for t in match["args"].split(",")] if match["args"].strip() else []
     arguments: list[Argument] = []
     kind = "either"
-    seen_slash = seen_star = False
+    seen_slash = seen_star = variadic = False
     for token in tokens:
+        if token in ("/", "*") and variadic:
+            raise SignatureError(f"no {token!r} after a variadic argument: the arguments after it are keyword-only")
         if token == "/":
             if seen_slash or seen_star or not arguments:
                 raise SignatureError("'/' must follow the positional arguments, once, before '*'")
@@ -242,7 +255,12 @@ def parse_signature(text: str) -> Signature:
                 raise SignatureError("'*' appears twice")
             seen_star, kind = True, "keyword"
             continue
-        arguments.append(_parse_argument(token, kind))
+        argument = _parse_argument(token, kind)
+        if argument.kind == "variadic":
+            if arguments or seen_star:
+                raise SignatureError(f"the variadic argument {token!r} must come first")
+            variadic, kind = True, "keyword"
+        arguments.append(argument)
     _check_arguments(arguments)
     returns = _parse_returns(match["ret"])
     signature = Signature(match["name"], tuple(arguments), returns)
@@ -254,6 +272,10 @@ def parse_signature(text: str) -> Signature:
 def _parse_argument(token: str, kind: str) -> Argument:
     decl, _, default = token.partition("=")
     pieces = decl.split(" ")
+    if len(pieces) == 2 and pieces[1].startswith("*") and _NAME.match(pieces[1][1:]):
+        if pieces[0] != "Tensor" or default:
+            raise SignatureError(f"a variadic argument is 'Tensor *name', with no default, got {token!r}")
+        return Argument(pieces[1][1:], Type.parse("Tensor"), None, "variadic")
     if len(pieces) != 2 or not _NAME.match(pieces[1]):
         raise SignatureError(f"expected 'Type name' or 'Type name=default', got {token!r}")
     arg_type = Type.parse(pieces[0])
@@ -307,7 +329,10 @@ def _parse_returns(text: str) -> Type | ReturnTuple:
     if not text.endswith(")"):
         raise SignatureError(f"a tuple return is '(Type, Type, ...)' or '(Type name, Type name, ...)', got {text!r}")
     inner = text[1:-1]
-    fields = tuple(_return_field(entry.strip()) for entry in inner.split(",")) if inner.strip() else ()
+    entries = [entry.strip() for entry in inner.split(",")]
+    if len(entries) == 2 and entries[1] == "...":
+        return ReturnTuple((ReturnField(_return_type(entries[0])),), open=True)
+    fields = tuple(_return_field(entry) for entry in entries) if inner.strip() else ()
     if len(fields) < 2:
         raise SignatureError(f"a tuple return has two or more entries, got {text!r}; write a single return without parentheses")
     names = [f.name for f in fields if f.name is not None]

@@ -63,10 +63,48 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         py::is_operator());
   }
   {
+    const ts::OpDef* op = &registry.get("all");
+    auto all = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
+      return ts::python::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis),
+                                keepdims);
+    };
+    m.def("all", all, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
+          py::arg("keepdims") = false,
+          "Whether every element over the given axes is true (nonzero; NaN is true), as bool; True over no elements.");
+    tensor_class.def(
+        "all",
+        [all](pybind11::object x, pybind11::object axis, bool keepdims, pybind11::object dtype, pybind11::object out) {
+          ts::python::require_default_numpy_keywords(dtype, out);
+          return all(x, axis, keepdims);
+        },
+        py::arg("axis") = pybind11::none(), py::arg("keepdims") = false, py::arg("dtype") = pybind11::none(),
+        py::arg("out") = pybind11::none(),
+        "Whether every element over the given axes is true (nonzero; NaN is true), as bool; True over no elements.");
+  }
+  {
+    const ts::OpDef* op = &registry.get("any");
+    auto any = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
+      return ts::python::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis),
+                                keepdims);
+    };
+    m.def("any", any, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
+          py::arg("keepdims") = false,
+          "Whether any element over the given axes is true (nonzero; NaN is true), as bool; False over no elements.");
+    tensor_class.def(
+        "any",
+        [any](pybind11::object x, pybind11::object axis, bool keepdims, pybind11::object dtype, pybind11::object out) {
+          ts::python::require_default_numpy_keywords(dtype, out);
+          return any(x, axis, keepdims);
+        },
+        py::arg("axis") = pybind11::none(), py::arg("keepdims") = false, py::arg("dtype") = pybind11::none(),
+        py::arg("out") = pybind11::none(),
+        "Whether any element over the given axes is true (nonzero; NaN is true), as bool; False over no elements.");
+  }
+  {
     const ts::OpDef* op = &registry.get("argmax");
     auto argmax = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
-      return ts::index_reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axis_arg(axis),
-                              keepdims);
+      return ts::python::index_reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axis_arg(axis),
+                                      keepdims);
     };
     m.def("argmax", argmax, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
           py::arg("keepdims") = false,
@@ -79,8 +117,8 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   {
     const ts::OpDef* op = &registry.get("argmin");
     auto argmin = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
-      return ts::index_reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axis_arg(axis),
-                              keepdims);
+      return ts::python::index_reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axis_arg(axis),
+                                      keepdims);
     };
     m.def("argmin", argmin, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
           py::arg("keepdims") = false,
@@ -493,7 +531,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   {
     const ts::OpDef* op = &registry.get("log_softmax");
     auto log_softmax = [op](pybind11::object x, int64_t axis) {
-      return ts::normalize(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], axis);
+      return ts::python::normalize(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], axis);
     };
     m.def("log_softmax", log_softmax, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = -1,
           "log(softmax(x)) along axis, computed stably as x - max - log(sum(exp(x - max))).");
@@ -544,7 +582,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     auto matmul = [op](pybind11::object x1, pybind11::object x2) {
       return [&] {
         const auto t = ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"});
-        return ts::contract(*op, t[0], t[1]);
+        return ts::python::contract(*op, t[0], t[1]);
       }();
     };
     m.def("matmul", matmul, py::arg("x1"), py::arg("x2"), py::pos_only(),
@@ -556,11 +594,18 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     tensor_class.def(
         "__rmatmul__", [matmul](pybind11::object self, pybind11::object other) { return matmul(other, self); },
         py::is_operator());
+    tensor_class.def(
+        "__imatmul__",
+        [matmul](pybind11::object self, pybind11::object other) {
+          return ts::python::store_into(self, matmul(self, other));
+        },
+        py::is_operator());
   }
   {
     const ts::OpDef* op = &registry.get("max");
     auto max = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
-      return ts::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis), keepdims);
+      return ts::python::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis),
+                                keepdims);
     };
     m.def("max", max, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
           py::arg("keepdims") = false,
@@ -586,7 +631,8 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   {
     const ts::OpDef* op = &registry.get("mean");
     auto mean = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
-      return ts::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis), keepdims);
+      return ts::python::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis),
+                                keepdims);
     };
     m.def("mean", mean, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
           py::arg("keepdims") = false, "Arithmetic mean over the given axes; integer inputs give float64.");
@@ -602,7 +648,8 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   {
     const ts::OpDef* op = &registry.get("min");
     auto min = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
-      return ts::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis), keepdims);
+      return ts::python::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis),
+                                keepdims);
     };
     m.def("min", min, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
           py::arg("keepdims") = false,
@@ -713,7 +760,8 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   {
     const ts::OpDef* op = &registry.get("prod");
     auto prod = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
-      return ts::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis), keepdims);
+      return ts::python::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis),
+                                keepdims);
     };
     m.def("prod", prod, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
           py::arg("keepdims") = false,
@@ -815,7 +863,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   {
     const ts::OpDef* op = &registry.get("softmax");
     auto softmax = [op](pybind11::object x, int64_t axis) {
-      return ts::normalize(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], axis);
+      return ts::python::normalize(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], axis);
     };
     m.def("softmax", softmax, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = -1,
           "exp(x) / sum(exp(x)) along axis, computed stably by subtracting the maximum first.");
@@ -858,7 +906,8 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   {
     const ts::OpDef* op = &registry.get("sum");
     auto sum = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
-      return ts::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis), keepdims);
+      return ts::python::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis),
+                                keepdims);
     };
     m.def("sum", sum, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
           py::arg("keepdims") = false,
@@ -912,10 +961,26 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         py::arg("step") = 1, py::kw_only(), py::arg("dtype") = pybind11::none(), py::arg("device") = pybind11::none(),
         "Evenly spaced values in [start, stop) by `step` (in [0, start) without stop), as numpy's: ceil((stop - start) "
         "/ step) of them, of `dtype` (default int64, or float64 when any argument is a float).");
+  m.def("broadcast_arrays", &ts::python::broadcast_arrays,
+        "Read-only views of the arrays broadcast to their common shape, as a list.");
   m.def("broadcast_to", &ts::python::broadcast_to, py::arg("x"), py::pos_only(), py::arg("shape"),
         "A read-through view of x broadcast to `shape`.");
+  m.def("clip", &ts::python::clip, py::arg("x"), py::pos_only(), py::arg("min") = pybind11::none(),
+        py::arg("max") = pybind11::none(),
+        "x with each element limited to [min, max]: minimum(maximum(x, min), max), as numpy's (NaN propagates; min > "
+        "max gives max). min and max are tensors or Python scalars; None leaves that side open. A Python int outside "
+        "x's integer dtype is taken at the dtype's limit.");
   m.def("concat", &ts::python::concat, py::arg("arrays"), py::pos_only(), py::kw_only(), py::arg("axis") = 0,
         "The arrays joined along an existing axis (flattened first when axis is None), in the dtype they promote to.");
+  m.def("count_nonzero", &ts::python::count_nonzero, py::arg("x"), py::pos_only(), py::kw_only(),
+        py::arg("axis") = pybind11::none(), py::arg("keepdims") = false,
+        "The number of nonzero (true) elements over the given axes (all when axis is None), as int64; NaN counts, -0.0 "
+        "does not.");
+  m.def(
+      "diff", &ts::python::diff, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = -1, py::arg("n") = 1,
+      py::arg("prepend") = pybind11::none(), py::arg("append") = pybind11::none(),
+      "The n-th discrete difference along `axis`: out[i] = x[i + 1] - x[i], n times (for bool, x[i + 1] != x[i], as "
+      "numpy's), after prepend and append (same shape as x but along axis) are joined to x; n = 0 returns x's values.");
   m.def(
       "empty", &ts::python::empty, py::arg("shape"), py::kw_only(), py::arg("dtype") = pybind11::none(),
       py::arg("device") = pybind11::none(),
@@ -947,6 +1012,9 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         "numpy's (integer dtypes take the floor), of `dtype` (default float64).");
   m.def("matrix_transpose", &ts::python::matrix_transpose, py::arg("x"), py::pos_only(),
         "A view of x with its last two axes swapped (a stack of matrices transposed).");
+  m.def("meshgrid", &ts::python::meshgrid, py::arg("indexing") = pybind11::str("xy"),
+        "Coordinate grids from 1-D arrays, as a list of new tensors, each in its array's dtype: with indexing='xy' "
+        "(Cartesian) the first two axes are swapped, with 'ij' (matrix) the i-th array runs along axis i.");
   m.def("moveaxis", &ts::python::moveaxis, py::arg("x"), py::arg("source"), py::arg("destination"), py::pos_only(),
         "A view of x with the axes `source` moved to the positions `destination`; the other axes keep their order.");
   m.def("ones", &ts::python::ones, py::arg("shape"), py::kw_only(), py::arg("dtype") = pybind11::none(),
@@ -957,6 +1025,10 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         "A new tensor shaped like x filled with 1, of x's dtype and device unless `dtype` or `device` says otherwise.");
   m.def("permute_dims", &ts::python::permute_dims, py::arg("x"), py::pos_only(), py::arg("axes"),
         "A view of x with its axes in the order `axes` (negative axes count from the end).");
+  m.def("repeat", &ts::python::repeat, py::arg("x"), py::arg("repeats"), py::pos_only(), py::kw_only(),
+        py::arg("axis") = pybind11::none(),
+        "Each element of x repeated along `axis` (of the flattened x when None): `repeats` times when it is an int, "
+        "else repeats[j] times for position j (a 1-D integer tensor of one count or one per position).");
   m.def("reshape", &ts::python::reshape, py::arg("x"), py::pos_only(), py::arg("shape"), py::kw_only(),
         py::arg("copy") = pybind11::none(),
         "x with a new shape (one extent may be -1); a view when the strides allow, else a copy (copy=False refuses "
@@ -969,12 +1041,36 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         "A view of x without the axes `axis` (an int or a tuple), each of which must have extent 1.");
   m.def("stack", &ts::python::stack, py::arg("arrays"), py::pos_only(), py::kw_only(), py::arg("axis") = 0,
         "The arrays, all of one shape, joined along a new axis at position `axis`, in the dtype they promote to.");
+  m.def("std", &ts::python::standard_deviation, py::arg("x"), py::pos_only(), py::kw_only(),
+        py::arg("axis") = pybind11::none(), py::arg("correction") = 0.0, py::arg("keepdims") = false,
+        "Standard deviation over the given axes (all when axis is None): the square root of var with the same "
+        "correction, as numpy's std with ddof=correction. Integer and bool inputs give float64; float16 and bfloat16 "
+        "compute in float32.");
+  m.def("tensordot", &ts::python::tensordot, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+        py::arg("axes") = 2,
+        "The sum of products over the last `axes` axes of x1 and the first `axes` of x2 (an int), or over the axes "
+        "named by a pair of sequences, (x1's axes, x2's axes); the remaining axes of x1 then of x2 make the result, in "
+        "the dtype they promote to.");
+  m.def("tile", &ts::python::tile, py::arg("x"), py::arg("repetitions"), py::pos_only(),
+        "x repeated `repetitions[i]` times along each axis i, as numpy's tile (the shorter of x's shape and "
+        "repetitions is padded with leading 1s).");
   m.def("tril", &ts::python::tril, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("k") = 0,
         "x with the elements on and below the k-th diagonal of its last two axes kept and the others 0 (k > 0 is above "
         "the main diagonal).");
   m.def("triu", &ts::python::triu, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("k") = 0,
         "x with the elements on and above the k-th diagonal of its last two axes kept and the others 0 (k > 0 is above "
         "the main diagonal).");
+  m.def("unstack", &ts::python::unstack, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = 0,
+        "The views of x along `axis`, as a tuple (one per index along axis; stack's inverse).");
+  m.def("var", &ts::python::variance, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
+        py::arg("correction") = 0.0, py::arg("keepdims") = false,
+        "Variance over the given axes (all when axis is None): the sum of squared deviations from the mean divided by "
+        "max(N - correction, 0), as numpy's var with ddof=correction (correction=1: the unbiased sample variance). "
+        "Integer and bool inputs give float64; float16 and bfloat16 compute in float32.");
+  m.def("vecdot", &ts::python::vecdot, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+        py::arg("axis") = -1,
+        "The dot product of the vectors along `axis` of each operand, over their broadcast remaining axes, in the "
+        "dtype they promote to (integers wrap as numpy's do).");
   m.def("zeros", &ts::python::zeros, py::arg("shape"), py::kw_only(), py::arg("dtype") = pybind11::none(),
         py::arg("device") = pybind11::none(),
         "A new tensor of `shape` filled with 0, of `dtype` (default float64) on `device` (default the CPU).");

@@ -11,6 +11,8 @@ void register_abs_cpu(ts::Registry& registry);
 void register_acos_cpu(ts::Registry& registry);
 void register_acosh_cpu(ts::Registry& registry);
 void register_add_cpu(ts::Registry& registry);
+void register_all_cpu(ts::Registry& registry);
+void register_any_cpu(ts::Registry& registry);
 void register_argmax_cpu(ts::Registry& registry);
 void register_argmin_cpu(ts::Registry& registry);
 void register_asin_cpu(ts::Registry& registry);
@@ -88,6 +90,8 @@ void register_cpu_kernels(ts::Registry& registry) {
   register_acos_cpu(registry);
   register_acosh_cpu(registry);
   register_add_cpu(registry);
+  register_all_cpu(registry);
+  register_any_cpu(registry);
   register_argmax_cpu(registry);
   register_argmin_cpu(registry);
   register_asin_cpu(registry);
@@ -166,6 +170,8 @@ void register_abs_cuda(ts::Registry& registry);
 void register_acos_cuda(ts::Registry& registry);
 void register_acosh_cuda(ts::Registry& registry);
 void register_add_cuda(ts::Registry& registry);
+void register_all_cuda(ts::Registry& registry);
+void register_any_cuda(ts::Registry& registry);
 void register_argmax_cuda(ts::Registry& registry);
 void register_argmin_cuda(ts::Registry& registry);
 void register_asin_cuda(ts::Registry& registry);
@@ -243,6 +249,8 @@ void register_cuda_kernels(ts::Registry& registry) {
   register_acos_cuda(registry);
   register_acosh_cuda(registry);
   register_add_cuda(registry);
+  register_all_cuda(registry);
+  register_any_cuda(registry);
   register_argmax_cuda(registry);
   register_argmin_cuda(registry);
   register_asin_cuda(registry);
@@ -381,6 +389,38 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("all", ts::Family::Reduction, 1, ts::Promotion::ReduceBool, true, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Bool},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Bool},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Bool},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Bool},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::Bool},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::Bool},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::Bool},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::Bool},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Bool},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Bool},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Bool},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Bool},
+      });
+  registry.define("any", ts::Family::Reduction, 1, ts::Promotion::ReduceBool, true, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Bool},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Bool},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Bool},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Bool},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::Bool},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::Bool},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::Bool},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::Bool},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Bool},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Bool},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Bool},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Bool},
       });
   registry.define("argmax", ts::Family::IndexReduction, 1, ts::Promotion::ReduceIndex, false, 0x1u)
       .with_types({

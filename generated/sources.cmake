@@ -8,6 +8,8 @@ set(TS_GENERATED_SOURCES
   generated/cpu/acos.cpp
   generated/cpu/acosh.cpp
   generated/cpu/add.cpp
+  generated/cpu/all.cpp
+  generated/cpu/any.cpp
   generated/cpu/argmax.cpp
   generated/cpu/argmin.cpp
   generated/cpu/asin.cpp
@@ -86,6 +88,8 @@ set(TS_GENERATED_CUDA_SOURCES
   generated/cuda/acos.cu
   generated/cuda/acosh.cu
   generated/cuda/add.cu
+  generated/cuda/all.cu
+  generated/cuda/any.cu
   generated/cuda/argmax.cu
   generated/cuda/argmin.cu
   generated/cuda/asin.cu

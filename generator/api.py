@@ -14,7 +14,7 @@ import numpy as np
 
 from tensorsmith_forge.catalog.dtypes import DTYPES, FLOATING, HALF, Promotion
 from tensorsmith_forge.catalog.model import INPLACE_OPERATORS, REFLECTED_OPERATORS, OpSpec
-from tensorsmith_forge.catalog.signature import Argument, BaseType
+from tensorsmith_forge.catalog.signature import Argument, BaseType, ReturnTuple, Signature
 
 DEVICES = ("cpu", "cuda")  # every op gets a kernel for each; an op missing on one is left out of the runtime
 SOURCE_SUFFIX = {"cpu": ".cpp", "cuda": ".cu"}
@@ -46,6 +46,7 @@ PROMOTION_ENUM = {
     Promotion.reduce_sum: "ts::Promotion::ReduceSum",
     Promotion.reduce_mean: "ts::Promotion::ReduceMean",
     Promotion.reduce_index: "ts::Promotion::ReduceIndex",
+    Promotion.reduce_bool: "ts::Promotion::ReduceBool",
 }
 def domain_rules(spec: OpSpec) -> list[dict[str, str]]:
     """The spec's domain bounds as the C++ ts::DomainRule initialisers registration passes to OpDef::require."""
@@ -123,7 +124,7 @@ def result_dtype(spec: OpSpec, common: str) -> str:
     """numpy's result dtype for inputs promoted to `common`."""
     kernel = kernel_dtype(spec, common)
     p = spec.promotion
-    if p in (Promotion.comparison, Promotion.logical):
+    if p in (Promotion.comparison, Promotion.logical, Promotion.reduce_bool):
         return "bool"
     if p is Promotion.reduce_sum:
         return sum_result(kernel)
@@ -175,6 +176,8 @@ def kernel_types(spec: OpSpec, dtype: str) -> KernelTypes:
         acc = "double" if dtype == "float32" or dtype in HALF else out
     elif spec.promotion is Promotion.reduce_mean:
         acc = "double"
+    elif spec.promotion is Promotion.reduce_bool:  # all, any: each element's truth value, folded
+        acc = "bool"
     else:  # max/min (exact), softmax, matmul: 16-bit floats in float
         acc = spec.family.accumulator_for(dtype) or scalar
     return KernelTypes(dtype, scalar, acc, out, compute)
@@ -266,6 +269,7 @@ def binding_default(arg: Argument) -> str | None:
     return arg.default
 
 
+PYI_RETURN = {BaseType.Tensor: "Tensor", BaseType.int: "int", BaseType.bool: "builtins.bool", BaseType.float: "float"}
 PYI_BASE = {BaseType.int: "int", BaseType.bool: "builtins.bool", BaseType.float: "float",
             BaseType.Scalar: "builtins.bool | int | float | complex", BaseType.ScalarType: "DType | Any",
             BaseType.Device: "Device | str"}  # fmt: skip
@@ -284,6 +288,16 @@ def pyi_type(arg: Argument, array_like: bool = True) -> str:
         base = PYI_BASE[arg.type.base]
         text = f"{base} | tuple[{base}, ...]" if arg.type.is_list else base
     return f"{text} | None" if arg.type.optional else text
+
+
+def pyi_return(signature: Signature) -> str:
+    """The stub's return type: ``Tensor[]`` is a list (the Array API's broadcast_arrays and meshgrid),
+    ``(Tensor, ...)`` a tuple of any length (unstack), ``(Tensor, Tensor)`` a fixed tuple."""
+    types = [f"list[{PYI_RETURN[t.base]}]" if t.is_list else PYI_RETURN[t.base] for t in signature.return_types]
+    returns = signature.returns
+    if isinstance(returns, ReturnTuple):
+        return f"tuple[{types[0]}, ...]" if returns.open else f"tuple[{', '.join(types)}]"
+    return types[0]
 
 
 def is_reflected(dunder: str) -> bool:

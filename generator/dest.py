@@ -86,8 +86,9 @@ def bindings_context(catalog: Catalog, header: str) -> dict[str, object]:
     aliases: dict[str, list[AliasSpec]] = {}
     for alias in catalog.aliases:
         aliases.setdefault(alias.alias_of, []).append(alias)
-    composites = [{"name": c.name, "implementation": c.implementation, "arguments": _py_arguments(c.signature.arguments, method=False),
-                   "doc": cpp_string(c.doc)} for c in catalog.composites]  # fmt: skip
+    composites = [{"name": c.name, "implementation": c.implementation, "doc": cpp_string(c.doc),
+                   "annotations": "".join(f"{a}, " for a in [_py_arguments(c.signature.arguments, method=False)] if a)}
+                  for c in catalog.composites]  # fmt: skip  (annotations: none for a lone variadic argument)
     return {"header": header, "ops": [_binding(spec, aliases.get(spec.name, [])) for spec in catalog.ops], "composites": composites}
 
 
@@ -107,13 +108,15 @@ def _binding(spec: OpSpec, aliases: list[AliasSpec]) -> dict[str, object]:
     tensor_type = api.binding_cpp_type(spec, spec.signature.tensor_arguments[0])
     for dunder in spec.operators:
         if spec.arity == 1:
-            operators.append({"name": dunder, "parameters": f"{tensor_type} self", "call": "self" + no_out})
+            operators.append({"name": dunder, "parameters": f"{tensor_type} self", "result": f"{spec.name}(self{no_out})"})
+            continue
+        if api.is_inplace(dunder) and no_out:  # numpy's x += y: add(x, y, out=x), which returns x
+            result = f"{spec.name}(self, other, self)"
+        elif api.is_inplace(dunder):  # x @= y: the result stored into x (same shape, a same-kind cast), x returned
+            result = f"ts::python::store_into(self, {spec.name}(self, other))"
         else:
-            if api.is_inplace(dunder):  # numpy's x += y: add(x, y, out=x), which returns x
-                call = "self, other, self"
-            else:
-                call = ("other, self" if api.is_reflected(dunder) else "self, other") + no_out
-            operators.append({"name": dunder, "parameters": f"{tensor_type} self, {tensor_type} other", "call": call})
+            result = f"{spec.name}({'other, self' if api.is_reflected(dunder) else 'self, other'}{no_out})"
+        operators.append({"name": dunder, "parameters": f"{tensor_type} self, {tensor_type} other", "result": result})
     return {
         "name": spec.name,
         "parameters": parameters,
@@ -148,7 +151,9 @@ def _py_arguments(args: tuple[Argument, ...], method: bool) -> str:
     numpy's do (``t.sum(0)``); functions follow the signature's '/' and '*'."""
     parts: list[str] = []
     for i, arg in enumerate(args):
-        if not method and arg.kind == "keyword" and (i == 0 or args[i - 1].kind != "keyword"):
+        if arg.kind == "variadic":  # a py::args parameter: pybind11 takes no annotation for it, and makes the
+            continue  # arguments after it keyword-only itself
+        if not method and arg.kind == "keyword" and (i == 0 or args[i - 1].kind not in ("keyword", "variadic")):
             parts.append("py::kw_only()")
         default = api.binding_default(arg)
         parts.append(f'py::arg("{arg.name}")' + (f" = {default}" if default else ""))
@@ -179,8 +184,9 @@ def stub_context(catalog: Catalog, header: str) -> dict[str, object]:
         functions.append({"name": spec.name, "signature": _pyi_function_signature(spec), "doc": spec.doc})
     for composite in catalog.composites:
         # the core's functions take tensorsmith Tensors only
-        functions.append({"name": composite.name, "signature": _pyi_signature(composite.signature.arguments, array_like=False),
-                          "doc": composite.doc})  # fmt: skip
+        functions.append({"name": composite.name, "doc": composite.doc,
+                          "signature": _pyi_signature(composite.signature.arguments, array_like=False,
+                                                      returns=api.pyi_return(composite.signature))})  # fmt: skip
     by_name = {spec.name: spec for spec in catalog.ops}
     for alias in catalog.aliases:
         target = by_name[alias.alias_of]
@@ -214,16 +220,17 @@ def _pyi_function_signature(spec: OpSpec) -> str:
     return signature.replace(") -> Tensor", f", {star}out: Tensor | tuple[Tensor] | None = None) -> Tensor")
 
 
-def _pyi_signature(args: tuple[Argument, ...], self_arg: bool = False, array_like: bool = True) -> str:
+def _pyi_signature(args: tuple[Argument, ...], self_arg: bool = False, array_like: bool = True, returns: str = "Tensor") -> str:
     parts = ["self"] if self_arg else []
     for i, arg in enumerate(args):
-        if not self_arg and arg.kind == "keyword" and (i == 0 or args[i - 1].kind != "keyword"):
+        if not self_arg and arg.kind == "keyword" and (i == 0 or args[i - 1].kind not in ("keyword", "variadic")):
             parts.append("*")  # methods take their options positionally too (see _py_arguments)
         default = "" if arg.default is None else f" = {arg.default}"
-        parts.append(f"{arg.name}: {api.pyi_type(arg, array_like)}{default}")
+        star = "*" if arg.kind == "variadic" else ""
+        parts.append(f"{star}{arg.name}: {api.pyi_type(arg, array_like)}{default}")
         if not self_arg and arg.kind == "positional" and (i + 1 == len(args) or args[i + 1].kind != "positional"):
             parts.append("/")
-    return f"({', '.join(parts)}) -> Tensor"
+    return f"({', '.join(parts)}) -> {returns}"
 
 
 def cpp_string(text: str) -> str:

@@ -105,6 +105,23 @@ class Verdict:
         return f"{state}: {self.message}" if self.message else state
 
 
+_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.MULTILINE)
+
+
+def included_headers(sources: list[bytes], include_dir: Path) -> list[Path]:
+    """The headers under `include_dir` that the sources include, directly or through each other ("..."
+    includes; conditional ones count, so the set errs on the side of more)."""
+    found: set[Path] = set()
+    pending = list(sources)
+    while pending:
+        for name in _INCLUDE.findall(pending.pop()):
+            path = include_dir / name.decode()
+            if path.is_file() and path not in found:
+                found.add(path)
+                pending.append(path.read_bytes())
+    return sorted(found)
+
+
 class Gate:
     def __init__(self, root: Path, cache_dir: Path | None = None, stages: tuple[str, ...] = STAGES,
                  wall_s: float = 240.0, compile_s: dict[str, float] | None = None) -> None:  # fmt: skip
@@ -163,10 +180,14 @@ class Gate:
         digest = hashlib.sha256()
         catalog_dir = Path(catalog.__file__).parent
         gate_files = sorted([*Path(__file__).parent.glob("*.py"), *(Path(__file__).parent / "csrc").glob("*"), *catalog_dir.rglob("*.py")])
-        runtime_files = sorted([*(self.root / "runtime" / "src" / "core").glob("*.cpp"), *(self.root / "runtime" / "include").rglob("*.h")])
+        sources = sorted((self.root / "runtime" / "src" / "core").glob("*.cpp"))
         if candidate.device == "cuda":
-            runtime_files += sorted([*(self.root / "runtime" / "include").rglob("*.cuh"), *(self.root / "runtime" / "src" / "cuda").glob("*")])
-        for path in gate_files + runtime_files:
+            sources += sorted((self.root / "runtime" / "src" / "cuda").glob("*"))
+        # The runtime's headers that the candidate, the engine and the gate harness include (not, say, the
+        # bindings' python.h, which nothing the gate runs includes): an edit elsewhere changes no verdict.
+        headers = included_headers([candidate.source.encode(), *(p.read_bytes() for p in gate_files + sources if p.suffix != ".py")],
+                                   self.root / "runtime" / "include")  # fmt: skip
+        for path in gate_files + sources + headers:
             digest.update(path.name.encode() + b"\0" + path.read_bytes())
         for part in (candidate.spec.text, candidate.device, candidate.source, candidate.registration):
             digest.update(part.encode() + b"\0")

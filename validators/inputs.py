@@ -47,7 +47,7 @@ from .runner import load_arrays, save_arrays, value_set_c
 LAYOUTS = ("contiguous", "offset", "transposed", "permuted", "strided", "negative", "padded", "expanded", "mixed")
 # Value distributions a template names; for integers and bool each maps to its own kind (see _dist_name).
 DISTRIBUTIONS = ("normal", "uniform", "bulk", "heavy", "lognormal", "specials", "large", "ties", "mixed", "ascending",
-                 "descending")  # fmt: skip
+                 "descending", "zeros", "few_zeros")  # fmt: skip
 FORMAT_VERSION = 1
 
 
@@ -499,6 +499,16 @@ def _values(ctx: _Context, name: str, dtype: str, shape: tuple[int, ...], dist: 
     if dist in ("ascending", "descending"):  # extremes at the ends: a kernel that drops a head or tail shows
         data = np.sort(_values(ctx, name, dtype, (n,), "uniform", rng))
         return (data if dist == "ascending" else data[::-1]).reshape(shape)
+    if dist in ("zeros", "few_zeros"):  # 96% or 4% zeros (floats' of both signs), the rest small nonzero values
+        zero = rng.random(n) < (0.96 if dist == "zeros" else 0.04)
+        if dtype == "bool":
+            return (~zero).reshape(shape)
+        data = _values(ctx, name, dtype, (n,), "ties", rng)
+        data[data == 0] = 1
+        data[zero] = 0
+        if dtype in FLOATING:
+            data[zero & (rng.random(n) < 0.5)] = -0.0
+        return data.reshape(shape)
     if dtype == "bool":
         if dist == "specials":
             return _cycle(rng, np.array([False, True]), n).reshape(shape)
@@ -603,6 +613,9 @@ def _int_values(ctx, dtype, n, dist, rng, bounds) -> np.ndarray:
 
 def _dist_name(dtype: str, dist: str, ctx: _Context) -> str:
     """The distribution's name as it applies to the dtype, for descriptions."""
+    if dist in ("zeros", "few_zeros"):
+        share = "96%" if dist == "zeros" else "4%"
+        return f"{share} False" if dtype == "bool" else f"{share} zeros (of both signs for floats), else small nonzero integers"
     if dist in ("ascending", "descending"):
         return f"{_dist_name(dtype, 'uniform', ctx)}, sorted {dist} in index order"
     if dtype == "bool":

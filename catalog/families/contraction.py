@@ -79,7 +79,7 @@ FAMILY = FamilyDef(
     promotions=(Promotion.binary,),
     required_fields=(),
     cpp_enum="ts::Family::Contraction",
-    engine_call="[&] {{ const auto t = {tensors}; return ts::contract(*op, t[0], t[1]); }}()",
+    engine_call="[&] {{ const auto t = {tensors}; return ts::python::contract(*op, t[0], t[1]); }}()",
     # float16/bfloat16 accumulate in float, float32 and float64 in double
     accumulator=(("float16", "float"), ("bfloat16", "float"), ("float32", "double"), ("float64", "double")),
     contract=(

@@ -48,7 +48,7 @@ FAMILY = FamilyDef(
     promotions=(Promotion.reduce_index,),
     required_fields=("better",),
     cpp_enum="ts::Family::IndexReduction",
-    engine_call="ts::index_reduce(*op, {tensors}[0], ts::python::axis_arg(axis), keepdims)",
+    engine_call="ts::python::index_reduce(*op, {tensors}[0], ts::python::axis_arg(axis), keepdims)",
     contract=(
         ("cpu", "for each of n_outer rows, write the int64 index of the best of n_reduce elements (first wins)"),
         ("cuda", "the body of `better(x, best)`: whether x beats best (ties keep the first index)"),

@@ -66,7 +66,7 @@ FAMILY = FamilyDef(
     promotions=(Promotion.float,),
     required_fields=("output",),
     cpp_enum="ts::Family::Normalization",
-    engine_call="ts::normalize(*op, {tensors}[0], axis)",
+    engine_call="ts::python::normalize(*op, {tensors}[0], axis)",
     accumulator=(("float16", "float"), ("bfloat16", "float")),
     contract=(
         ("cpu", "rows x cols, input and output contiguous row-major; each row normalised on its own"),

@@ -50,12 +50,31 @@ _SHOWN = [
 ]
 
 
-def hidden_reduction(rng: np.random.Generator, single: bool) -> list[CaseTemplate]:
+# all and any: their answer is decided by zeros, which the other distributions hold few of. Mostly zeros (any
+# must find the rare nonzero; a row of zeros of both signs is false) and mostly nonzero (all must find the
+# rare zero, wherever in the row it is).
+_SHOWN_ZEROS = [
+    t([(9, 29)], "contiguous", "zeros", axis=1, keepdims=False),
+    t([(9, 29)], "contiguous", "few_zeros", axis=1, keepdims=False),
+    t([(7, 5, 3)], "strided", "zeros", axis=(0, 2), keepdims=True),
+    t([(7, 5, 3)], "negative", "few_zeros", axis=(0, 2), keepdims=True),
+    t([(4099,)], "offset", "few_zeros", axis=None, keepdims=False),
+    t([(3, 4099)], "transposed", "zeros", axis=0, keepdims=False),
+    t([(3, 4099)], "transposed", "few_zeros", axis=0, keepdims=False),
+    t([(5, 6)], "expanded", "zeros", axis=1, keepdims=False),
+]
+
+
+def _decided_by_zeros(ctx: Any) -> bool:
+    return ctx.spec.promotion is Promotion.reduce_bool
+
+
+def hidden_reduction(rng: np.random.Generator, single: bool, dists: tuple[str, ...] = HIDDEN_DISTS) -> list[CaseTemplate]:
     """Hidden templates over drawn axes (`single`: one axis or None, as index reductions take)."""
     result = []
     for i in range(9):
         shape = (odd(rng, 3, 6000),) if i < 2 else random_shape(rng, max_rank=4, zero=0.15)
-        dist = pick(rng, HIDDEN_DISTS)
+        dist = pick(rng, dists)
         result.append(t([shape], pick(rng, HIDDEN_LAYOUTS), dist, axis=random_axes(rng, len(shape), single),
                          keepdims=bool(rng.random() < 0.5)))  # fmt: skip
     shape = (odd(rng, 101, 301), odd(rng, 101, 301))
@@ -86,12 +105,12 @@ FAMILY = FamilyDef(
     doc="fold the elements over some axes with the op's identity, combine and finalize",
     arity=(1,),
     arguments="/, *, int[]? axis=None, bool keepdims=False",
-    promotions=(Promotion.reduce_same, Promotion.reduce_sum, Promotion.reduce_mean),
+    promotions=(Promotion.reduce_same, Promotion.reduce_sum, Promotion.reduce_mean, Promotion.reduce_bool),
     required_fields=("combine",),
     optional_fields=("identity", "finalize"),
     field_defaults=(("identity", ""), ("finalize", "acc")),
     cpp_enum="ts::Family::Reduction",
-    engine_call="ts::reduce(*op, {tensors}[0], ts::python::axes_arg(axis), keepdims)",
+    engine_call="ts::python::reduce(*op, {tensors}[0], ts::python::axes_arg(axis), keepdims)",
     numpy_method_keywords=True,
     accumulator=(("float16", "float"), ("bfloat16", "float")),  # max/min are exact; sums say their own accumulator (api.kernel_types)
     contract=(
@@ -103,7 +122,8 @@ FAMILY = FamilyDef(
     tolerances=SUM_TOLERANCES,
     reassociates=True,
     sums=frozenset({Promotion.reduce_sum, Promotion.reduce_mean}),
-    shown_cases=lambda ctx: _SHOWN,
-    hidden_cases=lambda ctx, rng: hidden_reduction(rng, single=False),
+    shown_cases=lambda ctx: _SHOWN + (_SHOWN_ZEROS if _decided_by_zeros(ctx) else []),
+    hidden_cases=lambda ctx, rng: hidden_reduction(
+        rng, single=False, dists=HIDDEN_DISTS + ("zeros", "few_zeros") * 3 if _decided_by_zeros(ctx) else HIDDEN_DISTS),
     threshold_cases=threshold_reduction,
 )

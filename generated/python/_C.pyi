@@ -90,6 +90,20 @@ class Tensor:
     # generated methods and operators
     def abs(self) -> Tensor: ...
     def add(self, x2: Tensor | ArrayLike) -> Tensor: ...
+    def all(
+        self,
+        axis: int | tuple[int, ...] | None = None,
+        keepdims: builtins.bool = False,
+        dtype: None = None,
+        out: None = None,
+    ) -> Tensor: ...
+    def any(
+        self,
+        axis: int | tuple[int, ...] | None = None,
+        keepdims: builtins.bool = False,
+        dtype: None = None,
+        out: None = None,
+    ) -> Tensor: ...
     def argmax(self, axis: int | None = None, keepdims: builtins.bool = False) -> Tensor: ...
     def argmin(self, axis: int | None = None, keepdims: builtins.bool = False) -> Tensor: ...
     def max(
@@ -140,6 +154,7 @@ class Tensor:
     def __iand__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __ifloordiv__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __ilshift__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
+    def __imatmul__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __imod__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __imul__(self, other: Tensor | ArrayLike) -> Tensor: ...  # type: ignore[override]
     def __invert__(self) -> Tensor: ...  # type: ignore[override]
@@ -231,6 +246,16 @@ def acosh(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None
 def add(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Sum of each pair of elements, x1 + x2."""
 
+def all(
+    x: Tensor | ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False
+) -> Tensor:
+    """Whether every element over the given axes is true (nonzero; NaN is true), as bool; True over no elements."""
+
+def any(
+    x: Tensor | ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False
+) -> Tensor:
+    """Whether any element over the given axes is true (nonzero; NaN is true), as bool; False over no elements."""
+
 def arange(
     start: builtins.bool | int | float | complex,
     /,
@@ -291,11 +316,17 @@ def bitwise_xor(
 ) -> Tensor:
     """Bitwise XOR of each pair of elements (logical XOR for bool)."""
 
+def broadcast_arrays(*arrays: Tensor) -> list[Tensor]:
+    """Read-only views of the arrays broadcast to their common shape, as a list."""
+
 def broadcast_to(x: Tensor, /, shape: int | tuple[int, ...]) -> Tensor:
     """A read-through view of x broadcast to `shape`."""
 
 def ceil(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Smallest integer not less than each element; integer inputs keep their dtype."""
+
+def clip(x: Tensor, /, min: Tensor | None = None, max: Tensor | None = None) -> Tensor:
+    """x with each element limited to [min, max]: minimum(maximum(x, min), max), as numpy's (NaN propagates; min > max gives max). min and max are tensors or Python scalars; None leaves that side open. A Python int outside x's integer dtype is taken at the dtype's limit."""
 
 def concat(arrays: Sequence[Tensor], /, *, axis: int | None = 0) -> Tensor:
     """The arrays joined along an existing axis (flattened first when axis is None), in the dtype they promote to."""
@@ -308,6 +339,16 @@ def cos(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) 
 
 def cosh(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Hyperbolic cosine of each element."""
+
+def count_nonzero(
+    x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False
+) -> Tensor:
+    """The number of nonzero (true) elements over the given axes (all when axis is None), as int64; NaN counts, -0.0 does not."""
+
+def diff(
+    x: Tensor, /, *, axis: int = -1, n: int = 1, prepend: Tensor | None = None, append: Tensor | None = None
+) -> Tensor:
+    """The n-th discrete difference along `axis`: out[i] = x[i + 1] - x[i], n times (for bool, x[i + 1] != x[i], as numpy's), after prepend and append (same shape as x but along axis) are joined to x; n = 0 returns x's values."""
 
 def divide(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """True division x1 / x2; integer inputs give float64."""
@@ -467,6 +508,9 @@ def mean(
 ) -> Tensor:
     """Arithmetic mean over the given axes; integer inputs give float64."""
 
+def meshgrid(*arrays: Tensor, indexing: Literal["xy", "ij"] = "xy") -> list[Tensor]:
+    """Coordinate grids from 1-D arrays, as a list of new tensors, each in its array's dtype: with indexing='xy' (Cartesian) the first two axes are swapped, with 'ij' (matrix) the i-th array runs along axis i."""
+
 def min(
     x: Tensor | ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False
 ) -> Tensor:
@@ -530,6 +574,9 @@ def remainder(
 ) -> Tensor:
     """x1 - floor_divide(x1, x2) * x2, with the sign of x2, as numpy (integers: 0 for a divisor of 0)."""
 
+def repeat(x: Tensor, repeats: Tensor, /, *, axis: int | None = None) -> Tensor:
+    """Each element of x repeated along `axis` (of the flattened x when None): `repeats` times when it is an int, else repeats[j] times for position j (a 1-D integer tensor of one count or one per position)."""
+
 def reshape(x: Tensor, /, shape: int | tuple[int, ...], *, copy: builtins.bool | None = None) -> Tensor:
     """x with a new shape (one extent may be -1); a view when the strides allow, else a copy (copy=False refuses one)."""
 
@@ -569,6 +616,11 @@ def squeeze(x: Tensor, /, axis: int | tuple[int, ...]) -> Tensor:
 def stack(arrays: Sequence[Tensor], /, *, axis: int = 0) -> Tensor:
     """The arrays, all of one shape, joined along a new axis at position `axis`, in the dtype they promote to."""
 
+def std(
+    x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, correction: float = 0.0, keepdims: builtins.bool = False
+) -> Tensor:
+    """Standard deviation over the given axes (all when axis is None): the square root of var with the same correction, as numpy's std with ddof=correction. Integer and bool inputs give float64; float16 and bfloat16 compute in float32."""
+
 def subtract(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Difference of each pair of elements, x1 - x2."""
 
@@ -583,6 +635,12 @@ def tan(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) 
 def tanh(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Hyperbolic tangent of each element."""
 
+def tensordot(x1: Tensor, x2: Tensor, /, *, axes: int = 2) -> Tensor:
+    """The sum of products over the last `axes` axes of x1 and the first `axes` of x2 (an int), or over the axes named by a pair of sequences, (x1's axes, x2's axes); the remaining axes of x1 then of x2 make the result, in the dtype they promote to."""
+
+def tile(x: Tensor, repetitions: int | tuple[int, ...], /) -> Tensor:
+    """x repeated `repetitions[i]` times along each axis i, as numpy's tile (the shorter of x's shape and repetitions is padded with leading 1s)."""
+
 def tril(x: Tensor, /, *, k: int = 0) -> Tensor:
     """x with the elements on and below the k-th diagonal of its last two axes kept and the others 0 (k > 0 is above the main diagonal)."""
 
@@ -591,6 +649,17 @@ def triu(x: Tensor, /, *, k: int = 0) -> Tensor:
 
 def trunc(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Each element rounded towards zero; integers and bool are returned unchanged."""
+
+def unstack(x: Tensor, /, *, axis: int = 0) -> tuple[Tensor, ...]:
+    """The views of x along `axis`, as a tuple (one per index along axis; stack's inverse)."""
+
+def var(
+    x: Tensor, /, *, axis: int | tuple[int, ...] | None = None, correction: float = 0.0, keepdims: builtins.bool = False
+) -> Tensor:
+    """Variance over the given axes (all when axis is None): the sum of squared deviations from the mean divided by max(N - correction, 0), as numpy's var with ddof=correction (correction=1: the unbiased sample variance). Integer and bool inputs give float64; float16 and bfloat16 compute in float32."""
+
+def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
+    """The dot product of the vectors along `axis` of each operand, over their broadcast remaining axes, in the dtype they promote to (integers wrap as numpy's do)."""
 
 def where(
     condition: Tensor | ArrayLike,

@@ -195,7 +195,8 @@ def test_kernel_dtypes_of_synthetic_specs() -> None:
 def runtime_kernel_dtype(spec: OpSpec, inputs: tuple[str, ...]) -> str:
     """The kernel dtype the runtime asks for (the rules in dispatch.h's enum Promotion)."""
     p = spec.promotion
-    if p in (Promotion.same, Promotion.reduce_same, Promotion.reduce_sum, Promotion.reduce_mean, Promotion.reduce_index):
+    if p in (Promotion.same, Promotion.reduce_same, Promotion.reduce_sum, Promotion.reduce_mean, Promotion.reduce_index,
+             Promotion.reduce_bool):
         return inputs[0]
     if p is Promotion.float:
         return api.float_result(functools.reduce(api.promote, inputs))

@@ -56,7 +56,10 @@ ARRAY_API = [
     "clip(Tensor x, /, Scalar? min=None, Scalar? max=None) -> Tensor",
     "linspace(Scalar start, Scalar stop, int num, /, *, ScalarType? dtype=None, Device? device=None, bool endpoint=True) -> Tensor",
     "unstack(Tensor x, /, *, int axis=0) -> Tensor[]",
+    "unstack(Tensor x, /, *, int axis=0) -> (Tensor, ...)",
     "meshgrid(Tensor[] arrays, *, str{xy|ij} indexing='xy') -> Tensor[]",
+    "meshgrid(Tensor *arrays, str{xy|ij} indexing='xy') -> Tensor[]",
+    "broadcast_arrays(Tensor *arrays) -> Tensor[]",
     "astype(Tensor x, ScalarType dtype, /, *, bool copy=True, Device? device=None) -> Tensor",
     "isdtype(ScalarType dtype, str{bool|signed_integer|integral|numeric} kind, /) -> bool",
     "result_type(Tensor[] arrays, /) -> ScalarType",
@@ -124,6 +127,30 @@ def test_tensor_arguments_in_order() -> None:
     sig = parse_signature("where(Tensor condition, Tensor x1, Tensor x2, /) -> Tensor")
     assert [a.name for a in sig.tensor_arguments] == ["condition", "x1", "x2"]
     assert all(a.kind == "positional" for a in sig.arguments)
+
+
+def test_variadic_argument_and_open_tuple_return() -> None:
+    sig = parse_signature("meshgrid(Tensor *arrays, str{xy|ij} indexing='xy') -> Tensor[]")
+    assert [(a.name, a.kind) for a in sig.arguments] == [("arrays", "variadic"), ("indexing", "keyword")]
+    assert sig.variadic is sig.arguments[0] and sig.tensor_arguments == ()
+    assert parse_signature("f(Tensor x) -> Tensor").variadic is None
+    returns = parse_signature("unstack(Tensor x, /, *, int axis=0) -> (Tensor, ...)").returns
+    assert returns.open and [str(f) for f in returns.fields] == ["Tensor"]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("f(Tensor x, Tensor *a) -> Tensor", "the variadic argument 'Tensor \\*a' must come first"),
+    ("f(*, Tensor *a) -> Tensor", "must come first"),
+    ("f(Tensor *a, Tensor *b) -> Tensor", "must come first"),
+    ("f(Tensor *a, *, int k=0) -> Tensor", "no '\\*' after a variadic argument"),
+    ("f(Tensor *a, /) -> Tensor", "no '/' after a variadic argument"),
+    ("f(int *a) -> Tensor", "a variadic argument is 'Tensor \\*name'"),
+    ("f(Tensor *a=None) -> Tensor", "with no default"),
+    ("f(Tensor x) -> (Tensor, ..., Tensor)", "unknown type '...'"),
+])  # fmt: skip
+def test_malformed_variadic_forms(text: str, message: str) -> None:
+    with pytest.raises(SignatureError, match=message):
+        parse_signature(text)
 
 
 def test_signature_error_is_a_value_error() -> None:

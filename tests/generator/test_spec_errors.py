@@ -102,7 +102,7 @@ CASES = [
     Case("promotion_not_for_family",
          {"aa_bad.yaml": "func: zz(Tensor x, /, *, int[]? axis=None, bool keepdims=False) -> Tensor\nfamily: reduction\n"
                      "promotion: binary\ndtypes: [all]\ncombine: acc + x\nreference: np.sum(x, axis=axis, keepdims=keepdims)\ndoc: d\n"},
-         "aa_bad.yaml", 3, "promotion", "'binary' is not valid for family reduction (reduce_same, reduce_sum, reduce_mean)",
+         "aa_bad.yaml", 3, "promotion", "'binary' is not valid for family reduction (reduce_same, reduce_sum, reduce_mean, reduce_bool)",
          "promotion: binary"),
     Case("promotion_not_for_arity", {"aa_bad.yaml": unary(promotion="where")},
          "aa_bad.yaml", 3, "promotion", "'where' does not fit 1 inputs", "promotion: where", cli=False),
@@ -184,11 +184,9 @@ CASES = [
          "aa_bad.yaml", 8, "domain", "'y' is not a tensor argument of this op (x)", "domain:", cli=False),
     Case("unknown_variant", {"aa_bad.yaml": unary(variants="[function, operator]")},
          "aa_bad.yaml", 8, "variants", "unknown value 'operator' (known: function, method)", "variants:", cli=False),
-    Case("inplace_operator_without_out",
-         {"aa_bad.yaml": "func: zz(Tensor x1, Tensor x2, /) -> Tensor\nfamily: contraction\npromotion: binary\n"
-                         "dtypes: [floating]\nreference: np.matmul(x1, x2)\ndoc: d\noperators: [__iadd__]\n"},
-         "aa_bad.yaml", 7, "operators", "__iadd__ writes through out=, which the contraction family does not take",
-         "operators:", cli=False),
+    Case("inplace_operator_of_a_unary_op",
+         {"aa_bad.yaml": unary(operators="[__iadd__]")},
+         "aa_bad.yaml", 8, "operators", "__iadd__ does not fit an op with 1 tensor inputs", "operators:", cli=False),
     # composite ops (an `implementation:` in the core instead of a kernel)
     Case("composite_without_examples", {"aa_bad.yaml": COMPOSITE.replace("examples:\n  - {x: [2, 3], shape: [6]}\n", "")},
          "aa_bad.yaml", 1, None, "missing required field 'examples'", "func:", cli=False),

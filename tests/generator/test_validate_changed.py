@@ -92,6 +92,16 @@ def test_the_identity_covers_the_runtime_the_gate_and_the_kernel(checkout: Path)
     assert identity() != first
     engine.write_text(engine.read_text(encoding="utf-8").removesuffix("// touched\n"), encoding="utf-8")
     assert identity() == first
+    # A header the kernel reaches through kernel_api.h counts; the bindings' python.h, which nothing the
+    # gate compiles includes, does not.
+    include = checkout / "runtime" / "include" / "tensorsmith"
+    for header, changes in (("scalar_ops.h", True), ("python.h", False)):
+        path = include / header
+        original = path.read_text(encoding="utf-8")
+        path.write_text(original + "// touched\n", encoding="utf-8")
+        assert (identity() != first) is changes, header
+        path.write_text(original, encoding="utf-8")
+    assert identity() == first
 
 
 def record(judged_sha256: str | None) -> OutputRecord:

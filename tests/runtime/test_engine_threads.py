@@ -1,14 +1,19 @@
 """The engines' threading and summation: results are the same bytes for any thread count (floats too: splits
 depend on the shape only) and whether idle workers poll or sleep, idle workers poll for TS_SPIN_MS and then
 sleep (the calling thread's wait for its workers is checked in runtime/tests_cpp/selftest.cpp), float32 sums are at least as accurate as numpy's pairwise sum, and a bad TS_NUM_THREADS, TS_SPIN_MS or
-TS_STREAM_MIN_BYTES is a clear error."""
+TS_STREAM_MIN_BYTES is a clear error. Python threads:
+large ops run without the GIL (another thread runs meanwhile), and ops from two threads at once give the bytes
+a lone call gives."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -173,3 +178,55 @@ def test_row_sums_with_cancellation_are_never_farther_from_exact_than_numpy(dtyp
     half_ulps = np.spacing(np.abs(exact).astype(dtype)).astype(np.float64) / 2
     assert np.all(np.abs(ours - exact) <= half_ulps * 1.001)  # the correctly rounded sum, give or take a tie
     assert np.all(np.abs(ours - exact) <= np.maximum(np.abs(theirs - exact), half_ulps * 1.001))
+
+
+def _ops(x: ts.Tensor, m: ts.Tensor) -> list[ts.Tensor]:
+    """One op of each engine, on inputs past kReleaseGilElements and the engines' parallel grains."""
+    return [ts.exp(x), ts.add(x, x[:1]), ts.sum(x), ts.max(m, axis=1), ts.argmax(m, axis=0), ts.softmax(m, axis=1),
+            ts.matmul(m[:64], m[:513, :64]), ts.multiply(x, 3.0, out=ts.empty_like(x)), ts.var(m, axis=0), ts.any(m > 4)]
+
+
+def test_ops_from_two_python_threads_give_the_same_bytes_as_one() -> None:
+    """Two threads' ops run at once (the GIL released, one of them on the engines' pool and the other running
+    its own chunks, or taking turns); each result is what a lone call gives."""
+    rng = np.random.default_rng(11)
+    x = ts.asarray(rng.standard_normal(300_001).astype(np.float32))
+    m = ts.asarray(rng.standard_normal((640, 513)))
+    expected = [np.asarray(r).tobytes() for r in _ops(x, m)]
+
+    def run(_: int) -> list[bytes]:
+        return [np.asarray(r).tobytes() for r in _ops(x, m)]
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        for got in pool.map(run, range(24)):
+            assert got == expected
+
+
+def test_a_large_op_lets_other_python_threads_run() -> None:
+    """While one thread runs a large op, another thread keeps running Python code: its clock readings cover
+    the op's whole span. Holding the GIL, the op would allow at most the one switch interval before it runs."""
+    x = ts.asarray(np.random.default_rng(0).standard_normal(1 << 25).astype(np.float32))
+    expected = np.asarray(ts.exp(x))
+    readings: list[int] = []
+    stop = threading.Event()
+
+    def tick() -> None:
+        while not stop.is_set():
+            readings.append(time.perf_counter_ns())
+
+    ticker = threading.Thread(target=tick)
+    ticker.start()
+    while not readings:
+        time.sleep(0.001)
+    start = time.perf_counter_ns()
+    result = ts.exp(x)
+    end = time.perf_counter_ns()
+    stop.set()
+    ticker.join()
+    inside = [r for r in readings if start < r < end]
+    switch_ns = sys.getswitchinterval() * 1e9
+    assert end - start > 4 * switch_ns, "the op was too fast to tell; make x larger"
+    assert inside and inside[-1] - start > (end - start) / 2, (
+        f"the other thread ran for {(inside[-1] - start) / 1e6 if inside else 0:.1f} ms of the op's {(end - start) / 1e6:.1f} ms"
+    )
+    np.testing.assert_array_equal(np.asarray(result), expected)

@@ -19,7 +19,7 @@ INPLACE = [(spec, dunder) for spec in CATALOG.ops for dunder in spec.operators i
 PYTHON = {"__iadd__": operator.iadd, "__isub__": operator.isub, "__imul__": operator.imul,
           "__itruediv__": operator.itruediv, "__ipow__": operator.ipow, "__ifloordiv__": operator.ifloordiv,
           "__imod__": operator.imod, "__iand__": operator.iand, "__ior__": operator.ior, "__ixor__": operator.ixor,
-          "__ilshift__": operator.ilshift, "__irshift__": operator.irshift}  # fmt: skip
+          "__ilshift__": operator.ilshift, "__irshift__": operator.irshift, "__imatmul__": operator.imatmul}  # fmt: skip
 
 
 def test_every_inplace_operator_is_declared_by_some_spec() -> None:
@@ -32,7 +32,7 @@ def test_every_inplace_operator_is_declared_by_some_spec() -> None:
 def test_inplace_matches_numpy(spec, dunder: str, left: str, right: str) -> None:
     rng = np.random.default_rng(7)
     a = (rng.integers(1, 5, size=(3, 4))).astype(left)
-    b = (rng.integers(1, 3, size=(4,))).astype(right)
+    b = (rng.integers(1, 3, size=(4, 4) if dunder == "__imatmul__" else (4,))).astype(right)  # x @= y keeps x's shape
     expected = a.copy()
     try:
         PYTHON[dunder](expected, b)
@@ -71,3 +71,20 @@ def test_inplace_errors_follow_numpy() -> None:
     view = ts.broadcast_to(ts.asarray(np.ones(3)), (2, 3))
     with pytest.raises(ValueError):
         view += 1  # a broadcast view shares its elements
+
+
+def test_inplace_matmul_stores_the_product_as_numpy() -> None:
+    a = np.arange(6.0).reshape(2, 3)
+    b = np.arange(9.0).reshape(3, 3)
+    t = ts.asarray(a.copy())
+    same = t
+    t @= ts.asarray(b)
+    assert t is same and np.asarray(t).tolist() == (a @ b).tolist()
+    with pytest.raises(ValueError, match="shape"):
+        t @= ts.asarray(np.ones((3, 2)))  # (2, 3) @ (3, 2) is (2, 2): numpy refuses too
+    i = ts.asarray(np.ones((2, 2), dtype=np.int32))
+    with pytest.raises(TypeError, match="same_kind"):
+        i @= ts.asarray(np.ones((2, 2)))
+    view = ts.broadcast_to(ts.asarray(np.ones(2)), (2, 2))
+    with pytest.raises(ValueError, match="read-only"):
+        view @= ts.asarray(np.eye(2))

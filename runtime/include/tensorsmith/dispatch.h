@@ -108,6 +108,7 @@ enum class Promotion : uint8_t {
   ReduceSum,    // result = sum_result_type(input) (sum, prod)
   ReduceMean,   // result = input if floating else float64 (mean)
   ReduceIndex,  // result int64 (argmax, argmin)
+  ReduceBool,   // result bool: the elements' truth values folded (all, any)
 };
 
 // Values an input may not hold when the op runs in some kernel dtypes, where numpy raises (integer pow

@@ -42,6 +42,11 @@ Tensor contract(const OpDef& op, const Tensor& a, const Tensor& b);
 // allows, so contiguous operands take a single call. No call when empty.
 void for_each_run(const std::vector<Tensor>& operands, PointwiseKernel kernel);
 
+// numpy's casting='same_kind', the rule for ufunc outputs: any cast within a kind or up the order
+// bool < unsigned < signed < floating (int64 -> int8 and float64 -> float16 are allowed; float -> int and
+// int -> unsigned are not).
+bool same_kind_castable(DType from, DType to);
+
 // The dtype the op's kernel runs in and the dtype of its result, for given input dtypes.
 using DTypes = SmallVector<DType, kMaxOperands>;
 DType kernel_dtype(const OpDef& op, const DTypes& inputs);

@@ -34,16 +34,30 @@ std::vector<Tensor> tensor_operands(const OpDef& op, std::initializer_list<pybin
 void require_default_numpy_keywords(pybind11::handle dtype, pybind11::handle out);
 
 // A pointwise op's result: a new tensor when `out` is None; else written into `out` (a Tensor, or
-// numpy's tuple of one) by ts::pointwise, and `out` itself is returned, as numpy returns it.
+// numpy's tuple of one) by ts::pointwise, and `out` itself is returned, as numpy returns it. Like the
+// engines below, it runs without the GIL for large inputs.
 pybind11::object pointwise_into(const OpDef& op, const std::vector<Tensor>& inputs, pybind11::handle out);
+
+// The engines of engine.h as the generated bindings call them: without the GIL for large inputs, so that
+// other Python threads run meanwhile (the arguments are converted before, with it).
+Tensor reduce(const OpDef& op, const Tensor& x, const std::optional<std::vector<int64_t>>& axes, bool keepdims);
+Tensor index_reduce(const OpDef& op, const Tensor& x, std::optional<int64_t> axis, bool keepdims);
+Tensor normalize(const OpDef& op, const Tensor& x, int64_t axis);
+Tensor contract(const OpDef& op, const Tensor& a, const Tensor& b);
+
+// An in-place operator of an op that takes no out= (x @= y): `result` stored into `self` (a Tensor), which
+// must have its shape (ValueError) and a dtype numpy's 'same_kind' rule casts it to (TypeError); self returned.
+pybind11::object store_into(pybind11::object self, const Tensor& result);
 
 // axis arguments: None, an int, or a sequence of ints (TypeError otherwise).
 std::optional<std::vector<int64_t>> axes_arg(pybind11::handle axis);
 std::optional<int64_t> axis_arg(pybind11::handle axis);
 
 // Composite ops: the core's hand-written functions that specs name in `implementation:` (bound by the
-// generated bindings). A tensor argument is a `const Tensor&`, every other argument a handle the function
-// converts itself, so its errors name the argument.
+// generated bindings). A tensor argument is a `const Tensor&`, an optional one (`Tensor?`, which may also
+// take a Python scalar) and every other argument a handle the function converts itself, so its errors name
+// the argument; a variadic one (`Tensor *arrays`) is pybind11::args. `Tensor[]` returns a pybind11::list,
+// `(Tensor, ...)` a pybind11::tuple.
 Tensor broadcast_to(const Tensor& x, pybind11::handle shape);
 Tensor reshape(const Tensor& x, pybind11::handle shape, pybind11::handle copy);
 Tensor permute_dims(const Tensor& x, pybind11::handle axes);
@@ -71,6 +85,18 @@ Tensor eye(pybind11::handle n_rows, pybind11::handle n_cols, pybind11::handle k,
            pybind11::handle device);
 Tensor tril(const Tensor& x, pybind11::handle k);
 Tensor triu(const Tensor& x, pybind11::handle k);
+pybind11::list meshgrid(pybind11::args arrays, pybind11::handle indexing);
+Tensor tile(const Tensor& x, pybind11::handle repetitions);
+Tensor repeat(const Tensor& x, pybind11::handle repeats, pybind11::handle axis);
+pybind11::tuple unstack(const Tensor& x, pybind11::handle axis);
+pybind11::list broadcast_arrays(pybind11::args arrays);
+Tensor clip(const Tensor& x, pybind11::handle min, pybind11::handle max);
+Tensor diff(const Tensor& x, pybind11::handle axis, pybind11::handle n, pybind11::handle prepend, pybind11::handle append);
+Tensor variance(const Tensor& x, pybind11::handle axis, pybind11::handle correction, pybind11::handle keepdims);
+Tensor standard_deviation(const Tensor& x, pybind11::handle axis, pybind11::handle correction, pybind11::handle keepdims);
+Tensor count_nonzero(const Tensor& x, pybind11::handle axis, pybind11::handle keepdims);
+Tensor vecdot(const Tensor& x1, const Tensor& x2, pybind11::handle axis);
+Tensor tensordot(const Tensor& x1, const Tensor& x2, pybind11::handle axes);
 
 }  // namespace ts::python
 

@@ -673,7 +673,7 @@ TS_HOST_DEVICE inline T round_half_even(T x) {
   }
 }
 
-// numpy.isinf, numpy.isfinite and numpy.signbit: integers and bool are finite, and their sign bit is x < 0.
+// numpy.isinf and numpy.isfinite: integers and bool are finite.
 template <typename T>
 constexpr bool is_inf(T x) {
   if constexpr (std::is_floating_point_v<T>) {
@@ -686,17 +686,6 @@ constexpr bool is_inf(T x) {
 template <typename T>
 constexpr bool is_finite(T x) {
   return !is_nan(x) && !is_inf(x);
-}
-template <typename T>
-TS_HOST_DEVICE inline bool signbit(T x) {
-  if constexpr (std::is_floating_point_v<T>) {
-    return std::signbit(x);
-  } else if constexpr (std::is_signed_v<T>) {
-    return x < T(0);
-  } else {
-    (void)x;
-    return false;
-  }
 }
 
 // Bitwise operations; bool's are the logical ones (numpy's bool loops).

@@ -183,10 +183,12 @@ class Pool {
 };
 
 // The pool is created on first parallel use and replaced when the thread
-// count changes. One parallel_for at a time: concurrent callers (two Python
-// threads) queue on g_run_mutex. Never destroyed at exit (workers may still
-// sleep in it); a forked child forgets the parent's pool (its threads do not
-// exist there) and builds its own.
+// count changes. One parallel_for uses it at a time: a caller that finds it
+// busy (another Python thread's op, run without the GIL) runs its own chunks
+// itself rather than wait, the same chunks in order, so its result is the
+// same. Never destroyed at exit (workers may still sleep in it); a forked
+// child forgets the parent's pool (its threads do not exist there) and builds
+// its own.
 std::mutex g_run_mutex;
 Pool* g_pool = nullptr;
 std::atomic<int> g_threads{0};  // 0 = not yet read from the environment
@@ -226,7 +228,21 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
   }
   // Equal chunks, one per thread; boundaries are a pure function of (n, chunks).
   const auto task = [&](int64_t c) { fn(n * c / chunks, n * (c + 1) / chunks); };
-  std::lock_guard<std::mutex> lock(g_run_mutex);
+  std::unique_lock<std::mutex> lock(g_run_mutex, std::try_to_lock);
+  if (!lock.owns_lock()) {
+    std::exception_ptr error;
+    t_in_worker = true;  // nested parallel_for stays serial here too
+    for (int64_t c = 0; c < chunks; ++c) {
+      try {
+        task(c);
+      } catch (...) {
+        if (!error) error = std::current_exception();
+      }
+    }
+    t_in_worker = false;
+    if (error) std::rethrow_exception(error);
+    return;
+  }
   static const bool atfork_registered = [] { return pthread_atfork(nullptr, nullptr, forget_pool_in_child) == 0; }();
   (void)atfork_registered;
   if (g_pool == nullptr || g_pool->requested() != threads - 1) {

@@ -333,15 +333,12 @@ DType kernel_dtype(const OpDef& op, const DTypes& inputs) { return op.type_rule(
 
 DType result_dtype(const OpDef& op, const DTypes& inputs) { return op.type_rule(common_dtype(op, inputs)).result; }
 
-namespace {
-
-// numpy's casting='same_kind', the rule for ufunc outputs: any cast within a kind
-// or up the order bool < unsigned < signed < floating (int64 -> int8 and
-// float64 -> float16 are allowed; float -> int and int -> unsigned are not).
 bool same_kind_castable(DType from, DType to) {
   const auto rank = [](DType d) { return is_bool(d) ? 0 : is_unsigned_integer(d) ? 1 : is_signed_integer(d) ? 2 : 3; };
   return rank(from) <= rank(to);
 }
+
+namespace {
 
 // Whether a size > 1 axis of `t` has stride 0, so that elements share memory (a broadcast_to view).
 // An empty tensor has no elements to share (and numpy gives its axes any strides).

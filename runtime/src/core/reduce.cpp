@@ -42,11 +42,13 @@ void reduce_rows(ReduceKernel kernel, const Matrix& m, Device device) {
 // Few long rows: fold fixed-size chunks of every row into partials (in the
 // result dtype), in parallel over chunks, then fold the partials. Only for ops
 // whose finalize is the identity and whose fold may be regrouped (the
-// ReduceSum and ReduceSame promotions: sum, prod, max, min), where the result
-// dtype has a kernel. For floats the regrouping rounds each partial to the
-// result dtype once; integers are exact.
+// ReduceSum, ReduceSame and ReduceBool promotions: sum, prod, max, min, all,
+// any), where the result dtype has a kernel (all and any fold their bool
+// partials with their bool kernel). For floats the regrouping rounds each
+// partial to the result dtype once; integers are exact.
 bool can_split(const OpDef& op, DeviceType device, DType result) {
-  return (op.promotion == Promotion::ReduceSum || op.promotion == Promotion::ReduceSame) &&
+  return (op.promotion == Promotion::ReduceSum || op.promotion == Promotion::ReduceSame ||
+          op.promotion == Promotion::ReduceBool) &&
          op.has_kernel(device, result);
 }
 

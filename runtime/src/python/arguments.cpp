@@ -50,7 +50,9 @@ void require_default_numpy_keywords(py::handle dtype, py::handle out) {
 }
 
 py::object pointwise_into(const OpDef& op, const std::vector<Tensor>& inputs, py::handle out) {
-  if (out.is_none()) return py::cast(pointwise(op, inputs));
+  int64_t elements = 0;
+  for (const Tensor& t : inputs) elements += t.numel();
+  if (out.is_none()) return py::cast(without_gil_if_large(elements, [&] { return pointwise(op, inputs); }));
   py::handle target = out;
   if (py::isinstance<py::tuple>(out)) {  // numpy also takes out=(array,) for a one-output ufunc
     TS_CHECK(py::len(out) == 1, ValueError,
@@ -63,8 +65,22 @@ py::object pointwise_into(const OpDef& op, const std::vector<Tensor>& inputs, py
   // numpy's check and words; a broadcast view is the one kind of read-only tensor.
   TS_CHECK(out_tensor.writeable(), ValueError,
            op.name << ": out is a broadcast view (a stride-0 axis) or a view of one: output array is read-only");
-  pointwise(op, inputs, out_tensor);
+  without_gil_if_large(elements + out_tensor.numel(), [&] { return pointwise(op, inputs, out_tensor); });
   return py::reinterpret_borrow<py::object>(target);
+}
+
+py::object store_into(py::object self, const Tensor& result) {
+  TS_CHECK(py::isinstance<Tensor>(self), TypeError, "in-place operator: the left operand must be a Tensor, not " << type_name(self));
+  Tensor target = self.cast<Tensor>();  // shares self's storage
+  TS_CHECK(result.shape() == target.shape(), ValueError,
+           "in-place operator: the result's shape " << shape_str(result.shape()) << " is not the left operand's "
+                                                    << shape_str(target.shape()));
+  TS_CHECK(same_kind_castable(result.dtype(), target.dtype()), TypeError,
+           "in-place operator: cannot cast the result from " << dtype_name(result.dtype()) << " to "
+                                                             << dtype_name(target.dtype()) << " with casting rule 'same_kind'");
+  TS_CHECK(target.writeable(), ValueError, "in-place operator: the left operand is a broadcast view: it is read-only");
+  target.copy_from(result);
+  return self;
 }
 
 std::optional<int64_t> axis_arg(py::handle axis) {

@@ -86,4 +86,16 @@ std::string type_name(py::handle obj);
 // `t` on `device`: itself when already there, else a copy.
 Tensor on_device(const Tensor& t, Device device);
 
+// ---- the GIL (engines.cpp) ------------------------------------------------------------
+// Elements of input from which an engine runs without the GIL: below, releasing and taking it back would
+// cost more than another thread could gain (numpy releases it from 500 elements, for its loops only).
+constexpr int64_t kReleaseGilElements = 4096;
+// run(), without the GIL when `elements` reach kReleaseGilElements. run() must touch no Python object.
+template <typename Run>
+auto without_gil_if_large(int64_t elements, Run run) {
+  if (elements < kReleaseGilElements) return run();
+  py::gil_scoped_release released;
+  return run();
+}
+
 }  // namespace ts::python

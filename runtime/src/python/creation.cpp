@@ -204,4 +204,28 @@ Tensor eye(py::handle n_rows, py::handle n_cols, py::handle k, py::handle dtype,
 Tensor tril(const Tensor& x, py::handle k) { return triangle(x, int_arg(k, "tril: k"), "less_equal", "tril"); }
 Tensor triu(const Tensor& x, py::handle k) { return triangle(x, int_arg(k, "triu: k"), "greater_equal", "triu"); }
 
+py::list meshgrid(py::args arrays, py::handle indexing) {
+  const std::string order = py::isinstance<py::str>(indexing) ? indexing.cast<std::string>() : "";
+  TS_CHECK(order == "xy" || order == "ij", ValueError,
+           "meshgrid: indexing must be 'xy' or 'ij', not " << py::repr(indexing).cast<std::string>());
+  std::vector<Tensor> vectors;
+  for (py::handle item : arrays) {
+    TS_CHECK(py::isinstance<Tensor>(item), TypeError, "meshgrid: arrays must be Tensors, not " << type_name(item));
+    vectors.push_back(item.cast<Tensor>().reshape({-1}));  // numpy flattens each
+  }
+  const size_t n = vectors.size();
+  // Array i runs along axis i; Cartesian ('xy') indexing swaps the first two axes.
+  std::vector<size_t> axis_of(n);
+  for (size_t i = 0; i < n; ++i) axis_of[i] = (order == "xy" && n >= 2 && i < 2) ? 1 - i : i;
+  Shape shape(n);
+  for (size_t i = 0; i < n; ++i) shape[axis_of[i]] = vectors[i].shape()[0];
+  py::list grids;
+  for (size_t i = 0; i < n; ++i) {
+    Shape along(n, 1);
+    along[axis_of[i]] = shape[axis_of[i]];
+    grids.append(py::cast(vectors[i].reshape(along).expand(shape).clone()));
+  }
+  return grids;
+}
+
 }  // namespace ts::python

@@ -163,4 +163,97 @@ Tensor roll(const Tensor& x, py::handle shift_arg, py::handle axis_arg) {
   return out;
 }
 
+Tensor tile(const Tensor& x, py::handle repetitions) {
+  std::vector<int64_t> reps = int_sequence_arg(repetitions, "repetitions");
+  for (int64_t r : reps) TS_CHECK(r >= 0, ValueError, "tile: repetitions must be non-negative, not " << r);
+  const size_t ndim = std::max(reps.size(), static_cast<size_t>(x.ndim()));
+  Shape shape(ndim - x.ndim(), 1);  // x's shape and the repetitions, each padded with leading 1s
+  shape.insert(shape.end(), x.shape().begin(), x.shape().end());
+  reps.insert(reps.begin(), ndim - reps.size(), 1);
+  // x as (1, s0, 1, s1, ...) broadcast to (r0, s0, r1, s1, ...), copied, then merged pairwise: (r0 * s0, ...)
+  Shape interleaved, tiled, result;
+  for (size_t i = 0; i < ndim; ++i) {
+    interleaved.push_back(1);
+    interleaved.push_back(shape[i]);
+    tiled.push_back(reps[i]);
+    tiled.push_back(shape[i]);
+    result.push_back(reps[i] * shape[i]);
+  }
+  return x.reshape(interleaved).expand(tiled).clone().reshape(result);
+}
+
+py::tuple unstack(const Tensor& x, py::handle axis_arg) {
+  TS_CHECK(x.ndim() >= 1, ValueError, "unstack: x must have at least one dimension");
+  const int64_t axis = normalize_axis(int_arg(axis_arg, "axis"), x.ndim());
+  py::tuple views(x.shape()[axis]);
+  for (int64_t i = 0; i < x.shape()[axis]; ++i) views[i] = py::cast(x.select(axis, i));
+  return views;
+}
+
+py::list broadcast_arrays(py::args arrays) {
+  std::vector<Tensor> tensors;
+  ShapeRefs shapes;
+  for (py::handle item : arrays) {
+    TS_CHECK(py::isinstance<Tensor>(item), TypeError, "broadcast_arrays: arrays must be Tensors, not " << type_name(item));
+    tensors.push_back(item.cast<Tensor>());
+  }
+  for (const Tensor& t : tensors) shapes.push_back(&t.shape());
+  const Shape shape = broadcast_shapes(shapes);
+  py::list views;
+  for (const Tensor& t : tensors) views.append(py::cast(t.expand(shape)));
+  return views;
+}
+
+namespace {
+
+// The repeat counts of each of n positions: an int for all, or a 1-D integer tensor of one or n counts.
+std::vector<int64_t> repeat_counts(py::handle repeats, int64_t n) {
+  if (PyLong_Check(repeats.ptr()) && !PyBool_Check(repeats.ptr())) {
+    const int64_t count = int_arg(repeats, "repeats");
+    TS_CHECK(count >= 0, ValueError, "repeat: repeats may not be negative, got " << count);
+    return std::vector<int64_t>(n, count);
+  }
+  TS_CHECK(py::isinstance<Tensor>(repeats), TypeError, "repeat: repeats must be an int or a Tensor, not " << type_name(repeats));
+  const Tensor given = repeats.cast<Tensor>();
+  TS_CHECK(is_integer(given.dtype()), TypeError,
+           "repeat: repeats must have an integer dtype, not " << dtype_name(given.dtype()));
+  TS_CHECK(given.ndim() <= 1 && (given.numel() == 1 || given.numel() == n), ValueError,
+           "repeat: repeats of shape " << shape_str(given.shape()) << " do not broadcast to the " << n << " positions along axis");
+  const Tensor host = to_device(given, Device{}).astype(DType::Int64);  // a contiguous copy in host memory
+  const auto* values = reinterpret_cast<const int64_t*>(host.data_ptr());
+  std::vector<int64_t> counts(n);
+  for (int64_t j = 0; j < n; ++j) {
+    counts[j] = values[given.numel() == 1 ? 0 : j];
+    TS_CHECK(counts[j] >= 0, ValueError, "repeat: repeats may not be negative, got " << counts[j]);
+  }
+  return counts;
+}
+
+}  // namespace
+
+Tensor repeat(const Tensor& x, py::handle repeats, py::handle axis_arg) {
+  const Tensor source = axis_arg.is_none() ? x.reshape({-1}) : x;  // numpy repeats the flattened x
+  const int64_t axis = axis_arg.is_none() ? 0 : normalize_axis(int_arg(axis_arg, "axis"), source.ndim());
+  const int64_t n = source.shape()[axis];
+  const std::vector<int64_t> counts = repeat_counts(repeats, n);
+  Shape shape = source.shape();
+  const bool uniform = std::all_of(counts.begin(), counts.end(), [&](int64_t c) { return c == counts.front(); });
+  if (n > 0 && uniform) {  // each element's copies side by side: x as (..., n, 1, ...) broadcast to (..., n, r, ...)
+    Shape spread = shape;
+    spread.insert(spread.begin() + axis + 1, counts.front());
+    shape[axis] = n * counts.front();
+    return source.unsqueeze(axis + 1).expand(spread).clone().reshape(shape);
+  }
+  int64_t total = 0;
+  for (int64_t c : counts) total += c;
+  shape[axis] = total;
+  Tensor out = Tensor::empty(shape, source.dtype(), source.device());
+  int64_t start = 0;
+  for (int64_t j = 0; j < n; ++j) {  // position j's slice, broadcast over its counts[j] copies
+    if (counts[j] > 0) out.slice(axis, start, start + counts[j], 1).copy_from(source.slice(axis, j, j + 1, 1));
+    start += counts[j];
+  }
+  return out;
+}
+
 }  // namespace ts::python

@@ -1,0 +1,216 @@
+// Array API functions composed of the catalog's generated ops (specs with `implementation:`): clip, diff,
+// var, std, count_nonzero, vecdot, tensordot. Each runs the engines on whatever device its inputs are on,
+// so CPU and CUDA agree by construction; their bindings, stubs and differential tests come from the specs.
+#include <pybind11/pybind11.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "bindings.h"
+#include "tensorsmith/dispatch.h"
+#include "tensorsmith/engine.h"
+#include "tensorsmith/errors.h"
+#include "tensorsmith/python.h"
+
+namespace ts::python {
+
+namespace {
+
+const OpDef& op(const char* name) { return Registry::global().get(name); }
+
+Tensor apply(const char* name, const std::vector<Tensor>& inputs) { return pointwise(op(name), inputs); }
+
+// The op on x and an operand that is a tensor or a Python scalar (which takes part in promotion as the op's
+// weak scalars do); `what` names the operand in errors.
+Tensor apply(const char* name, const Tensor& x, py::handle operand, const char* what) {
+  return pointwise(op(name), tensor_operands(op(name), {py::cast(x), operand}, {"x", what}));
+}
+
+// t with `axis` moved last.
+Tensor axis_last(const Tensor& t, int64_t axis) {
+  std::vector<int64_t> order;
+  for (int64_t a = 0; a < t.ndim(); ++a) {
+    if (a != axis) order.push_back(a);
+  }
+  order.push_back(axis);
+  return t.permute(order);
+}
+
+// A Python int outside x's integer dtype, taken at the dtype's nearer limit (numpy 2's clip does so rather
+// than raise OverflowError); anything else as it is.
+py::object clip_bound(py::handle bound, DType dtype) {
+  py::object value = py::reinterpret_borrow<py::object>(bound);
+  if (!is_integer(dtype) || !PyLong_Check(bound.ptr()) || PyBool_Check(bound.ptr())) return value;
+  const auto bits = static_cast<int>(itemsize(dtype) * 8);
+  const py::int_ low = is_signed_integer(dtype) ? py::int_(-(py::int_(1).attr("__lshift__")(bits - 1))) : py::int_(0);
+  const py::int_ high = is_signed_integer(dtype) ? py::int_(py::int_(1).attr("__lshift__")(bits - 1) - py::int_(1))
+                                                 : py::int_(py::int_(1).attr("__lshift__")(bits) - py::int_(1));
+  if (value < low) return low;
+  if (value > high) return high;
+  return value;
+}
+
+// x's axes `axes` names (None: all), normalised, each once, and how many elements they hold together.
+int64_t reduced_count(const Tensor& x, const std::optional<std::vector<int64_t>>& axes) {
+  if (!axes) return x.numel();
+  std::vector<bool> seen(x.ndim(), false);
+  int64_t count = 1;
+  for (int64_t a : *axes) {
+    a = normalize_axis(a, x.ndim());
+    TS_CHECK(!seen[a], ValueError, "duplicate value in 'axis'");
+    seen[a] = true;
+    count *= x.shape()[a];
+  }
+  return count;
+}
+
+double correction_arg(py::handle correction) {
+  TS_CHECK((PyLong_Check(correction.ptr()) || PyFloat_Check(correction.ptr())) && !PyBool_Check(correction.ptr()),
+           TypeError, "correction must be an int or a float, not " << type_name(correction));
+  return correction.cast<double>();
+}
+
+// numpy's var: the mean (kept as an axis of 1), the squared deviations summed, divided by max(N - correction,
+// 0). Integers and bool in float64 (the dtype of their mean); float16 and bfloat16 in float32, rounded at the end.
+Tensor numpy_var(const Tensor& input, py::handle axis, py::handle correction, bool keepdims) {
+  const std::optional<std::vector<int64_t>> axes = axes_arg(axis);
+  const double ddof = correction_arg(correction);
+  const bool half = input.dtype() == DType::Float16 || input.dtype() == DType::BFloat16;
+  const Tensor x = half ? input.astype(DType::Float32) : input;
+  const int64_t count = reduced_count(x, axes);
+  const Tensor mean = python::reduce(op("mean"), x, axes, true);
+  const Tensor deviation = apply("subtract", {x, mean});
+  const Tensor squares = python::reduce(op("sum"), apply("multiply", {deviation, deviation}), axes, keepdims);
+  const Tensor result =
+      apply("divide", squares, py::float_(std::max(static_cast<double>(count) - ddof, 0.0)), "correction");
+  return half ? result.astype(input.dtype()) : result;
+}
+
+// The axes of a tensordot: an int N (x1's last N with x2's first N) or a pair of sequences of axes.
+std::pair<std::vector<int64_t>, std::vector<int64_t>> tensordot_axes(py::handle axes, int64_t ndim1, int64_t ndim2) {
+  std::vector<int64_t> first, second;
+  if (PyLong_Check(axes.ptr()) && !PyBool_Check(axes.ptr())) {
+    const int64_t n = int_arg(axes, "axes");
+    TS_CHECK(n >= 0, ValueError, "tensordot: axes must be non-negative, not " << n);
+    TS_CHECK(n <= ndim1 && n <= ndim2, ValueError,
+             "tensordot: axes=" << n << " exceeds the dimensions of x1 (" << ndim1 << ") or x2 (" << ndim2 << ")");
+    for (int64_t i = 0; i < n; ++i) {
+      first.push_back(ndim1 - n + i);
+      second.push_back(i);
+    }
+    return {first, second};
+  }
+  TS_CHECK(PySequence_Check(axes.ptr()) && !py::isinstance<py::str>(axes) && py::len(axes) == 2, TypeError,
+           "tensordot: axes must be an int or a pair of sequences of axes, not " << type_name(axes));
+  const py::sequence pair = py::reinterpret_borrow<py::sequence>(axes);
+  first = int_sequence_arg(pair[0], "axes[0]");
+  second = int_sequence_arg(pair[1], "axes[1]");
+  TS_CHECK(first.size() == second.size(), ValueError,
+           "tensordot: axes name " << first.size() << " axes of x1 and " << second.size() << " of x2");
+  return {first, second};
+}
+
+// The axes of a tensor not in `taken`, in order.
+std::vector<int64_t> free_axes(int64_t ndim, const std::vector<int64_t>& taken) {
+  std::vector<int64_t> free;
+  for (int64_t a = 0; a < ndim; ++a) {
+    if (std::find(taken.begin(), taken.end(), a) == taken.end()) free.push_back(a);
+  }
+  return free;
+}
+
+}  // namespace
+
+Tensor clip(const Tensor& x, py::handle min, py::handle max) {
+  Tensor out = x;
+  if (!min.is_none()) out = apply("maximum", out, clip_bound(min, x.dtype()), "min");
+  if (!max.is_none()) out = apply("minimum", out, clip_bound(max, x.dtype()), "max");
+  return min.is_none() && max.is_none() ? x.clone() : out;
+}
+
+Tensor diff(const Tensor& x, py::handle axis_arg, py::handle n_arg, py::handle prepend, py::handle append) {
+  TS_CHECK(x.ndim() >= 1, ValueError, "diff: x must have at least one dimension");
+  const int64_t axis = normalize_axis(int_arg(axis_arg, "axis"), x.ndim());
+  const int64_t n = int_arg(n_arg, "n");
+  TS_CHECK(n >= 0, ValueError, "diff: order n must be non-negative, not " << n);
+  Tensor out = x;
+  if (!prepend.is_none() || !append.is_none()) {
+    py::list parts;
+    for (py::handle part : {prepend, py::handle(py::cast(x)), append}) {
+      if (part.is_none()) continue;
+      TS_CHECK(py::isinstance<Tensor>(part), TypeError, "diff: prepend and append must be Tensors, not " << type_name(part));
+      parts.append(part);
+    }
+    out = concat(parts, py::int_(axis));
+  }
+  if (n == 0) return out.clone();
+  const char* difference = out.dtype() == DType::Bool ? "not_equal" : "subtract";  // numpy: bool differences are !=
+  for (int64_t i = 0; i < n && out.shape()[axis] > 0; ++i) {  // n beyond the length: empty along axis
+    out = apply(difference, {out.slice(axis, 1, std::nullopt, 1), out.slice(axis, std::nullopt, -1, 1)});
+  }
+  return out;
+}
+
+Tensor variance(const Tensor& x, py::handle axis, py::handle correction, py::handle keepdims) {
+  return numpy_var(x, axis, correction, keepdims.cast<bool>());
+}
+
+Tensor standard_deviation(const Tensor& x, py::handle axis, py::handle correction, py::handle keepdims) {
+  return pointwise(op("sqrt"), {numpy_var(x, axis, correction, keepdims.cast<bool>())});
+}
+
+Tensor count_nonzero(const Tensor& x, py::handle axis, py::handle keepdims) {
+  const Tensor nonzero = apply("not_equal", x, py::int_(0), "0");
+  return python::reduce(op("sum"), nonzero, axes_arg(axis), keepdims.cast<bool>());
+}
+
+Tensor vecdot(const Tensor& x1, const Tensor& x2, py::handle axis_arg) {
+  const int64_t axis = int_arg(axis_arg, "axis");
+  TS_CHECK(x1.ndim() >= 1 && x2.ndim() >= 1, ValueError, "vecdot: x1 and x2 must have at least one dimension");
+  const Tensor a = axis_last(x1, normalize_axis(axis, x1.ndim()));
+  const Tensor b = axis_last(x2, normalize_axis(axis, x2.ndim()));
+  TS_CHECK(a.shape().back() == b.shape().back(), ValueError,
+           "vecdot: the vectors along axis " << axis << " have lengths " << a.shape().back() << " and " << b.shape().back());
+  const Tensor products = apply("multiply", {a, b});
+  // Summed in sum's dtype (int64 for small integers, which wrap back to the same bits numpy's own loop
+  // gives; bool counts, whose truth is numpy's or), then in the promoted dtype.
+  const Tensor sums = python::reduce(op("sum"), products, std::vector<int64_t>{-1}, false);
+  return sums.dtype() == products.dtype() ? sums : sums.astype(products.dtype());
+}
+
+Tensor tensordot(const Tensor& x1, const Tensor& x2, py::handle axes) {
+  auto [first, second] = tensordot_axes(axes, x1.ndim(), x2.ndim());
+  int64_t k = 1;
+  for (size_t i = 0; i < first.size(); ++i) {
+    first[i] = normalize_axis(first[i], x1.ndim());
+    second[i] = normalize_axis(second[i], x2.ndim());
+    TS_CHECK(x1.shape()[first[i]] == x2.shape()[second[i]], ValueError,
+             "tensordot: shape-mismatch for sum: x1 axis " << first[i] << " has " << x1.shape()[first[i]]
+                                                           << " elements, x2 axis " << second[i] << " has " << x2.shape()[second[i]]);
+    k *= x1.shape()[first[i]];
+  }
+  const std::vector<int64_t> free1 = free_axes(x1.ndim(), first), free2 = free_axes(x2.ndim(), second);
+  TS_CHECK(free1.size() + first.size() == static_cast<size_t>(x1.ndim()) &&
+               free2.size() + second.size() == static_cast<size_t>(x2.ndim()),
+           ValueError, "tensordot: an axis is named twice");
+  Shape shape;
+  int64_t m = 1, n = 1;
+  for (int64_t a : free1) {
+    shape.push_back(x1.shape()[a]);
+    m *= x1.shape()[a];
+  }
+  for (int64_t a : free2) {
+    shape.push_back(x2.shape()[a]);
+    n *= x2.shape()[a];
+  }
+  std::vector<int64_t> order1 = free1, order2 = second;
+  order1.insert(order1.end(), first.begin(), first.end());
+  order2.insert(order2.end(), free2.begin(), free2.end());
+  const Tensor a = x1.permute(order1).reshape({m, k});
+  const Tensor b = x2.permute(order2).reshape({k, n});
+  return python::contract(op("matmul"), a, b).reshape(shape);
+}
+
+}  // namespace ts::python
