@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import re
+import types
 from pathlib import Path
 
 import numpy as np
@@ -54,8 +56,9 @@ def test_family_case_tables_give_templates_for_every_arity(fam: FamilyDef) -> No
     class Limits:  # the engine_limits fields threshold tables read
         pointwise_grain, split_chunk, split_max_rows, row_grain = 1 << 15, 1 << 14, 16, 1 << 15
 
-    for arity in fam.arity:
-        ctx = type("Ctx", (), {"names": tuple(f"x{i}" for i in range(arity)), "order_sensitive": bool(fam.sums)})()
+    for arity, promotion in itertools.product(fam.arity, fam.promotions):  # tables may depend on the spec's promotion
+        spec = types.SimpleNamespace(promotion=promotion)
+        ctx = types.SimpleNamespace(names=tuple(f"x{i}" for i in range(arity)), order_sensitive=bool(fam.sums), spec=spec)
         for templates in (fam.shown_cases(ctx), fam.hidden_cases(ctx, np.random.default_rng(1)),
                           fam.threshold_cases(ctx, np.random.default_rng(2), Limits())):  # fmt: skip
             assert templates and all(isinstance(t, cases.CaseTemplate) for t in templates)
