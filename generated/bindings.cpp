@@ -448,6 +448,16 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         py::is_operator());
   }
   {
+    const ts::OpDef* op = &registry.get("hypot");
+    auto hypot = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    m.def("hypot", hypot, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(),
+          "sqrt(x1**2 + x2**2) without overflow or underflow in between; an infinity gives +inf even beside a quiet "
+          "NaN, as IEEE 754 and numpy say.");
+  }
+  {
     const ts::OpDef* op = &registry.get("isfinite");
     auto isfinite = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);

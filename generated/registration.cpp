@@ -38,6 +38,7 @@ void register_floor_cpu(ts::Registry& registry);
 void register_floor_divide_cpu(ts::Registry& registry);
 void register_greater_cpu(ts::Registry& registry);
 void register_greater_equal_cpu(ts::Registry& registry);
+void register_hypot_cpu(ts::Registry& registry);
 void register_isfinite_cpu(ts::Registry& registry);
 void register_isinf_cpu(ts::Registry& registry);
 void register_isnan_cpu(ts::Registry& registry);
@@ -117,6 +118,7 @@ void register_cpu_kernels(ts::Registry& registry) {
   register_floor_divide_cpu(registry);
   register_greater_cpu(registry);
   register_greater_equal_cpu(registry);
+  register_hypot_cpu(registry);
   register_isfinite_cpu(registry);
   register_isinf_cpu(registry);
   register_isnan_cpu(registry);
@@ -197,6 +199,7 @@ void register_floor_cuda(ts::Registry& registry);
 void register_floor_divide_cuda(ts::Registry& registry);
 void register_greater_cuda(ts::Registry& registry);
 void register_greater_equal_cuda(ts::Registry& registry);
+void register_hypot_cuda(ts::Registry& registry);
 void register_isfinite_cuda(ts::Registry& registry);
 void register_isinf_cuda(ts::Registry& registry);
 void register_isnan_cuda(ts::Registry& registry);
@@ -276,6 +279,7 @@ void register_cuda_kernels(ts::Registry& registry) {
   register_floor_divide_cuda(registry);
   register_greater_cuda(registry);
   register_greater_equal_cuda(registry);
+  register_hypot_cuda(registry);
   register_isfinite_cuda(registry);
   register_isinf_cuda(registry);
   register_isnan_cuda(registry);
@@ -776,6 +780,13 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Bool},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Bool},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Bool},
+      });
+  registry.define("hypot", ts::Family::Pointwise, 2, ts::Promotion::Float, false, 0x3u)
+      .with_types({
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
       });
   registry.define("isfinite", ts::Family::Pointwise, 1, ts::Promotion::Comparison, false, 0x1u)
       .with_types({

@@ -35,6 +35,7 @@ set(TS_GENERATED_SOURCES
   generated/cpu/floor_divide.cpp
   generated/cpu/greater.cpp
   generated/cpu/greater_equal.cpp
+  generated/cpu/hypot.cpp
   generated/cpu/isfinite.cpp
   generated/cpu/isinf.cpp
   generated/cpu/isnan.cpp
@@ -115,6 +116,7 @@ set(TS_GENERATED_CUDA_SOURCES
   generated/cuda/floor_divide.cu
   generated/cuda/greater.cu
   generated/cuda/greater_equal.cu
+  generated/cuda/hypot.cu
   generated/cuda/isfinite.cu
   generated/cuda/isinf.cu
   generated/cuda/isnan.cu

@@ -88,6 +88,8 @@ def _parser() -> argparse.ArgumentParser:
                           "(kernel, spec, op table, gate or runtime changed; REV's MANIFEST.json is trusted)")
     validate.add_argument("--sample", type=int, default=0, metavar="N",
                           help="with --changed-since: also N unchanged kernels, drawn with the gate's secret salt")
+    validate.add_argument("--shard", metavar="K/N", help="only the kernels of shard K of N (by a hash of their names): "
+                          "N machines judge the selection once between them")
     validate.set_defaults(handler=_validate)
 
     task = commands.add_parser("task", help="print what an outside author needs to write a kernel body")
@@ -206,6 +208,10 @@ def _report_regen(report: RegenReport) -> None:
 
 
 def _validate(project: Project, args: argparse.Namespace) -> int:
+    try:
+        shard = selection.parse_shard(args.shard) if args.shard is not None else None
+    except ValueError as exc:
+        raise GeneratorError(str(exc)) from None
     catalog = load_catalog(project.root)
     gate = make_gate(project)
     regenerator = Regenerator(project, gate)
@@ -224,6 +230,12 @@ def _validate(project: Project, args: argparse.Namespace) -> int:
         body, proposer = found
         return regenerator.candidate(spec, device, body, proposer), proposer
 
+    def in_shard(kernel: tuple[OpSpec, str]) -> bool:
+        return shard is None or selection.in_shard((kernel[0].name, kernel[1]), shard)
+
+    def shard_note(kept: int, selected: int) -> str:
+        return "" if shard is None else f" of shard {shard[0]}/{shard[1]} ({kept} of the {selected} selected)"
+
     candidates = {(spec.name, device): committed((spec, device)) for spec, device in kernels}
     if args.changed_since is not None:
         git = Git(project.root)
@@ -232,14 +244,20 @@ def _validate(project: Project, args: argparse.Namespace) -> int:
         chosen = selection.changed_since(
             kernels, key=lambda k: (k[0].name, k[1]), base=base, sample=args.sample, salt=gate.salt,
             identity=lambda k: gate.identity(c) if (c := candidates[(k[0].name, k[1])][0]) is not None else "")  # fmt: skip
-        kernels = [kernel for kernel, _why in chosen.judged]
+        listed = [(kernel, why) for kernel, why in chosen.judged if in_shard(kernel)]
+        kernels = [kernel for kernel, _why in listed]
         print(f"{chosen.unchanged} kernel(s) that {args.changed_since} ({base_commit[:12]}) accepted as they are now: "
-              "not judged again; judging the others:")  # fmt: skip
-        for (spec, device), why in chosen.judged:
+              f"not judged again; judging the others{shard_note(len(listed), len(chosen.judged))}:")  # fmt: skip
+        for (spec, device), why in listed:
             print(f"  {spec.name}.{device}: {why}")
     elif args.sample:
         raise GeneratorError("--sample draws from the kernels --changed-since leaves out; give --changed-since REV")
-    print(f"judging {len(kernels)} kernels ({', '.join(devices)}) from generated/ ...", flush=True)
+    note = ""  # what the shard kept, where no listing said it
+    if args.changed_since is None:
+        selected = len(kernels)
+        kernels = [k for k in kernels if in_shard(k)]
+        note = shard_note(len(kernels), selected)
+    print(f"judging {len(kernels)} kernels ({', '.join(devices)}){note} from generated/ ...", flush=True)
 
     def judge(kernel: tuple[OpSpec, str]) -> tuple[OpSpec, str, Verdict | None, str]:
         spec, device = kernel

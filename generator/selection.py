@@ -5,7 +5,9 @@ translation unit, spec, op table, the gate or the runtime changed since, or REV 
 identity is recomputed here from the working tree, never read from the working tree's manifest, which an
 author can edit; REV's manifest is the trusted side (REV passed CI). `--sample N` adds N of the unchanged
 kernels, drawn with the gate's secret salt so no author can know which will be re-judged under fresh
-hidden cases; the scheduled CI job judges the whole catalog.
+hidden cases; the scheduled CI job judges the whole catalog. `--shard K/N` keeps the kernels of one of N
+shards (a CI matrix without a cluster): each kernel's shard follows from its name alone, so N machines
+that select the same kernels judge each once between them.
 """
 
 from __future__ import annotations
@@ -52,3 +54,19 @@ def _draw(positions: list[int], n: int, salt: bytes) -> list[int]:
     """n of `positions`, chosen by the secret salt (one machine draws the same ones each time)."""
     rng = random.Random(hashlib.sha256(b"tsgen validate --sample\0" + salt).digest())
     return rng.sample(positions, min(n, len(positions)))
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`K/N` (1 <= K <= N) as (K, N); ValueError naming the form otherwise."""
+    k, sep, n = text.partition("/")
+    if not (sep and k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        raise ValueError(f"--shard takes K/N with 1 <= K <= N (3/4: the third of four shards), not {text!r}")
+    return int(k), int(n)
+
+
+def in_shard(key: tuple[str, str], shard: tuple[int, int]) -> bool:
+    """Whether the kernel (op, device) belongs to shard K of N: by a hash of its name, so the same kernel is in
+    the same shard on every machine and in every selection."""
+    k, n = shard
+    digest = hashlib.sha256(f"{key[0]}.{key[1]}".encode()).digest()
+    return int.from_bytes(digest[:8], "little") % n == k - 1

@@ -92,6 +92,9 @@ class Expected:
     # double where it is wider: the yardstick of ulp budgets)
     precise: np.ndarray | None = None
     honest: np.ndarray | None = None  # float results below float64: numpy's own same-precision result
+    # float results below float64: where numpy's own result in the operands' dtype (ml_dtypes' for bfloat16)
+    # is NaN; widening quiets a signalling NaN, so the reference can give a number there (hypot(inf, sNaN))
+    numpy_nan: np.ndarray | None = None
     # Sums and products of sums (sum, mean, matmul): the reference on the inputs' magnitudes, sum |x| and
     # sum |a||b|. A sum's honest rounding error grows with its terms, not with its (cancelled) result.
     scale: np.ndarray | None = None
@@ -147,7 +150,7 @@ def _expected(spec: OpSpec, case: Case, fn, args: list[np.ndarray]) -> Expected:
     precise = _float64_reference(spec, case, fn, wide, shape).astype(np.float64)
     with np.errstate(all="ignore"):
         values = precise.astype(own.dtype)
-    return Expected(dtype=dtype, shape=shape, values=values, precise=precise, honest=own.copy())
+    return Expected(dtype=dtype, shape=shape, values=values, precise=precise, honest=own.copy(), numpy_nan=_nan_at(own))
 
 
 def _expected_half(spec: OpSpec, case: Case, fn, args: list[np.ndarray]) -> Expected:
@@ -167,7 +170,27 @@ def _expected_half(spec: OpSpec, case: Case, fn, args: list[np.ndarray]) -> Expe
     if not is_float(dtype):  # comparisons, argmax: exact on the exactly upcast inputs
         return Expected(dtype=dtype, shape=own.shape, values=values)
     honest = own.copy() if dtype == "float16" else None  # numpy has no bfloat16 arithmetic of its own here
-    return Expected(dtype=dtype, shape=own.shape, values=values, precise=precise.astype(np.float64), honest=honest)
+    numpy_nan = _nan_at(own) if dtype == "float16" else _nan_at(_bfloat16_own(spec, case, fn, args, own.shape))
+    return Expected(dtype=dtype, shape=own.shape, values=values, precise=precise.astype(np.float64), honest=honest,
+                    numpy_nan=numpy_nan)
+
+
+def _nan_at(own: np.ndarray | None) -> np.ndarray | None:
+    """Where numpy's own low-precision float result is NaN (None without one)."""
+    if own is None or own.dtype.kind != "f" and own.dtype.name != "bfloat16":
+        return None
+    with np.errstate(all="ignore"):
+        return np.isnan(own.astype(np.float64))
+
+
+def _bfloat16_own(spec: OpSpec, case: Case, fn, args: list[np.ndarray], shape: tuple[int, ...]) -> np.ndarray | None:
+    """The reference on the bfloat16 inputs themselves, where ml_dtypes has a bfloat16 loop for it (hypot
+    has; a reference written in float64 steps has not); None otherwise."""
+    try:
+        result = np.asarray(_quiet(fn, args, case.kwargs))
+    except Exception:  # noqa: BLE001 - no bfloat16 loop: nothing to learn from it
+        return None
+    return result if result.dtype.name == "bfloat16" and result.shape == shape else None
 
 
 def _reference(spec: OpSpec, case: Case, fn, args: list[np.ndarray]) -> np.ndarray | Expected:
@@ -410,14 +433,18 @@ def ulp_errors(actual: np.ndarray, precise: np.ndarray, dtype: str) -> np.ndarra
 def _compare_pointwise(spec: OpSpec, case: Case, which: str, meta: dict, got: np.ndarray, expected: Expected) -> Mismatch | None:
     """Non-finite results where numpy's are (NaN for NaN, any payload; infinities exact), zero signs as
     numpy's, and finite results within the op's ulp budget of the precise value: correctly rounded (numpy's
-    own float64 arithmetic, rounded once) where the spec declares none. Then the mean error: rounding
-    one way every time stays within a budget of an ulp, but moves every sum of results."""
+    own float64 arithmetic, rounded once) where the spec declares none. NaN is also numpy's answer where its
+    own result in the operands' dtype is NaN and the widened reference's is not: widening quiets a signalling
+    NaN, and libm answers hypot(inf, sNaN) with NaN but hypot(inf, qNaN) with inf. Then the mean error:
+    rounding one way every time stays within a budget of an ulp, but moves every sum of results."""
     budget = ulp_budget(spec, expected.dtype)
     values = expected.values
     with np.errstate(all="ignore"):
         g, v = got.astype(np.float64), values.astype(np.float64)
         finite = np.isfinite(g) & np.isfinite(v)
-        special = np.where(np.isnan(v), np.isnan(g), g == v)  # NaN meets NaN, an infinity its own sign
+        numpy_nan = expected.numpy_nan if expected.numpy_nan is not None else False
+        # NaN meets NaN, an infinity its own sign
+        special = np.where(np.isnan(v), np.isnan(g), (g == v) | (np.isnan(g) & numpy_nan))
     if budget == CORRECTLY_ROUNDED:
         within, measured = _bitwise_equal(got, values), finite
     else:

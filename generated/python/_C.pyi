@@ -422,6 +422,9 @@ def greater_equal(
 ) -> Tensor:
     """x1 >= x2 for each pair, as bool."""
 
+def hypot(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """sqrt(x1**2 + x2**2) without overflow or underflow in between; an infinity gives +inf even beside a quiet NaN, as IEEE 754 and numpy say."""
+
 def isfinite(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Whether each element is neither infinite nor NaN."""
 

@@ -22,7 +22,7 @@ from tensorsmith_forge.generator.loop import Regenerator
 from tensorsmith_forge.generator.manifest import OutputRecord
 from tensorsmith_forge.generator.project import Project
 from tensorsmith_forge.generator.proposers import extract_body
-from tensorsmith_forge.generator.selection import changed_since
+from tensorsmith_forge.generator.selection import changed_since, in_shard
 from tensorsmith_forge.validators.gate import Gate
 
 
@@ -66,6 +66,9 @@ def test_a_sample_of_the_unchanged_is_drawn(repo: Path, tsgen) -> None:  # noqa:
 @pytest.mark.parametrize(("args", "message"), [
     (("--changed-since", "no-such-rev"), "tsgen: error: unknown revision 'no-such-rev'"),
     (("--sample", "3"), "tsgen: error: --sample draws from the kernels --changed-since leaves out; give --changed-since REV"),
+    (("--shard", "0/2"), "tsgen: error: --shard takes K/N with 1 <= K <= N (3/4: the third of four shards), not '0/2'"),
+    (("--shard", "3/2"), "tsgen: error: --shard takes K/N with 1 <= K <= N"),
+    (("--shard", "half"), "tsgen: error: --shard takes K/N with 1 <= K <= N"),
 ])  # fmt: skip
 def test_bad_selections_are_one_line_errors(repo: Path, tsgen, args: tuple[str, ...], message: str) -> None:  # noqa: F811
     result = tsgen(repo, "validate", "--device", "cpu", *args)
@@ -121,3 +124,23 @@ def test_the_selection_rules() -> None:
         extra = [k[0] for k, why in selection.judged if why.startswith("unchanged")]
         assert len(extra) == 1 and extra[0] in {"a", "e"} and selection.unchanged == 1
     assert len({tuple(k for k, _ in s.judged) for s in drawn.values()}) == 2, "the salt chooses which unchanged kernel is drawn"
+
+
+def test_shards_judge_each_selected_kernel_once_between_them(repo: Path, tsgen) -> None:  # noqa: F811
+    names = {f"{spec.name}.cpu" for spec in load_catalog(repo).ops if spec.name.startswith("neg")}
+    seen: list[str] = []
+    for k in (1, 2, 3):
+        out = ok(tsgen(repo, "validate", "--changed-since", "main", "--sample", "5", "--device", "cpu", "--ops", "neg*",
+                       "--shard", f"{k}/3"))  # fmt: skip
+        assert f"of shard {k}/3 (" in out
+        seen += list(judged(out))
+    assert sorted(seen) == sorted(names)
+
+
+def test_shards_partition_any_set_of_kernels() -> None:
+    keys = [(f"op{i}", device) for i in range(300) for device in ("cpu", "cuda")]
+    for n in (1, 2, 5):
+        owners = [[k for k in range(1, n + 1) if in_shard(key, (k, n))] for key in keys]
+        assert all(len(o) == 1 for o in owners)
+        sizes = [sum(o == [k] for o in owners) for k in range(1, n + 1)]
+        assert min(sizes) > len(keys) / n / 2  # spread, not all in one
