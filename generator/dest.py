@@ -86,9 +86,11 @@ def bindings_context(catalog: Catalog, header: str) -> dict[str, object]:
     aliases: dict[str, list[AliasSpec]] = {}
     for alias in catalog.aliases:
         aliases.setdefault(alias.alias_of, []).append(alias)
-    composites = [{"name": c.name, "implementation": c.implementation, "doc": cpp_string(c.doc),
-                   "annotations": "".join(f"{a}, " for a in [_py_arguments(c.signature.arguments, method=False)] if a)}
-                  for c in catalog.composites]  # fmt: skip  (annotations: none for a lone variadic argument)
+    composites = []
+    for c in catalog.composites:
+        annotations = _py_arguments(c.signature.arguments, method=False)  # none for a lone variadic argument
+        composites.append({"name": c.name, "implementation": c.implementation, "doc": cpp_string(c.doc),
+                           "annotations": f"{annotations}, " if annotations else ""})
     return {"header": header, "ops": [_binding(spec, aliases.get(spec.name, [])) for spec in catalog.ops], "composites": composites}
 
 

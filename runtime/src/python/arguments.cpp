@@ -323,4 +323,16 @@ std::vector<Tensor> tensor_operands(const OpDef& op, std::initializer_list<py::h
   return operands;
 }
 
+py::object clamp_int(py::handle value, DType dtype) {
+  if (int_fits(value, dtype)) return py::reinterpret_borrow<py::object>(value);
+  py::object limit;
+  visit_cpp_type(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      limit = py::int_(is_negative(value) ? std::numeric_limits<T>::min() : std::numeric_limits<T>::max());
+    }
+  });
+  return limit;
+}
+
 }  // namespace ts::python

@@ -81,6 +81,9 @@ Tensor asarray(py::handle obj, std::optional<DType> dtype = std::nullopt, std::o
 // `what` names the argument in the TypeError.
 int64_t int_arg(py::handle obj, const char* what);
 std::vector<int64_t> int_sequence_arg(py::handle obj, const char* what);
+// A Python int taken at the nearer limit of the integer dtype where it does not fit it (numpy 2's clip
+// bounds); a value that fits as it is.
+py::object clamp_int(py::handle value, DType dtype);
 // The type name of obj, for error messages.
 std::string type_name(py::handle obj);
 // `t` on `device`: itself when already there, else a copy.

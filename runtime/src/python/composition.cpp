@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <vector>
 
 #include "bindings.h"
@@ -28,44 +27,6 @@ Tensor apply(const char* name, const Tensor& x, py::handle operand, const char* 
   return pointwise(op(name), tensor_operands(op(name), {py::cast(x), operand}, {"x", what}));
 }
 
-// t with `axis` moved last.
-Tensor axis_last(const Tensor& t, int64_t axis) {
-  std::vector<int64_t> order;
-  for (int64_t a = 0; a < t.ndim(); ++a) {
-    if (a != axis) order.push_back(a);
-  }
-  order.push_back(axis);
-  return t.permute(order);
-}
-
-// A Python int outside x's integer dtype, taken at the dtype's nearer limit (numpy 2's clip does so rather
-// than raise OverflowError); anything else as it is.
-py::object clip_bound(py::handle bound, DType dtype) {
-  py::object value = py::reinterpret_borrow<py::object>(bound);
-  if (!is_integer(dtype) || !PyLong_Check(bound.ptr()) || PyBool_Check(bound.ptr())) return value;
-  const auto bits = static_cast<int>(itemsize(dtype) * 8);
-  const py::int_ low = is_signed_integer(dtype) ? py::int_(-(py::int_(1).attr("__lshift__")(bits - 1))) : py::int_(0);
-  const py::int_ high = is_signed_integer(dtype) ? py::int_(py::int_(1).attr("__lshift__")(bits - 1) - py::int_(1))
-                                                 : py::int_(py::int_(1).attr("__lshift__")(bits) - py::int_(1));
-  if (value < low) return low;
-  if (value > high) return high;
-  return value;
-}
-
-// x's axes `axes` names (None: all), normalised, each once, and how many elements they hold together.
-int64_t reduced_count(const Tensor& x, const std::optional<std::vector<int64_t>>& axes) {
-  if (!axes) return x.numel();
-  std::vector<bool> seen(x.ndim(), false);
-  int64_t count = 1;
-  for (int64_t a : *axes) {
-    a = normalize_axis(a, x.ndim());
-    TS_CHECK(!seen[a], ValueError, "duplicate value in 'axis'");
-    seen[a] = true;
-    count *= x.shape()[a];
-  }
-  return count;
-}
-
 double correction_arg(py::handle correction) {
   TS_CHECK((PyLong_Check(correction.ptr()) || PyFloat_Check(correction.ptr())) && !PyBool_Check(correction.ptr()),
            TypeError, "correction must be an int or a float, not " << type_name(correction));
@@ -79,8 +40,9 @@ Tensor numpy_var(const Tensor& input, py::handle axis, py::handle correction, bo
   const double ddof = correction_arg(correction);
   const bool half = input.dtype() == DType::Float16 || input.dtype() == DType::BFloat16;
   const Tensor x = half ? input.astype(DType::Float32) : input;
-  const int64_t count = reduced_count(x, axes);
-  const Tensor mean = python::reduce(op("mean"), x, axes, true);
+  const Tensor mean = python::reduce(op("mean"), x, axes, true);  // checks the axes
+  int64_t count = 1;  // the elements each mean is of: x's extent where mean keeps a 1
+  for (int64_t i = 0; i < x.ndim(); ++i) count *= mean.shape()[i] == 1 ? x.shape()[i] : 1;
   const Tensor deviation = apply("subtract", {x, mean});
   const Tensor squares = python::reduce(op("sum"), apply("multiply", {deviation, deviation}), axes, keepdims);
   const Tensor result =
@@ -125,8 +87,13 @@ std::vector<int64_t> free_axes(int64_t ndim, const std::vector<int64_t>& taken) 
 
 Tensor clip(const Tensor& x, py::handle min, py::handle max) {
   Tensor out = x;
-  if (!min.is_none()) out = apply("maximum", out, clip_bound(min, x.dtype()), "min");
-  if (!max.is_none()) out = apply("minimum", out, clip_bound(max, x.dtype()), "max");
+  // A Python int bound beyond x's integer dtype is taken at its limit, as numpy 2's clip does (not OverflowError).
+  const auto bound = [&](py::handle b) {
+    return is_integer(x.dtype()) && PyLong_Check(b.ptr()) && !PyBool_Check(b.ptr()) ? clamp_int(b, x.dtype())
+                                                                                     : py::reinterpret_borrow<py::object>(b);
+  };
+  if (!min.is_none()) out = apply("maximum", out, bound(min), "min");
+  if (!max.is_none()) out = apply("minimum", out, bound(max), "max");
   return min.is_none() && max.is_none() ? x.clone() : out;
 }
 
@@ -169,8 +136,8 @@ Tensor count_nonzero(const Tensor& x, py::handle axis, py::handle keepdims) {
 Tensor vecdot(const Tensor& x1, const Tensor& x2, py::handle axis_arg) {
   const int64_t axis = int_arg(axis_arg, "axis");
   TS_CHECK(x1.ndim() >= 1 && x2.ndim() >= 1, ValueError, "vecdot: x1 and x2 must have at least one dimension");
-  const Tensor a = axis_last(x1, normalize_axis(axis, x1.ndim()));
-  const Tensor b = axis_last(x2, normalize_axis(axis, x2.ndim()));
+  const Tensor a = moveaxis(x1, py::int_(axis), py::int_(-1));
+  const Tensor b = moveaxis(x2, py::int_(axis), py::int_(-1));
   TS_CHECK(a.shape().back() == b.shape().back(), ValueError,
            "vecdot: the vectors along axis " << axis << " have lengths " << a.shape().back() << " and " << b.shape().back());
   const Tensor products = apply("multiply", {a, b});
