@@ -28,7 +28,8 @@ SAFE_ATTRIBUTES = frozenset(
     maximum minimum fmax fmin clip where equal not_equal less less_equal greater greater_equal
     logical_and logical_or logical_not logical_xor isnan isinf isfinite signbit round reciprocal remainder mod
     logaddexp nextafter bitwise_and bitwise_or bitwise_xor invert bitwise_invert left_shift right_shift
-    sum prod mean max min amax amin argmax argmin cumsum matmul dot einsum all any std var count_nonzero diff
+    sum prod mean max min amax amin argmax argmin cumsum cumulative_sum cumulative_prod matmul dot einsum all any std
+    var count_nonzero diff
     vecdot tensordot
     zeros ones zeros_like ones_like full full_like empty empty_like asarray array broadcast_to broadcast_arrays
     arange linspace eye tril triu meshgrid

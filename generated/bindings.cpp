@@ -341,6 +341,28 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
           "Hyperbolic cosine of each element.");
   }
   {
+    const ts::OpDef* op = &registry.get("cumulative_prod");
+    auto cumulative_prod = [op](pybind11::object x, pybind11::object axis, bool include_initial) {
+      return ts::python::scan(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axis_arg(axis),
+                              include_initial);
+    };
+    m.def("cumulative_prod", cumulative_prod, py::arg("x"), py::pos_only(), py::kw_only(),
+          py::arg("axis") = pybind11::none(), py::arg("include_initial") = false,
+          "Running products along the axis (required above 1-D); ints accumulate in int64/uint64; include_initial "
+          "starts with 1.");
+  }
+  {
+    const ts::OpDef* op = &registry.get("cumulative_sum");
+    auto cumulative_sum = [op](pybind11::object x, pybind11::object axis, bool include_initial) {
+      return ts::python::scan(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axis_arg(axis),
+                              include_initial);
+    };
+    m.def("cumulative_sum", cumulative_sum, py::arg("x"), py::pos_only(), py::kw_only(),
+          py::arg("axis") = pybind11::none(), py::arg("include_initial") = false,
+          "Running sums along the axis (required above 1-D); ints accumulate in int64/uint64; include_initial starts "
+          "with 0.");
+  }
+  {
     const ts::OpDef* op = &registry.get("divide");
     auto divide = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);

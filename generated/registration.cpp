@@ -30,6 +30,8 @@ void register_ceil_cpu(ts::Registry& registry);
 void register_copysign_cpu(ts::Registry& registry);
 void register_cos_cpu(ts::Registry& registry);
 void register_cosh_cpu(ts::Registry& registry);
+void register_cumulative_prod_cpu(ts::Registry& registry);
+void register_cumulative_sum_cpu(ts::Registry& registry);
 void register_divide_cpu(ts::Registry& registry);
 void register_equal_cpu(ts::Registry& registry);
 void register_exp_cpu(ts::Registry& registry);
@@ -110,6 +112,8 @@ void register_cpu_kernels(ts::Registry& registry) {
   register_copysign_cpu(registry);
   register_cos_cpu(registry);
   register_cosh_cpu(registry);
+  register_cumulative_prod_cpu(registry);
+  register_cumulative_sum_cpu(registry);
   register_divide_cpu(registry);
   register_equal_cpu(registry);
   register_exp_cpu(registry);
@@ -191,6 +195,8 @@ void register_ceil_cuda(ts::Registry& registry);
 void register_copysign_cuda(ts::Registry& registry);
 void register_cos_cuda(ts::Registry& registry);
 void register_cosh_cuda(ts::Registry& registry);
+void register_cumulative_prod_cuda(ts::Registry& registry);
+void register_cumulative_sum_cuda(ts::Registry& registry);
 void register_divide_cuda(ts::Registry& registry);
 void register_equal_cuda(ts::Registry& registry);
 void register_exp_cuda(ts::Registry& registry);
@@ -271,6 +277,8 @@ void register_cuda_kernels(ts::Registry& registry) {
   register_copysign_cuda(registry);
   register_cos_cuda(registry);
   register_cosh_cuda(registry);
+  register_cumulative_prod_cuda(registry);
+  register_cumulative_sum_cuda(registry);
   register_divide_cuda(registry);
   register_equal_cuda(registry);
   register_exp_cuda(registry);
@@ -649,6 +657,38 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::UInt16, ts::DType::Float32, ts::DType::Float32},
           {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("cumulative_prod", ts::Family::Scan, 1, ts::Promotion::ReduceSum, true, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Int64},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int64},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int64},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int64},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt64},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt64},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt64},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("cumulative_sum", ts::Family::Scan, 1, ts::Promotion::ReduceSum, true, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Int64},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int64},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int64},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int64},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt64},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt64},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt64},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
           {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},

@@ -27,6 +27,8 @@ set(TS_GENERATED_SOURCES
   generated/cpu/copysign.cpp
   generated/cpu/cos.cpp
   generated/cpu/cosh.cpp
+  generated/cpu/cumulative_prod.cpp
+  generated/cpu/cumulative_sum.cpp
   generated/cpu/divide.cpp
   generated/cpu/equal.cpp
   generated/cpu/exp.cpp
@@ -108,6 +110,8 @@ set(TS_GENERATED_CUDA_SOURCES
   generated/cuda/copysign.cu
   generated/cuda/cos.cu
   generated/cuda/cosh.cu
+  generated/cuda/cumulative_prod.cu
+  generated/cuda/cumulative_sum.cu
   generated/cuda/divide.cu
   generated/cuda/equal.cu
   generated/cuda/exp.cu

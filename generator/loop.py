@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tensorsmith_forge.catalog.model import Catalog, OpSpec, load_catalog
-from tensorsmith_forge.validators.gate import Candidate, Gate, Verdict
+from tensorsmith_forge.validators.gate import Candidate, Gate, Verdict, included_headers
 
 from . import api, dest, writer
 from .errors import GeneratorError
@@ -67,9 +67,15 @@ def validator_files(root: Path) -> list[Path]:
 
 # The runtime headers a kernel translation unit sees (what the kernel templates include, and what those include;
 # tests/generator/test_regen.py checks the list against the #include lines).
-KERNEL_HEADERS = ("kernel_api.h", "dispatch.h", "dtype.h", "device.h", "scalar_ops.h", "isa.h", "blas.h", "half.h", "bits.h",
-                  "macros.h", "cuda/kernel_api.cuh", "cuda/launch.cuh", "cuda/pointwise.cuh", "cuda/reduce.cuh",
-                  "cuda/normalize.cuh", "cuda/gemm.cuh", "cuda/runtime.h", "cuda/workspace.h", "cuda/blas.h", "cuda/device.h")
+# The kernel templates (and bodies) of both devices: the runtime headers they include, transitively, are
+# what a generated translation unit depends on (a new family's machinery header is found, never listed).
+KERNEL_TEMPLATE_GLOBS = ("cpu/*.j2", "cuda/*.j2", "cpu/bodies/*.j2", "cuda/bodies/*.j2")
+
+
+def kernel_headers(templates_dir: Path, include_dir: Path) -> list[Path]:
+    """The runtime headers a generated kernel translation unit includes, directly or not."""
+    templates = [path.read_bytes() for pattern in KERNEL_TEMPLATE_GLOBS for path in sorted(templates_dir.glob(pattern))]
+    return included_headers(templates, include_dir)
 COMMENT = {".cpp": "//", ".cu": "//", ".cmake": "#", ".pyi": "#"}
 
 
@@ -138,7 +144,7 @@ class Regenerator:
 
     def plan(self, catalog: Catalog, manifest: Manifest, force: bool) -> list[KernelPlan]:
         generator_sha = self._generator_sha()
-        headers_sha = sha256_files((self.project.include_dir / "tensorsmith" / h for h in KERNEL_HEADERS), self.project.root)
+        headers_sha = sha256_files(kernel_headers(self.project.templates_dir, self.project.include_dir), self.project.root)
         validators_sha = sha256_files(validator_files(self.project.root), self.project.root)
         formatting_sha = self.formatter.fingerprint()
         records = manifest.kernel_records()

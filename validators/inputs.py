@@ -260,11 +260,13 @@ def _probe(spec: OpSpec, args: list[np.ndarray], kwargs: dict[str, Any]) -> np.n
 
 
 def _probe_multiplicative(spec: OpSpec) -> bool:
-    """Whether a reduction's reference multiplies: it reduces [3, 3] to 9."""
-    if spec.arity != 1 or not {"axis", "keepdims"} <= {a.name for a in spec.signature.arguments}:
+    """Whether a reduction's or scan's reference multiplies: it folds [3, 3] (its defaults) to 9."""
+    if spec.arity != 1 or "axis" not in {a.name for a in spec.signature.arguments}:
         return False
-    result = _probe(spec, [np.array([3.0, 3.0])], {"axis": None, "keepdims": False})
-    return result is not None and float(result) == 9.0
+    tensors = set(spec.signature.tensor_arguments)
+    defaults = {a.name: a.default_value for a in spec.signature.arguments if a not in tensors}
+    result = _probe(spec, [np.array([3.0, 3.0])], defaults)
+    return result is not None and result.size > 0 and float(result.reshape(-1)[-1]) == 9.0
 
 
 def _probe_float_result(spec: OpSpec, dtype: str) -> bool:

@@ -345,6 +345,16 @@ def count_nonzero(
 ) -> Tensor:
     """The number of nonzero (true) elements over the given axes (all when axis is None), as int64; NaN counts, -0.0 does not."""
 
+def cumulative_prod(
+    x: Tensor | ArrayLike, /, *, axis: int | None = None, include_initial: builtins.bool = False
+) -> Tensor:
+    """Running products along the axis (required above 1-D); ints accumulate in int64/uint64; include_initial starts with 1."""
+
+def cumulative_sum(
+    x: Tensor | ArrayLike, /, *, axis: int | None = None, include_initial: builtins.bool = False
+) -> Tensor:
+    """Running sums along the axis (required above 1-D); ints accumulate in int64/uint64; include_initial starts with 0."""
+
 def diff(
     x: Tensor, /, *, axis: int = -1, n: int = 1, prepend: Tensor | None = None, append: Tensor | None = None
 ) -> Tensor:

@@ -55,6 +55,7 @@ def test_family_is_complete(fam: FamilyDef) -> None:
 def test_family_case_tables_give_templates_for_every_arity(fam: FamilyDef) -> None:
     class Limits:  # the engine_limits fields threshold tables read
         pointwise_grain, split_chunk, split_max_rows, row_grain = 1 << 15, 1 << 14, 16, 1 << 15
+        scan_grain, scan_tile = 1 << 15, 2048
 
     for arity, promotion in itertools.product(fam.arity, fam.promotions):  # tables may depend on the spec's promotion
         spec = types.SimpleNamespace(promotion=promotion)

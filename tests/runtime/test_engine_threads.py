@@ -40,11 +40,14 @@ DIGEST_SCRIPT = textwrap.dedent(
         ts.exp(f32), ts.sum(f32), ts.sum(f32, axis=0), ts.mean(f32, axis=1), ts.sum(f64), ts.max(f64), ts.mean(f64),
         ts.softmax(f32, axis=-1), ts.log_softmax(f32, axis=0), ts.sum(f32.T, axis=1),
         ts.greater(f32, 0.0), ts.add(f16, f16), ts.where(ts.greater(f32, 0.0), f32, 0.0), ts.argmax(f64),
+        ts.cumulative_sum(f32, axis=0), ts.cumulative_sum(f32, axis=1), ts.cumulative_prod(i32, axis=0),
+        ts.cumulative_sum(f64, include_initial=True), ts.cumulative_sum(f32.T, axis=0),
     ]
     for r in results:
         print(hashlib.sha256(np.ascontiguousarray(np.asarray(r)).tobytes()).hexdigest()[:16])
     """
 )
+DIGESTS = 33  # results the script prints: every one must come out (a crash mid-way shows as fewer)
 
 
 def _run(script: str, threads: str, **extra_env: str) -> subprocess.CompletedProcess[str]:
@@ -58,7 +61,7 @@ def test_results_do_not_depend_on_the_thread_count() -> None:
     for n, run in runs.items():
         assert run.returncode == 0, f"TS_NUM_THREADS={n}:\n{run.stderr[-3000:]}"
     one = runs["1"].stdout.split()
-    assert len(one) == 28
+    assert len(one) == DIGESTS
     for n in ("3", "3, sleeping"):
         assert [i for i, (a, b) in enumerate(zip(one, runs[n].stdout.split())) if a != b] == [], n
 
@@ -116,7 +119,7 @@ def test_streamed_outputs_are_the_same_bytes() -> None:
     for name, run in runs.items():
         assert run.returncode == 0, f"{name}:\n{run.stderr[-3000:]}"
     assert runs["plain"].stdout.split() == runs["streamed"].stdout.split()
-    assert len(runs["plain"].stdout.split()) == 28
+    assert len(runs["plain"].stdout.split()) == DIGESTS
 
 
 def test_bad_stream_threshold_is_a_clear_error() -> None:

@@ -22,7 +22,7 @@ CATALOG = load_catalog(ROOT)
 SALT = b"unit-test-salt"
 
 # One op per family and pointwise arity, plus ops with a domain or a float result of int inputs.
-SAMPLE_OPS = ["negative", "add", "where", "pow", "sum", "mean", "max", "argmax", "softmax", "matmul", "sin"]
+SAMPLE_OPS = ["negative", "add", "where", "pow", "sum", "mean", "max", "argmax", "softmax", "matmul", "sin", "cumulative_prod"]
 SAMPLE_DTYPES = ("bool", "int8", "int16", "uint64", "float32", "float64")
 SAMPLE = [(name, dtype) for name in SAMPLE_OPS for dtype in CATALOG.op(name).dtypes if dtype in SAMPLE_DTYPES]
 
@@ -354,6 +354,8 @@ class _Limits:
     split_chunk = 1 << 18
     split_max_rows = 5
     row_grain = 1 << 20
+    scan_grain = 1 << 12
+    scan_tile = 300
 
 
 def test_threshold_cases_are_sized_from_the_engine_limits() -> None:

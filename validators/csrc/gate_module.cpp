@@ -3,6 +3,7 @@
 // It is independent of tensorsmith's own bindings so the gate judges the kernel
 // through the engine contract only, and builds in seconds.
 #include <cstring>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -65,19 +66,31 @@ py::array to_numpy(const ts::Tensor& t) {
   return out;
 }
 
+// The case's boolean keyword arguments (keepdims, include_initial): false where absent.
+using Flags = std::map<std::string, bool>;
+
+bool flag(const Flags& flags, const std::string& name) {
+  const auto it = flags.find(name);
+  return it != flags.end() && it->second;
+}
+
 ts::Tensor run(const ts::OpDef& op, const std::vector<ts::Tensor>& operands, const std::optional<std::vector<int64_t>>& axis,
-               bool axis_given, bool keepdims) {
+               bool axis_given, const Flags& flags) {
+  // The one axis of the families that take one (the case's first; a reduction's may be an empty tuple).
+  const auto single_axis = [&] { return axis ? std::optional<int64_t>(axis->at(0)) : std::nullopt; };
   switch (op.family) {
     case ts::Family::Pointwise:
       return ts::pointwise(op, operands);
     case ts::Family::Reduction:
-      return ts::reduce(op, operands.at(0), axis, keepdims);
+      return ts::reduce(op, operands.at(0), axis, flag(flags, "keepdims"));
     case ts::Family::IndexReduction:
-      return ts::index_reduce(op, operands.at(0), axis ? std::optional<int64_t>(axis->at(0)) : std::nullopt, keepdims);
+      return ts::index_reduce(op, operands.at(0), single_axis(), flag(flags, "keepdims"));
     case ts::Family::Normalization:
       return ts::normalize(op, operands.at(0), axis_given && axis ? axis->at(0) : -1);
     case ts::Family::Contraction:
       return ts::contract(op, operands.at(0), operands.at(1));
+    case ts::Family::Scan:
+      return ts::scan(op, operands.at(0), single_axis(), flag(flags, "include_initial"));
   }
   throw ts::ValueError("unknown family");
 }
@@ -98,11 +111,11 @@ ts::Tensor on_device(const ts::Tensor& host, ts::Device device) {
 #endif
 
 py::array invoke(const std::string& name, const std::vector<py::array>& arrays, std::optional<std::vector<int64_t>> axis,
-                 bool axis_given, bool keepdims, const std::string& device) {
+                 bool axis_given, const Flags& flags, const std::string& device) {
   const ts::OpDef& op = ts::Registry::global().get(name);
   std::vector<ts::Tensor> operands;
   for (const py::array& a : arrays) operands.push_back(view_of(a));
-  if (device == "cpu") return to_numpy(run(op, operands, axis, axis_given, keepdims));
+  if (device == "cpu") return to_numpy(run(op, operands, axis, axis_given, flags));
 #ifdef TS_WITH_CUDA
   const ts::Device target = ts::parse_device(device);
   std::vector<ts::Tensor> on_target;
@@ -111,7 +124,7 @@ py::array invoke(const std::string& name, const std::vector<py::array>& arrays, 
     for (size_t k = 0; k < operands.size(); ++k) bytes_of(operands[k].storage()).copy_from(bytes_of(on_target[k].storage()));
   };
   try {
-    const ts::Tensor result = run(op, on_target, axis, axis_given, keepdims).contiguous();
+    const ts::Tensor result = run(op, on_target, axis, axis_given, flags).contiguous();
     ts::Tensor host = ts::Tensor::empty(result.shape(), result.dtype());
     host.copy_from(result);  // synchronises: kernel errors surface here at the latest
     copy_inputs_back();
@@ -159,7 +172,7 @@ PYBIND11_MODULE(_gate, m) {
 #ifdef TS_WITH_CUDA
   ts::generated::register_cuda_kernels(registry);
 #endif
-  m.def("invoke", &invoke, py::arg("name"), py::arg("arrays"), py::arg("axis"), py::arg("axis_given"), py::arg("keepdims"),
+  m.def("invoke", &invoke, py::arg("name"), py::arg("arrays"), py::arg("axis"), py::arg("axis_given"), py::arg("flags"),
         py::arg("device") = "cpu");
   m.def("set_allocation_fill", &ts::testing::set_allocation_fill, py::arg("seed"));
   m.def("set_allocation_placement", [](const std::string& name) { ts::testing::set_allocation_placement(placement_named(name)); },

@@ -82,6 +82,22 @@ struct GemmArgs {
 };
 using GemmKernel = void (*)(const GemmArgs& args);
 
+// Scan (cumulative sum and product) along one axis of a 3-D view (batch, scan, inner): for every batch
+// position b and inner position i,
+//   out[b, initial + j, i] = combine over k <= j of in[b, k, i]   (j < n_scan, in order)
+// and where `initial` is set, out[b, 0, i] = the op's identity (out's scan extent is n_scan + 1).
+// n_scan may be 0. Strides in BYTES.
+struct ScanArgs {
+  char* out;
+  const char* in;
+  int64_t n_batch, n_scan, n_inner;
+  int64_t out_batch_stride, out_scan_stride, out_inner_stride;
+  int64_t in_batch_stride, in_scan_stride, in_inner_stride;
+  bool initial;
+  int device = 0;  // CUDA device index
+};
+using ScanKernel = void (*)(const ScanArgs& args);
+
 // ---- Op definitions ---------------------------------------------------------
 
 enum class Family : uint8_t {
@@ -90,6 +106,7 @@ enum class Family : uint8_t {
   IndexReduction,  // argmax / argmin
   Normalization,   // softmax / log_softmax over one axis
   Contraction,     // matmul
+  Scan,            // cumulative_sum / cumulative_prod along one axis
 };
 
 // The promotion kind a spec names. Which kernel and result dtype inputs get is data, each op's type table
@@ -103,9 +120,9 @@ enum class Promotion : uint8_t {
   Comparison,   // kernel = promote_types(inputs), result bool (a predicate such as isnan: one input)
   Logical,      // kernel = bool (inputs cast to bool), result bool
   Where,        // input 0 cast to bool; kernel = result = promote_types(inputs 1, 2)
-  // reductions: kernel dtype = input dtype
+  // reductions and scans: kernel dtype = input dtype
   ReduceSame,   // result = input dtype (max, min)
-  ReduceSum,    // result = sum_result_type(input) (sum, prod)
+  ReduceSum,    // result = sum_result_type(input) (sum, prod, cumulative_sum, cumulative_prod)
   ReduceMean,   // result = input if floating else float64 (mean)
   ReduceIndex,  // result int64 (argmax, argmin)
   ReduceBool,   // result bool: the elements' truth values folded (all, any)
@@ -134,7 +151,7 @@ struct OpDef {
   Promotion promotion;
   bool has_identity;   // reductions: false means an empty reduction raises ValueError
   uint32_t promoted_inputs;  // bit i: tensor input i takes part in promotion (where's condition does not)
-  // kernels[device][dtype]: a PointwiseKernel / ReduceKernel / RowKernel / GemmKernel
+  // kernels[device][dtype]: a PointwiseKernel / ReduceKernel / RowKernel / GemmKernel / ScanKernel
   // according to `family`, stored type-erased; null = not implemented.
   std::array<std::array<void*, kNumDTypes>, kNumDeviceTypes> kernels{};
   std::vector<DomainRule> domain;

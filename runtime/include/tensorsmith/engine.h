@@ -32,6 +32,10 @@ Tensor index_reduce(const OpDef& op, const Tensor& x, std::optional<int64_t> axi
 // softmax family along one axis.
 Tensor normalize(const OpDef& op, const Tensor& x, int64_t axis);
 
+// cumulative_sum / cumulative_prod along `axis` (optional for 0-d and 1-D tensors, as numpy's); with
+// `include_initial` the result starts with the op's identity, one longer along the axis.
+Tensor scan(const OpDef& op, const Tensor& x, std::optional<int64_t> axis, bool include_initial);
+
 // matmul with numpy semantics: 1-D operands promoted and squeezed, batch dims broadcast.
 Tensor contract(const OpDef& op, const Tensor& a, const Tensor& b);
 

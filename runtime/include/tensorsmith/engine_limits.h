@@ -28,4 +28,10 @@ constexpr int64_t kSplitMaxRows = 16;
 // Normalization (softmax family): elements per thread below which splitting costs more than it saves.
 constexpr int64_t kRowGrain = 16384;
 
+// Scans: elements per thread below which splitting costs more than it saves, and the most adjacent
+// inner positions one call scans side by side (wider inner extents are cut into pieces this wide, so the
+// threads share a scan over an outer axis).
+constexpr int64_t kScanGrain = 32768;
+constexpr int64_t kScanTile = 2048;
+
 }  // namespace ts::limits

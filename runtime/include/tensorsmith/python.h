@@ -44,6 +44,7 @@ Tensor reduce(const OpDef& op, const Tensor& x, const std::optional<std::vector<
 Tensor index_reduce(const OpDef& op, const Tensor& x, std::optional<int64_t> axis, bool keepdims);
 Tensor normalize(const OpDef& op, const Tensor& x, int64_t axis);
 Tensor contract(const OpDef& op, const Tensor& a, const Tensor& b);
+Tensor scan(const OpDef& op, const Tensor& x, std::optional<int64_t> axis, bool include_initial);
 
 // An in-place operator of an op that takes no out= (x @= y): `result` stored into `self` (a Tensor), which
 // must have its shape (ValueError) and a dtype numpy's 'same_kind' rule casts it to (TypeError); self returned.

@@ -23,4 +23,8 @@ Tensor contract(const OpDef& op, const Tensor& a, const Tensor& b) {
   return without_gil_if_large(a.numel() + b.numel(), [&] { return ts::contract(op, a, b); });
 }
 
+Tensor scan(const OpDef& op, const Tensor& x, std::optional<int64_t> axis, bool include_initial) {
+  return without_gil_if_large(x.numel(), [&] { return ts::scan(op, x, axis, include_initial); });
+}
+
 }  // namespace ts::python

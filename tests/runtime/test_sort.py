@@ -1,0 +1,80 @@
+"""sort and argsort (the sort family) as a user calls them: numpy's stable order, NaN last (first when
+descending), ties in their order both ways, any axis and layout, numpy's errors. The gate and
+test_ops_differential judge every dtype over the family's cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tensorsmith as ts
+
+
+def stable_descending_positions(a: np.ndarray, axis: int) -> np.ndarray:
+    """Positions of a stable descending sort (ties in index order), from numpy's stable ascending one."""
+    n = a.shape[axis]
+    return n - 1 - np.flip(np.argsort(np.flip(a, axis=axis), axis=axis, kind="stable"), axis=axis)
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int64", "float16", "float32", "float64"])
+def test_sort_and_argsort_follow_numpy_on_ties(dtype: str) -> None:
+    rng = np.random.default_rng(4)
+    a = rng.integers(0, 4, size=(6, 50, 7)).astype(dtype)  # many ties: stability decides argsort
+    x = ts.asarray(a)
+    for axis in (0, 1, -1):
+        np.testing.assert_array_equal(np.asarray(ts.sort(x, axis=axis)), np.sort(a, axis=axis, kind="stable"))
+        np.testing.assert_array_equal(np.asarray(ts.argsort(x, axis=axis)), np.argsort(a, axis=axis, kind="stable"))
+        np.testing.assert_array_equal(np.asarray(ts.argsort(x, axis=axis, descending=True)), stable_descending_positions(a, axis))
+        np.testing.assert_array_equal(np.asarray(ts.sort(x, axis=axis, descending=True)),
+                                      np.take_along_axis(a, stable_descending_positions(a, axis), axis=axis))
+
+
+def test_nan_and_signed_zeros_keep_numpy_places() -> None:
+    a = np.array([np.nan, 1.0, -0.0, -np.inf, 0.0, np.nan, -1.0, 0.0, np.inf, -0.0], dtype=np.float32)
+    got = np.asarray(ts.sort(ts.asarray(a)))
+    want = np.sort(a, kind="stable")
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want)), "-0.0 and +0.0 tie: a stable sort keeps their order"
+    down = np.asarray(ts.sort(ts.asarray(a), descending=True))
+    assert np.isnan(down[:2]).all() and down[2] == np.inf, "descending puts NaN first"
+    np.testing.assert_array_equal(np.asarray(ts.argsort(ts.asarray(a))), np.argsort(a, kind="stable"))
+
+
+def test_views_long_rows_and_many_rows() -> None:
+    rng = np.random.default_rng(8)
+    base = rng.standard_normal((300, 400)).astype(np.float32)
+    for view in (base.T, base[::3, ::-2], base[7]):
+        for axis in range(view.ndim):
+            np.testing.assert_array_equal(np.asarray(ts.argsort(ts.asarray(view), axis=axis)),
+                                          np.argsort(view, axis=axis, kind="stable"))  # fmt: skip
+    long = rng.integers(-1000, 1000, size=200_003).astype(np.int32)
+    np.testing.assert_array_equal(np.asarray(ts.argsort(ts.asarray(long))), np.argsort(long, kind="stable"))
+
+
+def test_stable_is_accepted_and_every_sort_is_stable() -> None:
+    a = np.array([3, 1, 3, 1, 2, 3], dtype=np.int16)
+    for stable in (True, False):
+        np.testing.assert_array_equal(np.asarray(ts.argsort(ts.asarray(a), stable=stable)), np.argsort(a, kind="stable"))
+
+
+def test_empty_and_errors() -> None:
+    empty = np.zeros((3, 0), dtype=np.float64)
+    assert ts.sort(ts.asarray(empty)).shape == (3, 0)
+    assert ts.argsort(ts.asarray(empty), axis=0).dtype == ts.int64
+    with pytest.raises(ValueError, match="out of bounds"):
+        ts.sort(ts.asarray(np.float32(1.0)))  # a 0-d tensor has no axis -1, as numpy says
+    with pytest.raises(ValueError, match="out of bounds"):
+        ts.argsort(ts.asarray(empty), axis=2)
+    with pytest.raises(TypeError):
+        ts.sort(ts.asarray(empty), 0)  # axis is keyword-only, as the standard has it
+
+
+@pytest.mark.skipif(not ts.cuda.is_available(), reason="needs a CUDA device (this machine has none)")
+def test_sorts_on_a_cuda_device() -> None:
+    rng = np.random.default_rng(6)
+    a = rng.integers(0, 9, size=(33, 257)).astype(np.float32)
+    x = ts.asarray(a).to_device("cuda")
+    for axis in (0, 1):
+        np.testing.assert_array_equal(np.asarray(ts.argsort(x, axis=axis).to_device("cpu")), np.argsort(a, axis=axis, kind="stable"))
+        np.testing.assert_array_equal(np.asarray(ts.sort(x, axis=axis, descending=True).to_device("cpu")),
+                                      np.take_along_axis(a, stable_descending_positions(a, axis), axis=axis))
