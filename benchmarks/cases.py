@@ -62,7 +62,8 @@ NAMES = {
     "pointwise": ("pointwise/exp", "pointwise/add", "pointwise/multiply", "pointwise/add(out=)", "pointwise/atan2",
                   "pointwise/floor_divide", "pointwise/bitwise_and int32"),
     "reductions": ("reduction/sum", "reduction/sum(axis=0)", "reduction/sum(axis=1)", "reduction/mean", "reduction/max",
-                   "reduction/max(axis=1)", "index_reduction/argmax", "index_reduction/argmax(axis=1)"),
+                   "reduction/max(axis=1)", "index_reduction/argmax", "index_reduction/argmax(axis=1)",
+                   "scan/cumulative_sum(axis=0)", "scan/cumulative_sum(axis=1)", "sort/sort(axis=1)", "sort/argsort(axis=1)"),
     "normalizations": ("normalization/softmax", "normalization/log_softmax"),
     "matmuls": ("contraction/matmul float32", "contraction/matmul float64", "contraction/matmul int32"),
     "threads": ("threads/ops loop, 1 thread", "threads/ops loop, 2 threads"),
@@ -194,6 +195,15 @@ def _reductions(size: str, shape: tuple[int, int], rng, torch) -> list[Case]:
               lambda: ts.argmax(ta), lambda: np.argmax(a), lambda: torch.argmax(t), torch),
         _case("index_reduction", "argmax(axis=1)", size, shape, nbytes + rows * 8, None,
               lambda: ts.argmax(ta, axis=1), lambda: np.argmax(a, axis=1), lambda: torch.argmax(t, dim=1), torch),
+        _case("scan", "cumulative_sum(axis=0)", size, shape, 2 * nbytes, None, lambda: ts.cumulative_sum(ta, axis=0),
+              lambda: np.cumulative_sum(a, axis=0), lambda: torch.cumsum(t, dim=0), torch),
+        _case("scan", "cumulative_sum(axis=1)", size, shape, 2 * nbytes, None, lambda: ts.cumulative_sum(ta, axis=1),
+              lambda: np.cumulative_sum(a, axis=1), lambda: torch.cumsum(t, dim=1), torch),
+        # stable sorts on every side: numpy's default quicksort and torch's default are not
+        _case("sort", "sort(axis=1)", size, shape, 2 * nbytes, None, lambda: ts.sort(ta, axis=1),
+              lambda: np.sort(a, axis=1, kind="stable"), lambda: torch.sort(t, dim=1, stable=True), torch),
+        _case("sort", "argsort(axis=1)", size, shape, nbytes + rows * cols * 8, None, lambda: ts.argsort(ta, axis=1),
+              lambda: np.argsort(a, axis=1, kind="stable"), lambda: torch.argsort(t, dim=1, stable=True), torch),
     ]  # fmt: skip
 
 

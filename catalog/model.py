@@ -20,7 +20,7 @@ from .errors import Location, SpecError
 from .families import FAMILIES, FamilyDef, UnknownFamily
 from .families import family as lookup_family
 from .reference import Reference, ReferenceError_, parse_reference
-from .signature import Signature, SignatureError, parse_signature
+from .signature import ReturnTuple, Signature, SignatureError, parse_signature
 from .yaml_lines import LoadedMapping, load_mapping
 
 TAGS = {
@@ -59,8 +59,9 @@ ALIAS_FIELDS = ("func", "alias_of", "doc")
 # An op implemented by hand in the core (or by composing other ops) rather than by a generated kernel: its
 # binding, stub, docs and differential tests still come from its spec.
 COMPOSITE_FIELDS = ("func", "implementation", "reference", "doc", "examples", "tags")
-# What a composite's C++ function may return: a Tensor, a list of them (py::list) or a tuple (py::tuple).
-COMPOSITE_RETURNS = ("Tensor", "Tensor[]", "(Tensor, ...)")
+# What a composite's C++ function may return: a Tensor, a list of them (py::list), a tuple (py::tuple) of
+# any length, or a tuple of named tensors (the Array API's named tuples, unique_all's).
+COMPOSITE_RETURNS = ("Tensor", "Tensor[]", "(Tensor, ...)", "(Tensor name, ...)")
 _CPP_NAME = re.compile(r"ts::[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*\Z")
 PROPOSERS = ("template", "claude")
 
@@ -275,7 +276,10 @@ class _SpecParser:
         )
 
     def _composite(self, signature: Signature) -> CompositeSpec:
-        if str(signature.returns) not in COMPOSITE_RETURNS:
+        returns = signature.returns
+        named_tensors = isinstance(returns, ReturnTuple) and not returns.open and len(returns.names) == len(returns.fields) \
+            and all(str(t) == "Tensor" for t in signature.return_types)
+        if str(returns) not in COMPOSITE_RETURNS and not named_tensors:
             known = ", ".join(f"'{r}'" for r in COMPOSITE_RETURNS)
             raise self.error("func", f"composite ops return {known} (other returns are not bound yet), not {str(signature.returns)!r}")
         implementation = self._str("implementation")

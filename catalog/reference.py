@@ -28,9 +28,9 @@ SAFE_ATTRIBUTES = frozenset(
     maximum minimum fmax fmin clip where equal not_equal less less_equal greater greater_equal
     logical_and logical_or logical_not logical_xor isnan isinf isfinite signbit round reciprocal remainder mod
     logaddexp nextafter bitwise_and bitwise_or bitwise_xor invert bitwise_invert left_shift right_shift
-    sum prod mean max min amax amin argmax argmin cumsum cumulative_sum cumulative_prod matmul dot einsum all any std
+    sum prod mean max min amax amin argmax argmin cumsum cumulative_sum cumulative_prod sort argsort matmul dot einsum all any std
     var count_nonzero diff
-    vecdot tensordot
+    vecdot tensordot take take_along_axis nonzero searchsorted unique_values unique_counts unique_inverse unique_all
     zeros ones zeros_like ones_like full full_like empty empty_like asarray array broadcast_to broadcast_arrays
     arange linspace eye tril triu meshgrid
     reshape transpose permute_dims matrix_transpose swapaxes moveaxis expand_dims squeeze concatenate concat stack flip roll

@@ -129,6 +129,16 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
                      "counts as the minimum.");
   }
   {
+    const ts::OpDef* op = &registry.get("argsort");
+    auto argsort = [op](pybind11::object x, int64_t axis, bool descending, bool stable) {
+      return ts::python::sort(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], axis, descending, stable);
+    };
+    m.def("argsort", argsort, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = -1,
+          py::arg("descending") = false, py::arg("stable") = true,
+          "The int64 positions that sort x along the axis (ascending with NaN last, or descending with NaN first); "
+          "stable: equal elements keep their order.");
+  }
+  {
     const ts::OpDef* op = &registry.get("asin");
     auto asin = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
@@ -901,6 +911,16 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
           "exp(x) / sum(exp(x)) along axis, computed stably by subtracting the maximum first.");
   }
   {
+    const ts::OpDef* op = &registry.get("sort");
+    auto sort = [op](pybind11::object x, int64_t axis, bool descending, bool stable) {
+      return ts::python::sort(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], axis, descending, stable);
+    };
+    m.def("sort", sort, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = -1,
+          py::arg("descending") = false, py::arg("stable") = true,
+          "x sorted along the axis: ascending with NaN last, or descending with NaN first; every sort is stable (equal "
+          "elements, -0.0 and +0.0 among them, keep their order).");
+  }
+  {
     const ts::OpDef* op = &registry.get("sqrt");
     auto sqrt = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
@@ -1049,6 +1069,9 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         "(Cartesian) the first two axes are swapped, with 'ij' (matrix) the i-th array runs along axis i.");
   m.def("moveaxis", &ts::python::moveaxis, py::arg("x"), py::arg("source"), py::arg("destination"), py::pos_only(),
         "A view of x with the axes `source` moved to the positions `destination`; the other axes keep their order.");
+  m.def("nonzero", &ts::python::nonzero, py::arg("x"), py::pos_only(),
+        "The int64 indices of x's nonzero (true; NaN counts) elements, one tensor per axis, in row-major order; a 0-d "
+        "x raises ValueError as numpy does.");
   m.def("ones", &ts::python::ones, py::arg("shape"), py::kw_only(), py::arg("dtype") = pybind11::none(),
         py::arg("device") = pybind11::none(),
         "A new tensor of `shape` filled with 1, of `dtype` (default float64) on `device` (default the CPU).");
@@ -1069,6 +1092,11 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         py::arg("axis") = pybind11::none(),
         "x with its elements shifted by `shift` places along `axis` (of the flattened tensor when None), wrapping "
         "around.");
+  m.def("searchsorted", &ts::python::searchsorted, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
+        py::arg("side") = pybind11::str("left"), py::arg("sorter") = pybind11::none(),
+        "For each element of x2, the int64 index where it would go in the 1-D x1 sorted (before equal elements for "
+        "side='left', after them for 'right'; NaN sorts last): numpy's answer for a sorted x1, or one sorted by "
+        "`sorter`, and the same insertion point in sorted(x1) for any other.");
   m.def("squeeze", &ts::python::squeeze, py::arg("x"), py::pos_only(), py::arg("axis"),
         "A view of x without the axes `axis` (an int or a tuple), each of which must have extent 1.");
   m.def("stack", &ts::python::stack, py::arg("arrays"), py::pos_only(), py::kw_only(), py::arg("axis") = 0,
@@ -1078,6 +1106,14 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         "Standard deviation over the given axes (all when axis is None): the square root of var with the same "
         "correction, as numpy's std with ddof=correction. Integer and bool inputs give float64; float16 and bfloat16 "
         "compute in float32.");
+  m.def("take", &ts::python::take, py::arg("x"), py::arg("indices"), py::pos_only(), py::kw_only(),
+        py::arg("axis") = pybind11::none(),
+        "The elements of x at `indices` along `axis` (of the flattened x when None); negative indices count from the "
+        "end, others out of range raise IndexError. On a CUDA device the gather runs in host memory.");
+  m.def("take_along_axis", &ts::python::take_along_axis, py::arg("x"), py::arg("indices"), py::pos_only(),
+        py::kw_only(), py::arg("axis") = -1,
+        "The elements of x at `indices`, one set per position of the other axes (which broadcast), along `axis`; "
+        "indices must have x's number of dimensions. On a CUDA device the gather runs in host memory.");
   m.def("tensordot", &ts::python::tensordot, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
         py::arg("axes") = 2,
         "The sum of products over the last `axes` axes of x1 and the first `axes` of x2 (an int), or over the axes "
@@ -1092,6 +1128,20 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   m.def("triu", &ts::python::triu, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("k") = 0,
         "x with the elements on and above the k-th diagonal of its last two axes kept and the others 0 (k > 0 is above "
         "the main diagonal).");
+  m.def(
+      "unique_all", &ts::python::unique_all, py::arg("x"), py::pos_only(),
+      "The distinct elements of x (as unique_values), the flattened index of each one's first occurrence, the inverse "
+      "indices in x's shape and the counts (int64), as the named tuple (values, indices, inverse_indices, counts).");
+  m.def("unique_counts", &ts::python::unique_counts, py::arg("x"), py::pos_only(),
+        "The distinct elements of x (as unique_values) and how often each occurs (int64), as the named tuple (values, "
+        "counts).");
+  m.def("unique_inverse", &ts::python::unique_inverse, py::arg("x"), py::pos_only(),
+        "The distinct elements of x (as unique_values) and, in x's shape, the index into them of each element (int64), "
+        "as the named tuple (values, inverse_indices).");
+  m.def(
+      "unique_values", &ts::python::unique_values, py::arg("x"), py::pos_only(),
+      "The distinct elements of x (flattened), sorted (the standard leaves the order open; numpy gives integers in "
+      "hash order); NaNs are each distinct, -0.0 and +0.0 one. On a CUDA device the runs are gathered in host memory.");
   m.def("unstack", &ts::python::unstack, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = 0,
         "The views of x along `axis`, as a tuple (one per index along axis; stack's inverse).");
   m.def("var", &ts::python::variance, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),

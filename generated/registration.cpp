@@ -15,6 +15,7 @@ void register_all_cpu(ts::Registry& registry);
 void register_any_cpu(ts::Registry& registry);
 void register_argmax_cpu(ts::Registry& registry);
 void register_argmin_cpu(ts::Registry& registry);
+void register_argsort_cpu(ts::Registry& registry);
 void register_asin_cpu(ts::Registry& registry);
 void register_asinh_cpu(ts::Registry& registry);
 void register_atan_cpu(ts::Registry& registry);
@@ -79,6 +80,7 @@ void register_signbit_cpu(ts::Registry& registry);
 void register_sin_cpu(ts::Registry& registry);
 void register_sinh_cpu(ts::Registry& registry);
 void register_softmax_cpu(ts::Registry& registry);
+void register_sort_cpu(ts::Registry& registry);
 void register_sqrt_cpu(ts::Registry& registry);
 void register_square_cpu(ts::Registry& registry);
 void register_subtract_cpu(ts::Registry& registry);
@@ -97,6 +99,7 @@ void register_cpu_kernels(ts::Registry& registry) {
   register_any_cpu(registry);
   register_argmax_cpu(registry);
   register_argmin_cpu(registry);
+  register_argsort_cpu(registry);
   register_asin_cpu(registry);
   register_asinh_cpu(registry);
   register_atan_cpu(registry);
@@ -161,6 +164,7 @@ void register_cpu_kernels(ts::Registry& registry) {
   register_sin_cpu(registry);
   register_sinh_cpu(registry);
   register_softmax_cpu(registry);
+  register_sort_cpu(registry);
   register_sqrt_cpu(registry);
   register_square_cpu(registry);
   register_subtract_cpu(registry);
@@ -180,6 +184,7 @@ void register_all_cuda(ts::Registry& registry);
 void register_any_cuda(ts::Registry& registry);
 void register_argmax_cuda(ts::Registry& registry);
 void register_argmin_cuda(ts::Registry& registry);
+void register_argsort_cuda(ts::Registry& registry);
 void register_asin_cuda(ts::Registry& registry);
 void register_asinh_cuda(ts::Registry& registry);
 void register_atan_cuda(ts::Registry& registry);
@@ -244,6 +249,7 @@ void register_signbit_cuda(ts::Registry& registry);
 void register_sin_cuda(ts::Registry& registry);
 void register_sinh_cuda(ts::Registry& registry);
 void register_softmax_cuda(ts::Registry& registry);
+void register_sort_cuda(ts::Registry& registry);
 void register_sqrt_cuda(ts::Registry& registry);
 void register_square_cuda(ts::Registry& registry);
 void register_subtract_cuda(ts::Registry& registry);
@@ -262,6 +268,7 @@ void register_cuda_kernels(ts::Registry& registry) {
   register_any_cuda(registry);
   register_argmax_cuda(registry);
   register_argmin_cuda(registry);
+  register_argsort_cuda(registry);
   register_asin_cuda(registry);
   register_asinh_cuda(registry);
   register_atan_cuda(registry);
@@ -326,6 +333,7 @@ void register_cuda_kernels(ts::Registry& registry) {
   register_sin_cuda(registry);
   register_sinh_cuda(registry);
   register_softmax_cuda(registry);
+  register_sort_cuda(registry);
   register_sqrt_cuda(registry);
   register_square_cuda(registry);
   register_subtract_cuda(registry);
@@ -451,6 +459,22 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Int64},
       });
   registry.define("argmin", ts::Family::IndexReduction, 1, ts::Promotion::ReduceIndex, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Int64},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int64},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int64},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int64},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::Int64},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::Int64},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::Int64},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::Int64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Int64},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Int64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Int64},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Int64},
+      });
+  registry.define("argsort", ts::Family::Sort, 1, ts::Promotion::ReduceIndex, false, 0x1u)
       .with_types({
           {ts::DType::Bool, ts::DType::Bool, ts::DType::Int64},
           {ts::DType::Int8, ts::DType::Int8, ts::DType::Int64},
@@ -1397,6 +1421,22 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::UInt16, ts::DType::Float32, ts::DType::Float32},
           {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("sort", ts::Family::Sort, 1, ts::Promotion::ReduceSame, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
           {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},

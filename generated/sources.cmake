@@ -12,6 +12,7 @@ set(TS_GENERATED_SOURCES
   generated/cpu/any.cpp
   generated/cpu/argmax.cpp
   generated/cpu/argmin.cpp
+  generated/cpu/argsort.cpp
   generated/cpu/asin.cpp
   generated/cpu/asinh.cpp
   generated/cpu/atan.cpp
@@ -76,6 +77,7 @@ set(TS_GENERATED_SOURCES
   generated/cpu/sin.cpp
   generated/cpu/sinh.cpp
   generated/cpu/softmax.cpp
+  generated/cpu/sort.cpp
   generated/cpu/sqrt.cpp
   generated/cpu/square.cpp
   generated/cpu/subtract.cpp
@@ -95,6 +97,7 @@ set(TS_GENERATED_CUDA_SOURCES
   generated/cuda/any.cu
   generated/cuda/argmax.cu
   generated/cuda/argmin.cu
+  generated/cuda/argsort.cu
   generated/cuda/asin.cu
   generated/cuda/asinh.cu
   generated/cuda/atan.cu
@@ -159,6 +162,7 @@ set(TS_GENERATED_CUDA_SOURCES
   generated/cuda/sin.cu
   generated/cuda/sinh.cu
   generated/cuda/softmax.cu
+  generated/cuda/sort.cu
   generated/cuda/sqrt.cu
   generated/cuda/square.cu
   generated/cuda/subtract.cu

@@ -7,6 +7,7 @@ problem in the user's specs or environment.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import os
 import sys
@@ -27,11 +28,13 @@ from .agent.replay import ReplayProposer
 from .build import build
 from .errors import GeneratorError
 from .git import Git
+from .hashing import sha256_text
 from .loop import Regenerator, RegenReport, matching_ops
 from .manifest import MANIFEST_NAME, Manifest
 from .progress import Board
 from .project import Project
-from .proposers import FixedProposer, Proposer, StoredProposer, extract_body
+from .proposers import Proposer, StoredProposer, extract_body
+from .submissions import SubmissionLog, SubmittedProposer
 from .render import Renderer
 from .staleness import stale_files
 
@@ -97,10 +100,18 @@ def _parser() -> argparse.ArgumentParser:
     task.add_argument("--device", choices=api.DEVICES, default="cpu")
     task.set_defaults(handler=_task)
 
+    tasks = commands.add_parser("tasks", help="list the kernels that need an outside author (the work queue)")
+    tasks.add_argument("--ops", metavar="GLOB", help="only ops whose name matches")
+    tasks.add_argument("--device", choices=api.DEVICES, help="only kernels for this device")
+    tasks.add_argument("--dir", type=Path, help="also write each kernel's task into DIR/OP.DEVICE.md")
+    tasks.set_defaults(handler=_tasks)
+
     submit = commands.add_parser("submit", help="judge a kernel body; write it into generated/ if accepted")
     submit.add_argument("op")
     submit.add_argument("file", type=Path, help="the body (the statements between the kernel body markers)")
     submit.add_argument("--device", choices=api.DEVICES, default="cpu")
+    submit.add_argument("--author", required=True, help="who wrote the body (a person, or the agent and its model)")
+    submit.add_argument("--note", default="", help="a line on how it was written, kept in the transcript")
     submit.add_argument("--no-build", action="store_true", help="skip the incremental build afterwards")
     submit.set_defaults(handler=_submit)
 
@@ -297,6 +308,29 @@ def _task(project: Project, args: argparse.Namespace) -> int:
     return 0
 
 
+def _tasks(project: Project, args: argparse.Namespace) -> int:
+    """The kernels no proposer of this machine can write: their family has no body template, and generated/
+    holds no body for them or one whose inputs changed (regen judges it again; if it fails, an author must
+    write a new one). Several authors can take from the list at once: each `tsgen submit` judges against the
+    tree it lands on."""
+    catalog = load_catalog(project.root)
+    regenerator = Regenerator(project, make_gate(project))
+    plans = regenerator.plan(catalog, Manifest.load(project.generated_dir), force=False)
+    wanted = [p for p in plans if not regenerator.template_proposer.has_template(p.spec, p.device)
+              and (p.previous is None or p.reason is not None)
+              and (args.ops is None or fnmatch.fnmatchcase(p.spec.name, args.ops))
+              and (args.device is None or p.device == args.device)]  # fmt: skip
+    if args.dir is not None:
+        args.dir.mkdir(parents=True, exist_ok=True)
+    for plan in wanted:
+        why = "no body yet" if plan.previous is None else f"its body must be judged again ({plan.reason})"
+        print(f"{plan.spec.name}\t{plan.device}\t{plan.spec.family.name}\t{why}")
+        if args.dir is not None:
+            write_atomic(args.dir / f"{plan.spec.name}.{plan.device}.md", task_text(project, plan.spec.name, plan.device) + "\n")
+    print(f"{len(wanted)} kernel(s) need an author" + (f"; tasks written to {args.dir}" if args.dir is not None and wanted else ""))
+    return 0
+
+
 def task_text(project: Project, op: str, device: str) -> str:
     """The task an outside author (or the Claude proposer) gets: the same text for both."""
     catalog = load_catalog(project.root)
@@ -331,14 +365,24 @@ def _submit(project: Project, args: argparse.Namespace) -> int:
         body = args.file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise GeneratorError(f"cannot read {args.file}: {exc}") from None
+    author = args.author.strip()
+    if not author:
+        raise GeneratorError("--author names who wrote the body; it may not be empty")
     progress = lambda line: print(line, flush=True)  # noqa: E731
-    regenerator = Regenerator(project, make_gate(project), proposer=FixedProposer(body), progress=progress)
-    report = regenerator.run(ops_glob=spec.name, force=True)
+    # Every attempt is recorded against the task it answered; rejected ones wait in build/ for the accepted one.
+    task_sha256 = sha256_text(task_text(project, spec.name, args.device))
+    log = SubmissionLog(project.root / "build", spec.name, args.device)
+    proposer = SubmittedProposer(body, author, args.note, task_sha256, log)
+    regenerator = Regenerator(project, make_gate(project), proposer=proposer, progress=progress)
+    report = regenerator.run(ops_glob=spec.name, force=True, device=args.device)  # the other device's body stays
     result = next(r for r in report.results if r.plan.spec.name == spec.name and r.plan.device == args.device)
     if result.status != "accepted":
-        print(f"rejected: generated/ is unchanged.\n{result.message}")
+        log.add(proposer.attempt("rejected", result.message.splitlines()[0] if result.message else result.status))
+        print(f"rejected: generated/ is unchanged (attempt {len(log.pending())} by {author} recorded).\n{result.message}")
         return 1
-    print(f"accepted: generated/{result.plan.path} now holds your body (provenance: external)")
+    log.clear()
+    attempts = result.record.details.get("attempts") if result.record else 1
+    print(f"accepted: generated/{result.plan.path} now holds your body (provenance: external, {author}, {attempts} attempt(s))")
     if not args.no_build:
         build(project)
     return 0
@@ -409,7 +453,7 @@ def _status(plans) -> str:
 
 def _provenance(record) -> dict[str, object]:
     """Who wrote an op's kernel body; for a model, also which, in how many attempts and at what cost."""
-    keys = ("model", "attempts", "cost_usd", "tokens", "wall_s", "transcript")
+    keys = ("model", "author", "attempts", "cost_usd", "tokens", "wall_s", "transcript")
     return {"proposer": record.proposer, **{k: record.details[k] for k in keys if k in record.details}}
 
 
@@ -419,6 +463,8 @@ def _proposer_summary(row: dict) -> str:
         text = str(p["proposer"])
         if "model" in p:
             text += f" ({p['model']}, {p.get('attempts', '?')} attempts, ${float(p.get('cost_usd', 0)):.4f})"
+        elif "author" in p:
+            text += f" ({p['author']}, {p.get('attempts', '?')} attempts)"
         parts.append((device, text))
     if len({text for _, text in parts}) == 1:  # the same on every device (a composite's core function)
         return parts[0][1]

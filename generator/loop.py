@@ -21,6 +21,7 @@ from tensorsmith_forge.catalog.model import Catalog, OpSpec, load_catalog
 from tensorsmith_forge.validators.gate import Candidate, Gate, Verdict, included_headers
 
 from . import api, dest, writer
+from .agent.replay import ReplayProposer
 from .errors import GeneratorError
 from .formatting import Formatter
 from .hashing import combine, sha256_files, sha256_text
@@ -129,6 +130,7 @@ class Regenerator:
         self.renderer = Renderer(project.templates_dir)
         self.template_proposer = TemplateProposer(self.renderer)
         self.stored_proposer = StoredProposer(project.generated_dir)
+        self.replay_proposer = ReplayProposer(project.generated_dir)
         self.proposer = proposer or self.template_proposer
         self.gate = gate
         self.progress = progress
@@ -213,8 +215,10 @@ class Regenerator:
             return False
         if ops_glob is not None:
             return fnmatch.fnmatchcase(plan.spec.name, ops_glob)
-        if self.proposer.name == "claude":
-            return plan.spec.proposer == "claude" or not self.template_proposer.has_template(plan.spec, plan.device)
+        if self.proposer.name == "claude":  # template-less kernels only where no accepted body is current
+            authored_elsewhere = plan.previous is not None and plan.reason is None
+            return plan.spec.proposer == "claude" or (not self.template_proposer.has_template(plan.spec, plan.device)
+                                                      and not authored_elsewhere)  # fmt: skip
         if self.proposer.name == "replay":
             return (self.project.generated_dir / api.transcript_path(plan.spec, plan.device)).is_file()
         return True
@@ -319,10 +323,17 @@ class Regenerator:
             self.board.update(plan.label, state)
 
     def _proposer_for(self, plan: KernelPlan) -> Proposer:
-        """The template proposer re-derives its own bodies; bodies anyone else wrote are re-judged as they are."""
+        """The template proposer re-derives its own bodies; bodies anyone else wrote are re-judged as they are,
+        read from generated/, or, where the kernel file is gone, from the transcript that recorded them (the
+        only source of a body in a family without a template)."""
+        if self.proposer is not self.template_proposer:
+            return self.proposer
         written_by_others = plan.previous is not None and plan.previous.proposer != self.template_proposer.name
-        if self.proposer is self.template_proposer and written_by_others and plan.on_disk is not None:
+        if written_by_others and plan.on_disk is not None:
             return self.stored_proposer
+        task = self._task(plan)
+        if not self.template_proposer.has_template(plan.spec, plan.device) and self.replay_proposer.has_transcript(task):
+            return self.replay_proposer
         return self.proposer
 
     def _record(self, plan: KernelPlan, proposal: Proposal, source: str, verdict: Verdict | None = None,

@@ -185,13 +185,3 @@ def stored_transcript(generated_dir: Path, details: dict[str, object]) -> str | 
     return read_text(generated_dir / str(transcript)) if transcript else None
 
 
-class FixedProposer(OneShotProposer):
-    """A body given from outside (`tsgen submit`): recorded as `external`."""
-
-    name = "external"
-
-    def __init__(self, body: str) -> None:
-        self.body = body
-
-    def propose(self, task: Task) -> Proposal:
-        return Proposal(body=self.body, proposer=self.name)

@@ -64,3 +64,11 @@ def tree_hashes(directory: Path) -> dict[str, str]:
         for p in sorted(directory.rglob("*"))
         if p.is_file() and "__pycache__" not in p.parts
     }
+
+
+def clear_generated(generated: Path) -> None:
+    """Removes everything generated/ holds but the transcripts: they are the only source of the bodies that an
+    author wrote (a family without a template, Claude's), as specs/ and templates/ are of the rest."""
+    for entry in generated.iterdir():
+        if entry.name != "transcripts":
+            shutil.rmtree(entry) if entry.is_dir() else entry.unlink()

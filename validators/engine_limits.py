@@ -33,13 +33,14 @@ class EngineLimits:
     row_grain: int  # normalization: elements per thread below which rows stay on one thread
     scan_grain: int  # scans: elements per thread below which lines stay on one thread
     scan_tile: int  # scans: adjacent lines one call scans side by side, at most
+    sort_grain: int  # sorts: elements per thread below which rows stay on one thread
 
     @staticmethod
     def from_constants(constants: dict[str, int]) -> EngineLimits:
         names = {"kPointwiseGrain": "pointwise_grain", "kStreamScratchBytes": "stream_scratch_bytes",
                  "kStreamFloorBytes": "stream_floor_bytes", "kReduceGrain": "reduce_grain", "kSplitChunk": "split_chunk",
                  "kSplitMaxRows": "split_max_rows", "kRowGrain": "row_grain", "kScanGrain": "scan_grain",
-                 "kScanTile": "scan_tile"}  # fmt: skip
+                 "kScanTile": "scan_tile", "kSortGrain": "sort_grain"}  # fmt: skip
         missing = sorted(set(names) - set(constants))
         if missing:
             raise RuntimeError(f"{HEADER} lacks {', '.join(missing)}, which the gate sizes its cases from")

@@ -46,6 +46,7 @@ class FamilyDef:
     tolerances: tuple[tuple[str, tuple[float, float]], ...] = ()  # result dtype -> (rtol, atol) default
     reassociates: bool = False  # float results may differ by rounding from run to run (threads regroup)
     sums: frozenset[Promotion] = frozenset()  # promotions under which the result is a sum of terms
+    folds: bool = False  # the result folds an axis away (reductions: keepdims applies to it)
     shown_cases: ShownCases
     hidden_cases: DrawnCases
     threshold_cases: ThresholdCases

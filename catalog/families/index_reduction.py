@@ -53,6 +53,7 @@ FAMILY = FamilyDef(
         ("cpu", "for each of n_outer rows, write the int64 index of the best of n_reduce elements (first wins)"),
         ("cuda", "the body of `better(x, best)`: whether x beats best (ties keep the first index)"),
     ),
+    folds=True,
     shown_cases=lambda ctx: _SHOWN,
     hidden_cases=lambda ctx, rng: hidden_reduction(rng, single=True),
     threshold_cases=threshold_reduction,

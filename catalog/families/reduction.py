@@ -122,6 +122,7 @@ FAMILY = FamilyDef(
     tolerances=SUM_TOLERANCES,
     reassociates=True,
     sums=frozenset({Promotion.reduce_sum, Promotion.reduce_mean}),
+    folds=True,
     shown_cases=lambda ctx: _SHOWN + (_SHOWN_ZEROS if _decided_by_zeros(ctx) else []),
     hidden_cases=lambda ctx, rng: hidden_reduction(
         rng, single=False, dists=HIDDEN_DISTS + ("zeros", "few_zeros") * 3 if _decided_by_zeros(ctx) else HIDDEN_DISTS),

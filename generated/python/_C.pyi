@@ -273,6 +273,11 @@ def argmax(x: Tensor | ArrayLike, /, *, axis: int | None = None, keepdims: built
 def argmin(x: Tensor | ArrayLike, /, *, axis: int | None = None, keepdims: builtins.bool = False) -> Tensor:
     """Index of the first minimum along axis (of the flattened tensor when axis is None); the first NaN counts as the minimum."""
 
+def argsort(
+    x: Tensor | ArrayLike, /, *, axis: int = -1, descending: builtins.bool = False, stable: builtins.bool = True
+) -> Tensor:
+    """The int64 positions that sort x along the axis (ascending with NaN last, or descending with NaN first); stable: equal elements keep their order."""
+
 def asin(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Inverse sine of each element, in radians, in [-pi/2, pi/2]; NaN outside [-1, 1]."""
 
@@ -546,6 +551,9 @@ def nextafter(
 ) -> Tensor:
     """The next representable value after x1 towards x2 (x2 when they are equal; NaN if either is NaN)."""
 
+def nonzero(x: Tensor, /) -> tuple[Tensor, ...]:
+    """The int64 indices of x's nonzero (true; NaN counts) elements, one tensor per axis, in row-major order; a 0-d x raises ValueError as numpy does."""
+
 def not_equal(
     x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None
 ) -> Tensor:
@@ -599,6 +607,11 @@ def roll(x: Tensor, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, .
 def round(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Each element rounded to the nearest integer, halves to even; integers are returned unchanged."""
 
+def searchsorted(
+    x1: Tensor, x2: Tensor, /, *, side: Literal["left", "right"] = "left", sorter: Tensor | None = None
+) -> Tensor:
+    """For each element of x2, the int64 index where it would go in the 1-D x1 sorted (before equal elements for side='left', after them for 'right'; NaN sorts last): numpy's answer for a sorted x1, or one sorted by `sorter`, and the same insertion point in sorted(x1) for any other."""
+
 def sigmoid(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Logistic sigmoid 1 / (1 + exp(-x))."""
 
@@ -616,6 +629,11 @@ def sinh(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None)
 
 def softmax(x: Tensor | ArrayLike, /, *, axis: int = -1) -> Tensor:
     """exp(x) / sum(exp(x)) along axis, computed stably by subtracting the maximum first."""
+
+def sort(
+    x: Tensor | ArrayLike, /, *, axis: int = -1, descending: builtins.bool = False, stable: builtins.bool = True
+) -> Tensor:
+    """x sorted along the axis: ascending with NaN last, or descending with NaN first; every sort is stable (equal elements, -0.0 and +0.0 among them, keep their order)."""
 
 def sqrt(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Non-negative square root of each element; NaN for negative inputs."""
@@ -642,6 +660,12 @@ def sum(
 ) -> Tensor:
     """Sum over the given axes (all when axis is None); ints accumulate in int64/uint64."""
 
+def take(x: Tensor, indices: Tensor, /, *, axis: int | None = None) -> Tensor:
+    """The elements of x at `indices` along `axis` (of the flattened x when None); negative indices count from the end, others out of range raise IndexError. On a CUDA device the gather runs in host memory."""
+
+def take_along_axis(x: Tensor, indices: Tensor, /, *, axis: int = -1) -> Tensor:
+    """The elements of x at `indices`, one set per position of the other axes (which broadcast), along `axis`; indices must have x's number of dimensions. On a CUDA device the gather runs in host memory."""
+
 def tan(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Tangent of each element, in radians."""
 
@@ -662,6 +686,18 @@ def triu(x: Tensor, /, *, k: int = 0) -> Tensor:
 
 def trunc(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Each element rounded towards zero; integers and bool are returned unchanged."""
+
+def unique_all(x: Tensor, /) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+    """The distinct elements of x (as unique_values), the flattened index of each one's first occurrence, the inverse indices in x's shape and the counts (int64), as the named tuple (values, indices, inverse_indices, counts)."""
+
+def unique_counts(x: Tensor, /) -> tuple[Tensor, Tensor]:
+    """The distinct elements of x (as unique_values) and how often each occurs (int64), as the named tuple (values, counts)."""
+
+def unique_inverse(x: Tensor, /) -> tuple[Tensor, Tensor]:
+    """The distinct elements of x (as unique_values) and, in x's shape, the index into them of each element (int64), as the named tuple (values, inverse_indices)."""
+
+def unique_values(x: Tensor, /) -> Tensor:
+    """The distinct elements of x (flattened), sorted (the standard leaves the order open; numpy gives integers in hash order); NaNs are each distinct, -0.0 and +0.0 one. On a CUDA device the runs are gathered in host memory."""
 
 def unstack(x: Tensor, /, *, axis: int = 0) -> tuple[Tensor, ...]:
     """The views of x along `axis`, as a tuple (one per index along axis; stack's inverse)."""

@@ -1,4 +1,4 @@
-"""`tsgen regen --proposer replay`: the bodies Claude wrote, read back from their transcripts
+"""`tsgen regen --proposer replay`: the bodies Claude or outside authors wrote, read back from their transcripts
 under generated/transcripts/ and judged again, with no network."""
 
 from __future__ import annotations
@@ -26,5 +26,7 @@ class ReplayProposer(OneShotProposer):
             body, totals = accepted_body(text)
         except (OSError, TranscriptError) as exc:
             raise GaveUp(f"(replay) generated/{relative}: {exc}") from None
-        # The author stays the one the transcript names: a replay re-validates, it writes nothing new.
-        return Proposal(body, "claude", {**totals, "transcript": relative}, text)
+        # The author stays the one the transcript names (Claude, or an outside author's `tsgen submit`): a
+        # replay re-validates, it writes nothing new.
+        proposer = str(totals.pop("proposer", "claude"))
+        return Proposal(body, proposer, {**totals, "transcript": relative}, text)

@@ -90,7 +90,8 @@ def accepted_body(text: str) -> tuple[str, dict[str, Any]]:
     if not replies:
         raise TranscriptError(f"no answer for the accepted attempt {attempt}")
     reply = replies[-1]
-    body = reply.get("body") if "cut" in reply else read_answer(reply.get("content", [])).body
+    # A model's answer is read as the session read it; an outside author's reply (and a cut answer) holds the body.
+    body = reply.get("body") if "content" not in reply else read_answer(reply["content"]).body
     if body is None or sha256_text(body) != end.get("body_sha256"):
         raise TranscriptError(f"the answer of attempt {attempt} does not hash to the accepted body")
-    return body, {k: end[k] for k in TOTALS if k in end}
+    return body, {k: end[k] for k in (*TOTALS, "author", "proposer") if k in end}

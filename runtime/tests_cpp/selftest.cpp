@@ -21,10 +21,12 @@
 
 #include "tensorsmith/allocator.h"
 #include "tensorsmith/engine.h"
+#include "tensorsmith/engine_limits.h"
 #include "tensorsmith/errors.h"
 #include "tensorsmith/isa.h"
 #include "tensorsmith/parallel.h"
 #include "tensorsmith/small_vector.h"
+#include "tensorsmith/sort_rows.h"
 #include "tensorsmith/testing.h"
 
 using namespace ts;
@@ -141,6 +143,31 @@ void gemm_kernel(const GemmArgs& g) {
   }
 }
 
+// A running sum of every (batch, inner) line, in the strides the engine hands over.
+template <typename In, typename Out>
+void cumsum_kernel(const ScanArgs& a) {
+  for (int64_t b = 0; b < a.n_batch; ++b) {
+    for (int64_t i = 0; i < a.n_inner; ++i) {
+      const char* in = a.in + b * a.in_batch_stride + i * a.in_inner_stride;
+      char* out = a.out + b * a.out_batch_stride + i * a.out_inner_stride;
+      if (a.initial) at<Out>(out, 0, 0) = 0;
+      Out acc = 0;
+      for (int64_t j = 0; j < a.n_scan; ++j) {
+        acc += static_cast<Out>(at<In>(in, j, a.in_scan_stride));
+        at<Out>(out, j + (a.initial ? 1 : 0), a.out_scan_stride) = acc;
+      }
+    }
+  }
+}
+
+struct PlainLess {
+  static bool less(double a, double b) { return a < b; }
+};
+
+void sort_kernel(const SortArgs& a) {
+  for (int64_t r = 0; r < a.rows; ++r) ts::sorting::sort_row<PlainLess, double, double>(a, r);
+}
+
 template <typename T>
 void* erase(T* f) { return reinterpret_cast<void*>(f); }
 
@@ -179,6 +206,13 @@ void register_test_ops(Registry& r) {
   with_table(r.define("softmax", Family::Normalization, 1, Promotion::Float, false, 0x1u), float_result_type, same);
   r.set_kernel("softmax", cpu, DType::Float32, erase(&softmax_kernel<float>));
   r.set_kernel("softmax", cpu, DType::Float64, erase(&softmax_kernel<double>));
+  with_table(r.define("cumulative_sum", Family::Scan, 1, Promotion::ReduceSum, true, 0x1u), same, sum_result_type);
+  r.set_kernel("cumulative_sum", cpu, DType::Float64, erase(&cumsum_kernel<double, double>));
+  r.set_kernel("cumulative_sum", cpu, DType::Int32, erase(&cumsum_kernel<int32_t, int64_t>));
+  with_table(r.define("sort", Family::Sort, 1, Promotion::ReduceSame, false, 0x1u), same, same);
+  r.set_kernel("sort", cpu, DType::Float64, erase(&sort_kernel));
+  with_table(r.define("argsort", Family::Sort, 1, Promotion::ReduceIndex, false, 0x1u), same, to_int64);
+  r.set_kernel("argsort", cpu, DType::Float64, erase(&sort_kernel));
   with_table(r.define("matmul", Family::Contraction, 2, Promotion::Binary, false, 0x3u), same, same);
   r.set_kernel("matmul", cpu, DType::Float64, erase(&gemm_kernel<double>));
 }
@@ -406,6 +440,41 @@ void test_normalize() {
   EXPECT_THROW(normalize(softmax, arange({2}, DType::Int8), 0), NotImplementedError,
                "softmax is not implemented for device cpu and dtype float16");
   EXPECT_THROW(normalize(softmax, arange({2}), 1), AxisError, "");
+}
+
+void test_scan() {
+  const OpDef& cumsum = op("cumulative_sum");
+  const Tensor m = arange({2, 3});  // [[0, 1, 2], [3, 4, 5]]
+  EXPECT(near(values(scan(cumsum, m, 1, false)), {0, 1, 3, 3, 7, 12}));
+  EXPECT(near(values(scan(cumsum, m, 0, false)), {0, 1, 2, 3, 5, 7}));
+  const Tensor initial = scan(cumsum, m, -1, true);
+  EXPECT(initial.shape() == (Shape{2, 4}) && near(values(initial), {0, 0, 1, 3, 0, 3, 7, 12}));
+  EXPECT(near(values(scan(cumsum, m.T(), 0, false)), {0, 3, 1, 7, 3, 12}));  // a view: made contiguous first
+  const Tensor ints = scan(cumsum, arange({4}, DType::Int32), std::nullopt, false);
+  EXPECT(ints.dtype() == DType::Int64 && near(values(ints), {0, 1, 3, 6}));
+  EXPECT(scan(cumsum, make({}, {7}), std::nullopt, true).shape() == (Shape{2}));  // 0-d: one element
+  EXPECT(near(values(scan(cumsum, arange({2, 0}), 1, true)), {0, 0}));
+  // Wider than a tile: tiles of columns and the batches in between go to the threads separately.
+  // out[b, 1, i] = x[b, 0, i] + x[b, 1, i] = 4bw + w + 2i for x = arange over (3, 2, w).
+  const int64_t w = 2 * limits::kScanTile + 3;
+  const Tensor wide = scan(cumsum, arange({3, 2, w}), 1, false).select(0, 2).select(0, 1);
+  EXPECT(near(values(wide.slice(0, 0, 2, 1)), {9.0 * w, 9.0 * w + 2}));
+  EXPECT(near(values(wide.slice(0, w - 1, w, 1)), {9.0 * w + 2 * (w - 1)}));
+  EXPECT_THROW(scan(cumsum, m, std::nullopt, false), ValueError,
+               "For arrays which have more than one dimension ``axis`` argument is required.");
+  EXPECT_THROW(scan(cumsum, m, 2, false), AxisError, "");
+}
+
+void test_sort() {
+  const Tensor m = make({2, 4}, {3, 1, 2, 1, 0, 5, 5, -1});
+  EXPECT(near(values(sort(op("sort"), m, -1, false)), {1, 1, 2, 3, -1, 0, 5, 5}));
+  EXPECT(near(values(sort(op("sort"), m, 1, true)), {3, 2, 1, 1, 5, 5, 0, -1}));
+  EXPECT(near(values(sort(op("sort"), m, 0, false)), {0, 1, 2, -1, 3, 5, 5, 1}));
+  const Tensor positions = sort(op("argsort"), m, -1, false);
+  EXPECT(positions.dtype() == DType::Int64 && near(values(positions), {1, 3, 2, 0, 3, 0, 1, 2}));  // ties in order
+  EXPECT(near(values(sort(op("argsort"), m, -1, true)), {0, 2, 1, 3, 1, 2, 0, 3}));  // descending keeps ties in order too
+  EXPECT(sort(op("sort"), arange({3, 0}), 1, false).shape() == (Shape{3, 0}));
+  EXPECT_THROW(sort(op("sort"), make({}, {1}), -1, false), AxisError, "");
 }
 
 void test_contract() {
@@ -683,7 +752,7 @@ void test_registry() {
   EXPECT(!r.get("where").promotes(0) && r.get("where").promotes(1) && r.get("where").promotes(2));
   EXPECT_THROW(r.get("nope"), NotImplementedError, "");
   const auto ops = r.ops();
-  EXPECT(ops.size() == 9 && ops.front()->name == "add" && ops.back()->name == "where");
+  EXPECT(ops.size() == 12 && ops.front()->name == "add" && ops.back()->name == "where");
   EXPECT(op("add").has_kernel(DeviceType::CPU, DType::Int64) && !op("add").has_kernel(DeviceType::CUDA, DType::Int64));
 }
 
@@ -697,6 +766,8 @@ int main() {
   test_pointwise();
   test_reduce();
   test_normalize();
+  test_scan();
+  test_sort();
   test_contract();
   test_registry();
   test_allocator();

@@ -23,6 +23,6 @@ def test_a_huge_answer_is_cut_in_the_transcript(claude, fake_api, agent_checkout
     assert "content" not in reply and reply["cut"]["chars"] > len(prose) and len(reply["cut"]["sha256"]) == 64
     assert reply["body"] == GOOD["twice"]
     # The accepted body is still read back from the transcript and judged again.
-    replay = run_tsgen(agent_checkout, "regen", "--proposer", "replay", "--no-build")
+    replay = run_tsgen(agent_checkout, "regen", "--proposer", "replay", "--ops", "twice", "--device", "cpu", "--no-build")
     assert replay.returncode == 0, replay.stdout + replay.stderr
-    assert "[1/1] cpu/twice.cpp: accepted" in replay.stdout
+    assert "[1/1] cpu/twice.cpp: accepted (claude" in replay.stdout

@@ -16,11 +16,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-
+from tensorsmith_forge.catalog.model import load_catalog
 from tensorsmith_forge.generator import api
 from tensorsmith_forge.generator.loop import kernel_headers
-from tensorsmith_forge.catalog.model import load_catalog
 from tensorsmith_forge.validators import cuda
+
+from tests.helpers import clear_generated
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = {"registration.cpp", "bindings.cpp", "sources.cmake", "python/_C.pyi", "MANIFEST.json"}
@@ -83,7 +84,7 @@ def test_staleness_covers_every_runtime_header_a_kernel_includes() -> None:
     # include, directly or not, must be an input of every kernel (a missing half.h once let a change to the
     # float16 conversions through without judging a kernel again).
     include_dir = ROOT / "runtime" / "include"
-    quoted = re.compile(r'^#include "(tensorsmith/[^"]+)"', re.M)
+    quoted = re.compile(r'^#include "(tensorsmith/[^"]+)"', re.MULTILINE)
     kernel_templates = [*(ROOT / "templates" / "cpu").glob("*.j2"), *(ROOT / "templates" / "cuda").glob("*.j2")]
     todo = [header for template in kernel_templates for header in quoted.findall(template.read_text())]
     assert "tensorsmith/kernel_api.h" in todo
@@ -299,8 +300,8 @@ def test_uncompilable_new_op_is_rejected_and_stays_out(checkout: Path, tsgen, ha
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Traceback" not in result.stderr
     assert "0 accepted, 2 rejected" in result.stdout
-    assert re.search(r"^rejected badop\.cpu: \(template\) rejected at compile: .*error", result.stdout, re.M)
-    assert re.search(r"^rejected badop\.cuda: \(template\) rejected at compile: .*error", result.stdout, re.M)
+    assert re.search(r"^rejected badop\.cpu: \(template\) rejected at compile: .*error", result.stdout, re.MULTILINE)
+    assert re.search(r"^rejected badop\.cuda: \(template\) rejected at compile: .*error", result.stdout, re.MULTILINE)
     assert hash_tree(generated) == before  # nothing written: no kernel, no registration, no manifest entry
     assert not (generated / "cpu" / "badop.cpp").exists()
     assert "badop" not in (generated / "registration.cpp").read_text(encoding="utf-8")
@@ -321,7 +322,7 @@ def test_uncompilable_change_keeps_the_previous_kernel(checkout: Path, tsgen, ha
 
     result = tsgen(checkout, "regen", "--no-build")
     assert result.returncode == 1
-    assert re.search(r"^rejected negative\.cpu: ", result.stdout, re.M)
+    assert re.search(r"^rejected negative\.cpu: ", result.stdout, re.MULTILINE)
     after = hash_tree(generated)
     assert changed(before, after) <= {"MANIFEST.json"}  # the kernel and every file the op appears in are kept
     assert before["cpu/negative.cpp"] == after["cpu/negative.cpp"]
@@ -391,7 +392,7 @@ def test_generation_from_scratch_reproduces_the_committed_tree(pristine_checkout
     the same kernels before."""
     root = one_op_per_family(pristine_checkout, tmp_path / "some other name" / "checkout-b", tsgen)
     committed = hash_tree(root / "generated")
-    shutil.rmtree(root / "generated")
+    clear_generated(root / "generated")  # authored bodies come back from their transcripts
     n = kernel_count(root)
     out = ok(tsgen(root, "regen", "--no-build", "--force", "--jobs", "1"))
     assert f"{n} of {n} kernels to regenerate (0 up to date)" in out

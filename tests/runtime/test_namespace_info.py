@@ -20,7 +20,9 @@ def test_constants_are_the_standards() -> None:
 def test_info_says_what_this_build_supports() -> None:
     info = ts.__array_namespace_info__()
     caps = info.capabilities()
-    assert caps["max dimensions"] == 64 and caps["boolean indexing"] is False and caps["data-dependent shapes"] is False
+    assert caps["max dimensions"] == 64 and caps["boolean indexing"] is True and caps["data-dependent shapes"] is True
+    x = ts.asarray([3.0, 0.0, 5.0])
+    assert x[x > 1.0].shape == (2,) and ts.nonzero(x)[0].shape == (2,)  # what the two capabilities promise
     with pytest.raises(ValueError, match="maximum supported dimension"):  # the limit it reports is the runtime's
         ts.zeros((1,) * 65)
     assert info.default_device() == ts.zeros(1).device and info.default_device() in info.devices()

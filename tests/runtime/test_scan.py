@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 import tensorsmith as ts
 
 SCANS = [(ts.cumulative_sum, np.cumulative_sum), (ts.cumulative_prod, np.cumulative_prod)]

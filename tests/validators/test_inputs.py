@@ -22,7 +22,7 @@ CATALOG = load_catalog(ROOT)
 SALT = b"unit-test-salt"
 
 # One op per family and pointwise arity, plus ops with a domain or a float result of int inputs.
-SAMPLE_OPS = ["negative", "add", "where", "pow", "sum", "mean", "max", "argmax", "softmax", "matmul", "sin", "cumulative_prod"]
+SAMPLE_OPS = ["negative", "add", "where", "pow", "sum", "mean", "max", "argmax", "softmax", "matmul", "sin", "cumulative_prod", "argsort"]
 SAMPLE_DTYPES = ("bool", "int8", "int16", "uint64", "float32", "float64")
 SAMPLE = [(name, dtype) for name in SAMPLE_OPS for dtype in CATALOG.op(name).dtypes if dtype in SAMPLE_DTYPES]
 
@@ -356,6 +356,7 @@ class _Limits:
     row_grain = 1 << 20
     scan_grain = 1 << 12
     scan_tile = 300
+    sort_grain = 1 << 11
 
 
 def test_threshold_cases_are_sized_from_the_engine_limits() -> None:

@@ -66,7 +66,7 @@ py::array to_numpy(const ts::Tensor& t) {
   return out;
 }
 
-// The case's boolean keyword arguments (keepdims, include_initial): false where absent.
+// The case's boolean keyword arguments (keepdims, include_initial, descending): false where absent.
 using Flags = std::map<std::string, bool>;
 
 bool flag(const Flags& flags, const std::string& name) {
@@ -91,6 +91,8 @@ ts::Tensor run(const ts::OpDef& op, const std::vector<ts::Tensor>& operands, con
       return ts::contract(op, operands.at(0), operands.at(1));
     case ts::Family::Scan:
       return ts::scan(op, operands.at(0), single_axis(), flag(flags, "include_initial"));
+    case ts::Family::Sort:
+      return ts::sort(op, operands.at(0), single_axis().value_or(-1), flag(flags, "descending"));
   }
   throw ts::ValueError("unknown family");
 }

@@ -98,6 +98,22 @@ struct ScanArgs {
 };
 using ScanKernel = void (*)(const ScanArgs& args);
 
+// Sort: `rows` contiguous rows of n elements (row-major), each sorted stably by the kernel's order (ascending,
+// or descending: ties keep their order either way). The sorted values go to `values` or the int64 positions
+// they came from to `indices` (row-major; the other is null). `scratch` holds rows * n *
+// kSortScratchPerElement bytes (16-byte aligned) for the kernel's own use: kernels may not allocate.
+constexpr int64_t kSortScratchPerElement = 32;
+struct SortArgs {
+  char* values;
+  int64_t* indices;
+  const char* in;
+  int64_t rows, n;
+  bool descending;
+  char* scratch;
+  int device = 0;  // CUDA device index
+};
+using SortKernel = void (*)(const SortArgs& args);
+
 // ---- Op definitions ---------------------------------------------------------
 
 enum class Family : uint8_t {
@@ -107,6 +123,7 @@ enum class Family : uint8_t {
   Normalization,   // softmax / log_softmax over one axis
   Contraction,     // matmul
   Scan,            // cumulative_sum / cumulative_prod along one axis
+  Sort,            // sort / argsort along one axis
 };
 
 // The promotion kind a spec names. Which kernel and result dtype inputs get is data, each op's type table
@@ -121,10 +138,10 @@ enum class Promotion : uint8_t {
   Logical,      // kernel = bool (inputs cast to bool), result bool
   Where,        // input 0 cast to bool; kernel = result = promote_types(inputs 1, 2)
   // reductions and scans: kernel dtype = input dtype
-  ReduceSame,   // result = input dtype (max, min)
+  ReduceSame,   // result = input dtype (max, min, sort)
   ReduceSum,    // result = sum_result_type(input) (sum, prod, cumulative_sum, cumulative_prod)
   ReduceMean,   // result = input if floating else float64 (mean)
-  ReduceIndex,  // result int64 (argmax, argmin)
+  ReduceIndex,  // result int64 (argmax, argmin, argsort)
   ReduceBool,   // result bool: the elements' truth values folded (all, any)
 };
 
@@ -151,7 +168,7 @@ struct OpDef {
   Promotion promotion;
   bool has_identity;   // reductions: false means an empty reduction raises ValueError
   uint32_t promoted_inputs;  // bit i: tensor input i takes part in promotion (where's condition does not)
-  // kernels[device][dtype]: a PointwiseKernel / ReduceKernel / RowKernel / GemmKernel / ScanKernel
+  // kernels[device][dtype]: a PointwiseKernel / ReduceKernel / RowKernel / GemmKernel / ScanKernel / SortKernel
   // according to `family`, stored type-erased; null = not implemented.
   std::array<std::array<void*, kNumDTypes>, kNumDeviceTypes> kernels{};
   std::vector<DomainRule> domain;

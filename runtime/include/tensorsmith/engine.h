@@ -36,6 +36,9 @@ Tensor normalize(const OpDef& op, const Tensor& x, int64_t axis);
 // `include_initial` the result starts with the op's identity, one longer along the axis.
 Tensor scan(const OpDef& op, const Tensor& x, std::optional<int64_t> axis, bool include_initial);
 
+// sort (the values) or argsort (the int64 positions, by the op's promotion) along `axis`; always stable.
+Tensor sort(const OpDef& op, const Tensor& x, int64_t axis, bool descending);
+
 // matmul with numpy semantics: 1-D operands promoted and squeezed, batch dims broadcast.
 Tensor contract(const OpDef& op, const Tensor& a, const Tensor& b);
 

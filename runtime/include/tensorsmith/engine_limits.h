@@ -34,4 +34,7 @@ constexpr int64_t kRowGrain = 16384;
 constexpr int64_t kScanGrain = 32768;
 constexpr int64_t kScanTile = 2048;
 
+// Sorts: elements per thread below which splitting rows between threads costs more than it saves.
+constexpr int64_t kSortGrain = 16384;
+
 }  // namespace ts::limits

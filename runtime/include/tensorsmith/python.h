@@ -45,6 +45,8 @@ Tensor index_reduce(const OpDef& op, const Tensor& x, std::optional<int64_t> axi
 Tensor normalize(const OpDef& op, const Tensor& x, int64_t axis);
 Tensor contract(const OpDef& op, const Tensor& a, const Tensor& b);
 Tensor scan(const OpDef& op, const Tensor& x, std::optional<int64_t> axis, bool include_initial);
+// `stable` is accepted as the standard has it: every sort kernel sorts stably, which serves either request.
+Tensor sort(const OpDef& op, const Tensor& x, int64_t axis, bool descending, bool stable);
 
 // An in-place operator of an op that takes no out= (x @= y): `result` stored into `self` (a Tensor), which
 // must have its shape (ValueError) and a dtype numpy's 'same_kind' rule casts it to (TypeError); self returned.
@@ -88,6 +90,19 @@ Tensor tril(const Tensor& x, pybind11::handle k);
 Tensor triu(const Tensor& x, pybind11::handle k);
 pybind11::list meshgrid(pybind11::args arrays, pybind11::handle indexing);
 Tensor tile(const Tensor& x, pybind11::handle repetitions);
+// Gathers and data-dependent results (selection.cpp): byte copies in host memory; CUDA tensors go through it.
+// x with its `axis` replaced by the slices at `positions` (in range), on x's device.
+Tensor gather(const Tensor& x, int64_t axis, const std::vector<int64_t>& positions);
+// The row-major positions of x's nonzero elements (NaN counts, -0.0 does not).
+std::vector<int64_t> true_positions(const Tensor& x);
+Tensor take(const Tensor& x, const Tensor& indices, pybind11::handle axis);
+Tensor take_along_axis(const Tensor& x, const Tensor& indices, pybind11::handle axis);
+pybind11::tuple nonzero(const Tensor& x);
+Tensor searchsorted(const Tensor& x1, const Tensor& x2, pybind11::handle side, pybind11::handle sorter);
+Tensor unique_values(const Tensor& x);
+pybind11::object unique_counts(const Tensor& x);
+pybind11::object unique_inverse(const Tensor& x);
+pybind11::object unique_all(const Tensor& x);
 Tensor repeat(const Tensor& x, pybind11::handle repeats, pybind11::handle axis);
 pybind11::tuple unstack(const Tensor& x, pybind11::handle axis);
 pybind11::list broadcast_arrays(pybind11::args arrays);

@@ -24,8 +24,8 @@ class Info:
     __module__ = "tensorsmith"
 
     def capabilities(self) -> dict[str, object]:
-        # Boolean-mask indexing and data-dependent output shapes (nonzero, unique_*) are not implemented yet.
-        return {"boolean indexing": False, "data-dependent shapes": False, "max dimensions": _MAX_DIMENSIONS}
+        # x[mask] and the functions whose result shape depends on the data (nonzero, unique_*) exist.
+        return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": _MAX_DIMENSIONS}
 
     def default_device(self) -> _C.Device:
         return _C.asarray(0).device

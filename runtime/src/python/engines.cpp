@@ -27,4 +27,8 @@ Tensor scan(const OpDef& op, const Tensor& x, std::optional<int64_t> axis, bool 
   return without_gil_if_large(x.numel(), [&] { return ts::scan(op, x, axis, include_initial); });
 }
 
+Tensor sort(const OpDef& op, const Tensor& x, int64_t axis, bool descending, bool /*stable*/) {
+  return without_gil_if_large(x.numel(), [&] { return ts::sort(op, x, axis, descending); });
+}
+
 }  // namespace ts::python

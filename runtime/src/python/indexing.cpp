@@ -1,13 +1,17 @@
 // Basic indexing: ints, slices, None and Ellipsis (alone or in a tuple) give
-// views; __setitem__ copies a value into such a view.
+// views; __setitem__ copies a value into such a view. One integer or boolean array
+// as the whole key (x[[0, 2]], x[idx], x[x > 2]) gives a copy, as numpy's advanced
+// indexing does; arrays mixed with other items are refused with a clear error.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bindings.h"
 #include "tensorsmith/errors.h"
+#include "tensorsmith/python.h"
 
 namespace ts::python {
 
@@ -25,11 +29,12 @@ Item classify(py::handle item) {
   if (py::isinstance<Tensor>(item)) {
     const Tensor& t = item.cast<const Tensor&>();
     TS_CHECK(t.ndim() == 0 && is_integer(t.dtype()), TypeError,
-             "indexing with tensors (advanced indexing) is not supported; " << kSupported);
+             "an index tensor is supported only as the whole key (x[idx], x[mask]), not among other indices; " << kSupported);
     return Item::Int;
   }
   TS_CHECK(!py::isinstance<py::list>(item) && !py::isinstance<py::array>(item), TypeError,
-           "indexing with " << type_name(item) << "s (advanced indexing) is not supported; " << kSupported);
+           "an index " << type_name(item) << " is supported only as the whole key (x[[0, 2]], x[mask]), not among other indices; "
+                       << kSupported);
   TS_CHECK(PyIndex_Check(item.ptr()), TypeError, kSupported << ", not " << type_name(item));
   return Item::Int;
 }
@@ -114,14 +119,57 @@ Tensor index_view(const Tensor& self, py::handle key) {
   return self.as_strided(out.shape, out.strides, out.offset);
 }
 
+// The key as an index array, where it is one (a tensor of one or more dimensions, a list or a numpy array).
+std::optional<Tensor> array_key(py::handle key) {
+  if (py::isinstance<Tensor>(key)) {
+    const Tensor& t = key.cast<const Tensor&>();
+    return t.ndim() > 0 ? std::optional<Tensor>(t) : std::nullopt;  // a 0-d integer tensor is a basic index
+  }
+  if (!py::isinstance<py::list>(key) && !(py::isinstance<py::array>(key) && py::len(key.attr("shape")) > 0)) return std::nullopt;
+  Tensor t = asarray(key);
+  if (t.numel() == 0 && !is_integer(t.dtype()) && t.dtype() != DType::Bool) t = t.astype(DType::Int64);  // x[[]]
+  return t;
+}
+
+// x[mask]: the elements (or sub-tensors) where the mask, which covers x's leading axes, is true.
+Tensor masked(const Tensor& self, const Tensor& mask) {
+  TS_CHECK(mask.ndim() <= self.ndim(), IndexError,
+           "too many indices for tensor: tensor is " << self.ndim() << "-dimensional, but " << mask.ndim() << " were indexed");
+  Shape flat{1};
+  for (int64_t d = 0; d < mask.ndim(); ++d) {
+    TS_CHECK(mask.shape()[d] == self.shape()[d], IndexError,
+             "boolean index did not match indexed array along axis " << d << "; size of axis is " << self.shape()[d]
+                                                                     << " but size of corresponding boolean axis is "
+                                                                     << mask.shape()[d]);
+    flat[0] *= mask.shape()[d];
+  }
+  flat.insert(flat.end(), self.shape().begin() + mask.ndim(), self.shape().end());
+  return gather(self.reshape(flat), 0, true_positions(mask));
+}
+
+Tensor advanced_index(const Tensor& self, const Tensor& key) {
+  if (key.dtype() == DType::Bool) return masked(self, key);
+  TS_CHECK(is_integer(key.dtype()), IndexError,
+           "arrays used as indices must be of integer (or boolean) type, not " << dtype_name(key.dtype()));
+  TS_CHECK(self.ndim() > 0, IndexError, "too many indices for tensor: tensor is 0-dimensional, but 1 were indexed");
+  return take(self, key, py::int_(0));
+}
+
+Tensor get_item(const Tensor& self, py::handle key) {
+  if (const std::optional<Tensor> array = array_key(key)) return advanced_index(self, *array);
+  return index_view(self, key);
+}
+
 }  // namespace
 
 void bind_indexing(py::class_<Tensor>& cls) {
-  cls.def("__getitem__", &index_view, py::arg("key"));
+  cls.def("__getitem__", &get_item, py::arg("key"));
 
   cls.def(
       "__setitem__",
       [](const Tensor& self, py::handle key, py::handle value) {
+        TS_CHECK(!array_key(key), TypeError,
+                 "assigning through an integer or boolean array index is not supported yet; " << kSupported);
         Tensor target = index_view(self, key);
         Tensor source = py::isinstance<Tensor>(value) ? value.cast<Tensor>() : asarray(value, target.dtype());
         // copy_from reads while it writes; an overlapping source (t[1:] = t[:-1]) is copied first.

@@ -1,0 +1,5 @@
+// op: sort
+// expect: differential
+// reason: wrong values|NaN
+// exploit: a comparator that is plain a < b: right on every row without NaN, but NaN then compares neither before nor after anything, which is no strict weak order, and rows with NaN come out unsorted (§2.1 #1, only the ordinary data handled; the gate's special values catch it)
+return a < b;

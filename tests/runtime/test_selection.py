@@ -1,0 +1,145 @@
+"""Selection by data (take, take_along_axis, nonzero, the unique_* functions, x[mask] and x[indices]) as a
+user calls it: numpy's results, dtypes, shapes and errors. test_composites checks each spec's examples too."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import tensorsmith as ts
+
+DTYPES = ["bool", "int8", "uint32", "int64", "float16", "float32", "float64"]
+
+
+def sample(dtype: str, shape: tuple[int, ...], seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, 4, size=shape).astype(dtype)  # repeats and zeros in every dtype
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_take_and_take_along_axis_follow_numpy(dtype: str) -> None:
+    a = sample(dtype, (4, 5, 6))
+    x = ts.asarray(a)
+    idx = np.array([[3, -1], [0, 0]])
+    for axis in (0, 1, -1, None):
+        np.testing.assert_array_equal(np.asarray(ts.take(x, ts.asarray(idx), axis=axis)), np.take(a, idx, axis=axis))
+    along = np.random.default_rng(1).integers(-4, 4, size=(4, 3, 6))
+    np.testing.assert_array_equal(np.asarray(ts.take_along_axis(x, ts.asarray(along), axis=1)), np.take_along_axis(a, along, axis=1))
+    broadcast = np.random.default_rng(2).integers(0, 6, size=(1, 5, 2))
+    np.testing.assert_array_equal(np.asarray(ts.take_along_axis(x, ts.asarray(broadcast), axis=2)),
+                                  np.take_along_axis(a, broadcast, axis=2))  # fmt: skip
+
+
+def test_take_errors_match_numpy() -> None:
+    x = ts.asarray(np.arange(6.0).reshape(2, 3))
+    with pytest.raises(IndexError, match="index 3 is out of bounds for axis 1 with size 3"):
+        ts.take(x, ts.asarray([3]), axis=1)
+    with pytest.raises(IndexError, match="cannot do a non-empty take from an empty axes"):
+        ts.take(ts.asarray(np.zeros((0,))), ts.asarray([0]))
+    with pytest.raises(TypeError, match="indices must have an integer dtype, not float64"):
+        ts.take(x, ts.asarray([0.0]))
+    with pytest.raises(ValueError, match="must have the same number of dimensions"):
+        ts.take_along_axis(x, ts.asarray([0]), axis=0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_nonzero_follows_numpy(dtype: str) -> None:
+    a = sample(dtype, (3, 4, 5), seed=3)
+    got = ts.nonzero(ts.asarray(a))
+    assert isinstance(got, tuple) and len(got) == 3
+    for g, w in zip(got, np.nonzero(a)):
+        assert g.dtype == ts.int64
+        np.testing.assert_array_equal(np.asarray(g), w)
+
+
+def test_nonzero_counts_nan_and_not_negative_zero() -> None:
+    a = np.array([0.0, -0.0, np.nan, 1.0, -np.inf])
+    np.testing.assert_array_equal(np.asarray(ts.nonzero(ts.asarray(a))[0]), np.nonzero(a)[0])
+    with pytest.raises(ValueError, match="Calling nonzero on 0d arrays is not allowed"):
+        ts.nonzero(ts.asarray(1.0))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_unique_functions_follow_numpy(dtype: str) -> None:
+    a = sample(dtype, (5, 7), seed=4)
+    x = ts.asarray(a)
+    np.testing.assert_array_equal(np.asarray(ts.unique_values(x)), np.sort(np.unique_values(a)))  # any order is the standard's; ours is sorted
+    counts, want = ts.unique_counts(x), np.unique_counts(a)
+    np.testing.assert_array_equal(np.asarray(counts.values), want.values)
+    np.testing.assert_array_equal(np.asarray(counts.counts), want.counts)
+    inverse, want = ts.unique_inverse(x), np.unique_inverse(a)
+    assert inverse.inverse_indices.shape == a.shape
+    np.testing.assert_array_equal(np.asarray(inverse.inverse_indices), want.inverse_indices)
+    every, want = ts.unique_all(x), np.unique_all(a)
+    for field in ("values", "indices", "inverse_indices", "counts"):
+        np.testing.assert_array_equal(np.asarray(getattr(every, field)), getattr(want, field), err_msg=field)
+
+
+def test_unique_keeps_every_nan_and_one_zero() -> None:
+    a = np.array([np.nan, 0.0, 1.0, np.nan, -0.0, 1.0], dtype=np.float32)
+    got = ts.unique_counts(ts.asarray(a))
+    want = np.unique_counts(a)
+    np.testing.assert_array_equal(np.asarray(got.values), want.values)  # two NaNs, one zero
+    np.testing.assert_array_equal(np.asarray(got.counts), want.counts)
+
+
+def test_boolean_and_integer_array_keys_follow_numpy() -> None:
+    a = np.arange(24.0).reshape(2, 3, 4)
+    x = ts.asarray(a)
+    for key in (a > 7, (a > 7)[:, :, 0], (a > 100)[:, 0, 0]):  # over all axes, the leading two, one (all false)
+        np.testing.assert_array_equal(np.asarray(x[ts.asarray(key)]), a[key])
+    np.testing.assert_array_equal(np.asarray(x[x > 7.0]), a[a > 7])
+    np.testing.assert_array_equal(np.asarray(x[[1, 0, -1]]), a[[1, 0, -1]])
+    np.testing.assert_array_equal(np.asarray(x[np.array([[0], [1]])]), a[np.array([[0], [1]])])
+    np.testing.assert_array_equal(np.asarray(x[ts.asarray([1])]), a[[1]])
+    assert x[[]].shape == a[[]].shape
+    picked = x[[0]]
+    picked[...] = -1.0  # a copy, as numpy's advanced indexing gives
+    assert float(np.asarray(x)[0, 0, 0]) == 0.0
+
+
+def test_array_key_errors_match_numpy() -> None:
+    x = ts.asarray(np.arange(6.0).reshape(2, 3))
+    with pytest.raises(IndexError, match="boolean index did not match indexed array along axis 0; size of axis is 2 but size of corresponding boolean axis is 3"):
+        x[ts.asarray([True, False, True])]
+    with pytest.raises(IndexError, match="index 2 is out of bounds for axis 0 with size 2"):
+        x[[2]]
+    with pytest.raises(IndexError, match="arrays used as indices must be of integer \\(or boolean\\) type"):
+        x[np.array([0.5])]
+
+
+@pytest.mark.skipif(not ts.cuda.is_available(), reason="needs a CUDA device (this machine has none)")
+def test_selection_on_a_cuda_device() -> None:
+    a = sample("float32", (6, 7), seed=5)
+    x = ts.asarray(a).to_device("cuda")
+    got = x[x > 1.0]
+    assert got.device == x.device
+    np.testing.assert_array_equal(np.asarray(got.to_device("cpu")), a[a > 1.0])
+    np.testing.assert_array_equal(np.asarray(ts.unique_values(x).to_device("cpu")), np.sort(np.unique_values(a)))
+    np.testing.assert_array_equal(np.asarray(ts.take(x, ts.asarray([2, 0]).to_device("cuda"), axis=1).to_device("cpu")),
+                                  np.take(a, [2, 0], axis=1))  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", ["int16", "uint8", "float32", "float64"])
+def test_searchsorted_follows_numpy(dtype: str) -> None:
+    rng = np.random.default_rng(9)
+    x1 = np.sort(rng.integers(0, 20, size=40)).astype(dtype)  # sorted, with runs of equal values
+    x2 = rng.integers(-2, 23, size=(3, 11)).astype(dtype)
+    for side in ("left", "right"):
+        got = ts.searchsorted(ts.asarray(x1), ts.asarray(x2), side=side)
+        assert got.dtype == ts.int64 and got.shape == x2.shape
+        np.testing.assert_array_equal(np.asarray(got), np.searchsorted(x1, x2, side=side))
+    shuffled = rng.permutation(x1)
+    sorter = np.argsort(shuffled, kind="stable")
+    np.testing.assert_array_equal(np.asarray(ts.searchsorted(ts.asarray(shuffled), ts.asarray(x2), sorter=ts.asarray(sorter))),
+                                  np.searchsorted(shuffled, x2, sorter=sorter))  # fmt: skip
+
+
+def test_searchsorted_places_nan_last_and_checks_its_arguments() -> None:
+    x1 = np.array([-np.inf, 0.0, 1.0, np.nan, np.nan])
+    x2 = np.array([np.nan, -0.0, np.inf, -np.inf])
+    for side in ("left", "right"):
+        np.testing.assert_array_equal(np.asarray(ts.searchsorted(ts.asarray(x1), ts.asarray(x2), side=side)),
+                                      np.searchsorted(x1, x2, side=side))  # fmt: skip
+    with pytest.raises(ValueError, match="search side must be 'left' or 'right' \\(got 'middle'\\)"):
+        ts.searchsorted(ts.asarray(x1), ts.asarray(x2), side="middle")
+    with pytest.raises(ValueError, match="x1 must be 1-D"):
+        ts.searchsorted(ts.asarray(np.ones((2, 2))), ts.asarray(x2))
