@@ -88,8 +88,8 @@ FAMILY = FamilyDef(
     cpp_enum="ts::Family::Scan",
     engine_call="ts::python::scan(*op, {tensors}[0], ts::python::axis_arg(axis), include_initial)",
     contract=(
-        ("cpu", "for each (batch, inner) line of n_scan elements (strides in bytes), write the running fold "
-                "in order, led by the op's identity where args.initial is set"),
+        ("cpu", "the body of `combine(acc, x)`: fold the next element x (as acc_t) into the running value acc; "
+                "the runtime (tensorsmith/scan_lines.h) runs it along every line in order"),
         ("cuda", "the body of `combine(acc, x)`: fold x (an element or a partial result of later elements, as "
                  "acc_t) into acc; it must be associative, since warps and blocks scan in a tree"),
     ),  # fmt: skip

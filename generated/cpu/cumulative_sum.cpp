@@ -8,73 +8,19 @@ namespace {
 
 template <typename T, typename acc_t, typename out_t>
 struct cumulative_sum_cpu_kernel {
-  // out[b, initial + j, i] = fold over k <= j of in[b, k, i] (ts::ScanArgs; strides in bytes), and the
-  // identity at out[b, 0, i] where args.initial is set.
-  // The body, inlined into one function per instruction-set level (tensorsmith/isa.h).
-  static TS_ALWAYS_INLINE void loop(const ts::ScanArgs& args) {
+  // combine(acc, x) folds the next element (as acc_t) into the running value acc.
+  // tensorsmith/scan_lines.h runs it along every line of a ts::ScanArgs, in order.
+  static TS_ALWAYS_INLINE acc_t combine(acc_t acc, acc_t x) {
     // The body stays exactly as its proposer wrote it (compiler messages cite its own lines).
     // clang-format off
     // --- kernel body (proposer: template) ---
-    // fold(acc, x): the op's combine of the running value and the next element, in order. Each line starts
-    // from its first element, as numpy's accumulate does (the identity only leads where args.initial is set:
-    // a sum of -0.0 alone is -0.0).
-    const auto fold = [](acc_t acc, T x) { return static_cast<acc_t>(ts::ops::add(acc, acc_t(x))); };
-    // Columns scanned side by side, so that each step along the scanned axis reads adjacent elements.
-    constexpr int64_t kTile = 512;
-    const bool adjacent = args.in_inner_stride == static_cast<int64_t>(sizeof(T)) &&
-                          args.out_inner_stride == static_cast<int64_t>(sizeof(out_t));
-    for (int64_t b = 0; b < args.n_batch; ++b) {
-      const char* in = args.in + b * args.in_batch_stride;
-      char* out = args.out + b * args.out_batch_stride;
-      if (args.n_inner > 1 && adjacent) {
-        for (int64_t i0 = 0; i0 < args.n_inner; i0 += kTile) {
-          const int64_t width = args.n_inner - i0 < kTile ? args.n_inner - i0 : kTile;
-          const char* first = in + i0 * args.in_inner_stride;
-          char* target = out + i0 * args.out_inner_stride;
-          if (args.initial) {
-            out_t* row = reinterpret_cast<out_t*>(target);
-            for (int64_t k = 0; k < width; ++k) row[k] = static_cast<out_t>(static_cast<acc_t>(acc_t(0)));
-            target += args.out_scan_stride;
-          }
-          if (args.n_scan == 0) continue;
-          acc_t tile[kTile];
-          {
-            const T* slice = reinterpret_cast<const T*>(first);
-            out_t* row = reinterpret_cast<out_t*>(target);
-            for (int64_t k = 0; k < width; ++k) {
-              tile[k] = static_cast<acc_t>(slice[k]);
-              row[k] = static_cast<out_t>(tile[k]);
-            }
-          }
-          for (int64_t j = 1; j < args.n_scan; ++j) {
-            const T* slice = reinterpret_cast<const T*>(first + j * args.in_scan_stride);
-            out_t* row = reinterpret_cast<out_t*>(target + j * args.out_scan_stride);
-            for (int64_t k = 0; k < width; ++k) {
-              tile[k] = fold(tile[k], slice[k]);
-              row[k] = static_cast<out_t>(tile[k]);
-            }
-          }
-        }
-        continue;
-      }
-      for (int64_t i = 0; i < args.n_inner; ++i) {
-        const char* line = in + i * args.in_inner_stride;
-        char* target = out + i * args.out_inner_stride;
-        if (args.initial) {
-          *reinterpret_cast<out_t*>(target) = static_cast<out_t>(static_cast<acc_t>(acc_t(0)));
-          target += args.out_scan_stride;
-        }
-        if (args.n_scan == 0) continue;
-        acc_t acc = static_cast<acc_t>(*reinterpret_cast<const T*>(line));
-        *reinterpret_cast<out_t*>(target) = static_cast<out_t>(acc);
-        for (int64_t j = 1; j < args.n_scan; ++j) {
-          acc = fold(acc, *reinterpret_cast<const T*>(line + j * args.in_scan_stride));
-          *reinterpret_cast<out_t*>(target + j * args.out_scan_stride) = static_cast<out_t>(acc);
-        }
-      }
-    }
+    return static_cast<acc_t>(ts::ops::add(acc, acc_t(x)));
     // --- end kernel body ---
     // clang-format on
+  }
+  static TS_ALWAYS_INLINE acc_t identity() { return acc_t(0); }
+  static TS_ALWAYS_INLINE void loop(const ts::ScanArgs& args) {
+    ts::scanning::scan_lines<cumulative_sum_cpu_kernel, T, acc_t, out_t>(args);
   }
   static void loop_baseline(const ts::ScanArgs& args) { loop(args); }
   TS_TARGET_AVX2 static void loop_avx2(const ts::ScanArgs& args) { loop(args); }

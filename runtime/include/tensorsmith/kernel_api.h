@@ -12,6 +12,7 @@
 #include "tensorsmith/dtype.h"
 #include "tensorsmith/isa.h"
 #include "tensorsmith/scalar_ops.h"
+#include "tensorsmith/scan_lines.h"
 #include "tensorsmith/sort_rows.h"
 
 namespace ts {
