@@ -143,3 +143,11 @@ def test_searchsorted_places_nan_last_and_checks_its_arguments() -> None:
         ts.searchsorted(ts.asarray(x1), ts.asarray(x2), side="middle")
     with pytest.raises(ValueError, match="x1 must be 1-D"):
         ts.searchsorted(ts.asarray(np.ones((2, 2))), ts.asarray(x2))
+
+
+def test_unique_results_are_one_named_tuple_type_each() -> None:
+    x = ts.asarray(np.array([2, 1, 2], dtype=np.int32))
+    first, second = ts.unique_all(x), ts.unique_all(x)
+    assert type(first) is type(second) and type(first).__name__ == "UniqueAllResult"
+    assert type(ts.unique_counts(x))._fields == ("values", "counts")
+    assert type(ts.unique_inverse(x))._fields == ("values", "inverse_indices")

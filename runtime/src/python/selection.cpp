@@ -193,7 +193,7 @@ namespace {
 // The runs of equal elements of x's flattened values in stable sorted order: NaNs are each their own run
 // (they compare unequal, as the standard asks), -0.0 and +0.0 one.
 struct Runs {
-  Tensor sorted;                // the flattened x, sorted (on x's device)
+  Tensor sorted;                // the flattened x, sorted (in host memory, where the runs are gathered)
   std::vector<int64_t> order;   // sorted[i] = flat[order[i]]
   std::vector<int64_t> starts;  // the sorted position where each run starts
 };
@@ -203,13 +203,13 @@ Runs runs_of(const Tensor& x) {
   Runs runs;
   const Tensor order = python::sort(op("argsort"), flat, 0, false, true);
   runs.order = int64_values(order, "unique");
-  runs.sorted = to_device(gather_slices(on_host(flat), 0, runs.order), x.device());
+  runs.sorted = gather_slices(on_host(flat), 0, runs.order);
   const int64_t n = flat.numel();
   if (n == 0) return runs;
   runs.starts.push_back(0);
   if (n > 1) {
     const Tensor later = runs.sorted.slice(0, 1, std::nullopt, 1), earlier = runs.sorted.slice(0, 0, n - 1, 1);
-    const Tensor differs = on_host(pointwise(op("not_equal"), {later, earlier}));
+    const Tensor differs = pointwise(op("not_equal"), {later, earlier});
     const auto* bytes = reinterpret_cast<const uint8_t*>(differs.data_ptr());
     for (int64_t i = 1; i < n; ++i) {
       if (bytes[i - 1] != 0) runs.starts.push_back(i);
@@ -219,7 +219,7 @@ Runs runs_of(const Tensor& x) {
 }
 
 Tensor run_values(const Runs& runs, Device device) {
-  return to_device(gather_slices(on_host(runs.sorted), 0, runs.starts), device);
+  return to_device(gather_slices(runs.sorted, 0, runs.starts), device);
 }
 
 Tensor run_counts(const Runs& runs, Device device) {
@@ -247,10 +247,26 @@ Tensor run_firsts(const Runs& runs, Device device) {
   return to_device(int64_tensor(firsts, {static_cast<int64_t>(firsts.size())}), device);
 }
 
-// The standard's named tuples (the same names and fields as numpy's).
-py::object named_tuple(const char* name, const char* fields, py::tuple items) {
-  const py::object type = py::module_::import("collections").attr("namedtuple")(name, fields);
-  return type(*items);
+// The standard's named tuple types (the same names and fields as numpy's), made once each: results of two
+// calls are instances of one type.
+py::object named_tuple_type(const char* name, const char* fields) {
+  return py::module_::import("collections").attr("namedtuple")(name, fields);
+}
+
+// Kept for the interpreter's life (never destroyed after it has finalized).
+const py::object& unique_counts_type() {
+  static const auto* type = new py::object(named_tuple_type("UniqueCountsResult", "values counts"));
+  return *type;
+}
+
+const py::object& unique_inverse_type() {
+  static const auto* type = new py::object(named_tuple_type("UniqueInverseResult", "values inverse_indices"));
+  return *type;
+}
+
+const py::object& unique_all_type() {
+  static const auto* type = new py::object(named_tuple_type("UniqueAllResult", "values indices inverse_indices counts"));
+  return *type;
 }
 
 }  // namespace
@@ -259,19 +275,18 @@ Tensor unique_values(const Tensor& x) { return run_values(runs_of(x), x.device()
 
 py::object unique_counts(const Tensor& x) {
   const Runs runs = runs_of(x);
-  return named_tuple("UniqueCountsResult", "values counts", py::make_tuple(run_values(runs, x.device()), run_counts(runs, x.device())));
+  return unique_counts_type()(run_values(runs, x.device()), run_counts(runs, x.device()));
 }
 
 py::object unique_inverse(const Tensor& x) {
   const Runs runs = runs_of(x);
-  return named_tuple("UniqueInverseResult", "values inverse_indices", py::make_tuple(run_values(runs, x.device()), run_inverse(runs, x)));
+  return unique_inverse_type()(run_values(runs, x.device()), run_inverse(runs, x));
 }
 
 py::object unique_all(const Tensor& x) {
   const Runs runs = runs_of(x);
-  return named_tuple("UniqueAllResult", "values indices inverse_indices counts",
-                     py::make_tuple(run_values(runs, x.device()), run_firsts(runs, x.device()), run_inverse(runs, x),
-                                    run_counts(runs, x.device())));
+  return unique_all_type()(run_values(runs, x.device()), run_firsts(runs, x.device()), run_inverse(runs, x),
+                           run_counts(runs, x.device()));
 }
 
 }  // namespace ts::python
