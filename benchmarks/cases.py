@@ -60,7 +60,7 @@ class Case:
 # The case names each builder makes (family/op), so that a filtered run builds only what it times.
 NAMES = {
     "pointwise": ("pointwise/exp", "pointwise/add", "pointwise/multiply", "pointwise/add(out=)", "pointwise/atan2",
-                  "pointwise/floor_divide", "pointwise/bitwise_and int32"),
+                  "pointwise/floor_divide", "pointwise/bitwise_and int32", "pointwise/multiply complex64"),
     "reductions": ("reduction/sum", "reduction/sum(axis=0)", "reduction/sum(axis=1)", "reduction/mean", "reduction/max",
                    "reduction/max(axis=1)", "index_reduction/argmax", "index_reduction/argmax(axis=1)",
                    "scan/cumulative_sum(axis=0)", "scan/cumulative_sum(axis=1)", "sort/sort(axis=1)", "sort/argsort(axis=1)"),
@@ -97,7 +97,9 @@ def probe(case: Case) -> None:
 
 
 def _operands(rng: np.random.Generator, shape: tuple[int, ...], count: int, torch: Any | None, dtype=np.float32):
-    arrays = [rng.standard_normal(shape).astype(dtype) if np.dtype(dtype).kind == "f"
+    kind = np.dtype(dtype).kind
+    arrays = [rng.standard_normal(shape).astype(dtype) if kind == "f"
+              else (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype) if kind == "c"
               else rng.integers(-8, 8, shape).astype(dtype) for _ in range(count)]  # fmt: skip
     tensors = [ts.asarray(a) for a in arrays]
     torch_tensors = [torch.from_numpy(a) for a in arrays] if torch is not None else None
@@ -117,6 +119,8 @@ def _pointwise(size: str, n: int, rng, torch) -> list[Case]:
     t = tt or [None] * 3
     (ia, ib), (tia, tib), itt = _operands(rng, (n,), 2, torch, dtype=np.int32)
     it = itt or [None] * 2
+    (ca, cb), (tca, tcb), ctt = _operands(rng, (n,), 2, torch, dtype=np.complex64)
+    ct = ctt or [None] * 2
     item = a.itemsize
     return [
         _case("pointwise", "exp", size, (n,), 2 * n * item, None,
@@ -137,6 +141,8 @@ def _pointwise(size: str, n: int, rng, torch) -> list[Case]:
         _case("pointwise", "bitwise_and int32", size, (n,), 3 * n * ia.itemsize, None,
               lambda: ts.bitwise_and(tia, tib), lambda: np.bitwise_and(ia, ib),
               lambda: torch.bitwise_and(it[0], it[1]), torch),
+        _case("pointwise", "multiply complex64", size, (n,), 3 * n * ca.itemsize, None,
+              lambda: ts.multiply(tca, tcb), lambda: np.multiply(ca, cb), lambda: torch.mul(ct[0], ct[1]), torch),
     ]  # fmt: skip
 
 

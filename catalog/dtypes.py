@@ -7,25 +7,31 @@ from enum import Enum
 
 DTYPES = (
     "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
-    "float16", "bfloat16",
-)  # fmt: skip  (the runtime's DType order: the 16-bit floats came last)
+    "float16", "bfloat16", "complex64", "complex128",
+)  # fmt: skip  (the runtime's DType order: the 16-bit floats and complex came last)
 SIGNED = ("int8", "int16", "int32", "int64")
 UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
-FLOATING = ("float32", "float64", "float16", "bfloat16")
+FLOATING = ("float32", "float64", "float16", "bfloat16")  # real floating
+COMPLEX = ("complex64", "complex128")
 HALF = ("float16", "bfloat16")  # stored in 16 bits, computed in float
+# The Array API's dtype categories: `real` is its "real-valued" (integers and real floats), `numeric` includes
+# complex. An op that supports complex numbers names `complex`, `numeric` or `all`.
 DTYPE_CLASSES: dict[str, tuple[str, ...]] = {
     "all": DTYPES,
-    "numeric": SIGNED + UNSIGNED + FLOATING,
+    "numeric": SIGNED + UNSIGNED + FLOATING + COMPLEX,
+    "real": SIGNED + UNSIGNED + FLOATING,
     "integer": SIGNED + UNSIGNED,
     "signed": SIGNED,
     "unsigned": UNSIGNED,
     "floating": FLOATING,
+    "complex": COMPLEX,
     "bool": ("bool",),
 }
 
 
 class Promotion(Enum):
     same = "same"
+    real_valued = "real_valued"  # same, but complex inputs give their parts' real dtype (abs, real, imag)
     float = "float"
     binary = "binary"
     binary_float = "binary_float"
@@ -41,7 +47,7 @@ class Promotion(Enum):
 
 # How many tensor inputs each promotion kind can relate.
 PROMOTION_ARITY: dict[Promotion, tuple[int, ...]] = {
-    Promotion.same: (1,), Promotion.float: (1, 2), Promotion.binary: (1, 2, 3), Promotion.binary_float: (2,),
+    Promotion.same: (1,), Promotion.real_valued: (1,), Promotion.float: (1, 2), Promotion.binary: (1, 2, 3), Promotion.binary_float: (2,),
     Promotion.comparison: (1, 2), Promotion.logical: (1, 2), Promotion.where: (3,), Promotion.reduce_same: (1,),
     Promotion.reduce_sum: (1,), Promotion.reduce_mean: (1,), Promotion.reduce_index: (1,),
     Promotion.reduce_bool: (1,),

@@ -78,8 +78,9 @@ class Tolerance:
 class Accuracy:
     """A pointwise op's error budget: at most `ulp` units in the last place of the result dtype from the
     exact value, per float result dtype (float32 and float64; float16 and bfloat16 results follow from
-    float32's, since kernels compute them in float and round once). An op without one must be correctly
-    rounded (0.5 ulp: the result numpy's float64 arithmetic rounds to)."""
+    float32's, since kernels compute them in float and round once), or per complex input dtype for the real
+    results of complex inputs (abs). An op without one must be correctly rounded (0.5 ulp: the result numpy's
+    float64 arithmetic rounds to)."""
 
     ulp: tuple[tuple[str, float], ...]  # (result dtype, budget)
     reason: str
@@ -106,6 +107,8 @@ class DomainBound:
 
 CORRECTLY_ROUNDED = 0.5
 ULP_DTYPES = ("float32", "float64")
+# Budgets may also name a complex input dtype, for the real results of complex inputs (abs of complex64).
+ULP_INPUT_DTYPES = ("complex64", "complex128")
 
 
 @dataclass(frozen=True)
@@ -490,11 +493,12 @@ class _SpecParser:
         ulp = raw["ulp"]
         budgets = dict(ulp) if isinstance(ulp, dict) else {dtype: ulp for dtype in ULP_DTYPES}
         for dtype, value in budgets.items():
-            if dtype not in ULP_DTYPES:
-                raise self.error("accuracy", f"ulp budgets are per result dtype ({', '.join(ULP_DTYPES)}), not {dtype!r}")
+            if dtype not in ULP_DTYPES + ULP_INPUT_DTYPES:
+                known = ", ".join(ULP_DTYPES + ULP_INPUT_DTYPES)
+                raise self.error("accuracy", f"ulp budgets are per result dtype or complex input dtype ({known}), not {dtype!r}")
             if not (_is_number(value) and CORRECTLY_ROUNDED <= value <= 1e6 and math.isfinite(value)):
                 raise self.error("accuracy", f"{dtype}: an ulp budget is a number from {CORRECTLY_ROUNDED} (correctly rounded) up")
-        return Accuracy(tuple((d, float(budgets[d])) for d in ULP_DTYPES if d in budgets), reason.strip())
+        return Accuracy(tuple((d, float(budgets[d])) for d in ULP_DTYPES + ULP_INPUT_DTYPES if d in budgets), reason.strip())
 
     def _domain(self, signature: Signature, family: FamilyDef) -> tuple[DomainBound, ...]:
         raw = self.values.get("domain", {})

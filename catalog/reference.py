@@ -29,14 +29,14 @@ SAFE_ATTRIBUTES = frozenset(
     logical_and logical_or logical_not logical_xor isnan isinf isfinite signbit round reciprocal remainder mod
     logaddexp nextafter bitwise_and bitwise_or bitwise_xor invert bitwise_invert left_shift right_shift
     sum prod mean max min amax amin argmax argmin cumsum cumulative_sum cumulative_prod sort argsort matmul dot einsum all any std
-    var count_nonzero diff
+    var count_nonzero diff conj conjugate real imag
     vecdot tensordot take take_along_axis nonzero searchsorted unique_values unique_counts unique_inverse unique_all
     zeros ones zeros_like ones_like full full_like empty empty_like asarray array broadcast_to broadcast_arrays
     arange linspace eye tril triu meshgrid
     reshape transpose permute_dims matrix_transpose swapaxes moveaxis expand_dims squeeze concatenate concat stack flip roll
     tile unstack repeat
     result_type promote_types dtype finfo iinfo astype T mT shape ndim size itemsize kind
-    bool_ int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64
+    bool_ int8 int16 int32 int64 uint8 uint16 uint32 uint64 float16 float32 float64 complex64 complex128
     pi e inf nan newaxis
     """.split()
 )

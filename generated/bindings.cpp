@@ -18,11 +18,12 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
     };
     m.def("abs", abs, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
-          "Absolute value of each element.");
+          "Absolute value of each element; the magnitude |z| of a complex one, in its parts' real dtype.");
     m.def("absolute", abs, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Alias of abs (the numpy name).");
     tensor_class.def(
-        "abs", [abs](pybind11::object x) { return abs(x, pybind11::none()); }, "Absolute value of each element.");
+        "abs", [abs](pybind11::object x) { return abs(x, pybind11::none()); },
+        "Absolute value of each element; the magnitude |z| of a complex one, in its parts' real dtype.");
     tensor_class.def(
         "__abs__", [abs](pybind11::object self) { return abs(self, pybind11::none()); }, py::is_operator());
   }
@@ -327,6 +328,14 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
           "Smallest integer not less than each element; integer inputs keep their dtype.");
   }
   {
+    const ts::OpDef* op = &registry.get("conj");
+    auto conj = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("conj", conj, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Complex conjugate of each element (the imaginary part negated); real numbers are their own.");
+  }
+  {
     const ts::OpDef* op = &registry.get("copysign");
     auto copysign = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
@@ -488,6 +497,14 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
           py::arg("out") = pybind11::none(),
           "sqrt(x1**2 + x2**2) without overflow or underflow in between; an infinity gives +inf even beside a quiet "
           "NaN, as IEEE 754 and numpy say.");
+  }
+  {
+    const ts::OpDef* op = &registry.get("imag");
+    auto imag = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("imag", imag, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Imaginary part of each element, in its parts' real dtype (float32 for complex64); zero for real numbers.");
   }
   {
     const ts::OpDef* op = &registry.get("isfinite");
@@ -817,6 +834,14 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         py::arg("axis") = pybind11::none(), py::arg("keepdims") = false, py::arg("dtype") = pybind11::none(),
         py::arg("out") = pybind11::none(),
         "Product over the given axes (all when axis is None); ints accumulate in int64/uint64.");
+  }
+  {
+    const ts::OpDef* op = &registry.get("real");
+    auto real = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    m.def("real", real, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "Real part of each element, in its parts' real dtype (float32 for complex64); real numbers are their own.");
   }
   {
     const ts::OpDef* op = &registry.get("reciprocal");

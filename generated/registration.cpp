@@ -28,6 +28,7 @@ void register_bitwise_or_cpu(ts::Registry& registry);
 void register_bitwise_right_shift_cpu(ts::Registry& registry);
 void register_bitwise_xor_cpu(ts::Registry& registry);
 void register_ceil_cpu(ts::Registry& registry);
+void register_conj_cpu(ts::Registry& registry);
 void register_copysign_cpu(ts::Registry& registry);
 void register_cos_cpu(ts::Registry& registry);
 void register_cosh_cpu(ts::Registry& registry);
@@ -42,6 +43,7 @@ void register_floor_divide_cpu(ts::Registry& registry);
 void register_greater_cpu(ts::Registry& registry);
 void register_greater_equal_cpu(ts::Registry& registry);
 void register_hypot_cpu(ts::Registry& registry);
+void register_imag_cpu(ts::Registry& registry);
 void register_isfinite_cpu(ts::Registry& registry);
 void register_isinf_cpu(ts::Registry& registry);
 void register_isnan_cpu(ts::Registry& registry);
@@ -70,6 +72,7 @@ void register_not_equal_cpu(ts::Registry& registry);
 void register_positive_cpu(ts::Registry& registry);
 void register_pow_cpu(ts::Registry& registry);
 void register_prod_cpu(ts::Registry& registry);
+void register_real_cpu(ts::Registry& registry);
 void register_reciprocal_cpu(ts::Registry& registry);
 void register_relu_cpu(ts::Registry& registry);
 void register_remainder_cpu(ts::Registry& registry);
@@ -112,6 +115,7 @@ void register_cpu_kernels(ts::Registry& registry) {
   register_bitwise_right_shift_cpu(registry);
   register_bitwise_xor_cpu(registry);
   register_ceil_cpu(registry);
+  register_conj_cpu(registry);
   register_copysign_cpu(registry);
   register_cos_cpu(registry);
   register_cosh_cpu(registry);
@@ -126,6 +130,7 @@ void register_cpu_kernels(ts::Registry& registry) {
   register_greater_cpu(registry);
   register_greater_equal_cpu(registry);
   register_hypot_cpu(registry);
+  register_imag_cpu(registry);
   register_isfinite_cpu(registry);
   register_isinf_cpu(registry);
   register_isnan_cpu(registry);
@@ -154,6 +159,7 @@ void register_cpu_kernels(ts::Registry& registry) {
   register_positive_cpu(registry);
   register_pow_cpu(registry);
   register_prod_cpu(registry);
+  register_real_cpu(registry);
   register_reciprocal_cpu(registry);
   register_relu_cpu(registry);
   register_remainder_cpu(registry);
@@ -197,6 +203,7 @@ void register_bitwise_or_cuda(ts::Registry& registry);
 void register_bitwise_right_shift_cuda(ts::Registry& registry);
 void register_bitwise_xor_cuda(ts::Registry& registry);
 void register_ceil_cuda(ts::Registry& registry);
+void register_conj_cuda(ts::Registry& registry);
 void register_copysign_cuda(ts::Registry& registry);
 void register_cos_cuda(ts::Registry& registry);
 void register_cosh_cuda(ts::Registry& registry);
@@ -211,6 +218,7 @@ void register_floor_divide_cuda(ts::Registry& registry);
 void register_greater_cuda(ts::Registry& registry);
 void register_greater_equal_cuda(ts::Registry& registry);
 void register_hypot_cuda(ts::Registry& registry);
+void register_imag_cuda(ts::Registry& registry);
 void register_isfinite_cuda(ts::Registry& registry);
 void register_isinf_cuda(ts::Registry& registry);
 void register_isnan_cuda(ts::Registry& registry);
@@ -239,6 +247,7 @@ void register_not_equal_cuda(ts::Registry& registry);
 void register_positive_cuda(ts::Registry& registry);
 void register_pow_cuda(ts::Registry& registry);
 void register_prod_cuda(ts::Registry& registry);
+void register_real_cuda(ts::Registry& registry);
 void register_reciprocal_cuda(ts::Registry& registry);
 void register_relu_cuda(ts::Registry& registry);
 void register_remainder_cuda(ts::Registry& registry);
@@ -281,6 +290,7 @@ void register_cuda_kernels(ts::Registry& registry) {
   register_bitwise_right_shift_cuda(registry);
   register_bitwise_xor_cuda(registry);
   register_ceil_cuda(registry);
+  register_conj_cuda(registry);
   register_copysign_cuda(registry);
   register_cos_cuda(registry);
   register_cosh_cuda(registry);
@@ -295,6 +305,7 @@ void register_cuda_kernels(ts::Registry& registry) {
   register_greater_cuda(registry);
   register_greater_equal_cuda(registry);
   register_hypot_cuda(registry);
+  register_imag_cuda(registry);
   register_isfinite_cuda(registry);
   register_isinf_cuda(registry);
   register_isnan_cuda(registry);
@@ -323,6 +334,7 @@ void register_cuda_kernels(ts::Registry& registry) {
   register_positive_cuda(registry);
   register_pow_cuda(registry);
   register_prod_cuda(registry);
+  register_real_cuda(registry);
   register_reciprocal_cuda(registry);
   register_relu_cuda(registry);
   register_remainder_cuda(registry);
@@ -346,7 +358,7 @@ void register_cuda_kernels(ts::Registry& registry) {
 #endif  // TS_WITH_CUDA
 
 void define_ops(ts::Registry& registry) {
-  registry.define("abs", ts::Family::Pointwise, 1, ts::Promotion::Same, false, 0x1u)
+  registry.define("abs", ts::Family::Pointwise, 1, ts::Promotion::RealValued, false, 0x1u)
       .with_types({
           {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
           {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
@@ -361,6 +373,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Float32},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Float64},
       });
   registry.define("acos", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
       .with_types({
@@ -377,6 +391,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("acosh", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
       .with_types({
@@ -393,6 +409,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("add", ts::Family::Pointwise, 2, ts::Promotion::Binary, false, 0x3u)
       .with_types({
@@ -409,6 +427,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("all", ts::Family::Reduction, 1, ts::Promotion::ReduceBool, true, 0x1u)
       .with_types({
@@ -425,6 +445,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Bool},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Bool},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Bool},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Bool},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Bool},
       });
   registry.define("any", ts::Family::Reduction, 1, ts::Promotion::ReduceBool, true, 0x1u)
       .with_types({
@@ -441,6 +463,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Bool},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Bool},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Bool},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Bool},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Bool},
       });
   registry.define("argmax", ts::Family::IndexReduction, 1, ts::Promotion::ReduceIndex, false, 0x1u)
       .with_types({
@@ -505,6 +529,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("asinh", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
       .with_types({
@@ -521,6 +547,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("atan", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
       .with_types({
@@ -537,6 +565,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("atan2", ts::Family::Pointwise, 2, ts::Promotion::Float, false, 0x3u)
       .with_types({
@@ -560,6 +590,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("bitwise_and", ts::Family::Pointwise, 2, ts::Promotion::Binary, false, 0x3u)
       .with_types({
@@ -647,6 +679,23 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
       });
+  registry.define("conj", ts::Family::Pointwise, 1, ts::Promotion::Same, false, 0x1u)
+      .with_types({
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
+      });
   registry.define("copysign", ts::Family::Pointwise, 2, ts::Promotion::Float, false, 0x3u)
       .with_types({
           {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
@@ -669,6 +718,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("cosh", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
       .with_types({
@@ -685,6 +736,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("cumulative_prod", ts::Family::Scan, 1, ts::Promotion::ReduceSum, true, 0x1u)
       .with_types({
@@ -701,6 +754,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("cumulative_sum", ts::Family::Scan, 1, ts::Promotion::ReduceSum, true, 0x1u)
       .with_types({
@@ -717,6 +772,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("divide", ts::Family::Pointwise, 2, ts::Promotion::BinaryFloat, false, 0x3u)
       .with_types({
@@ -733,6 +790,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("equal", ts::Family::Pointwise, 2, ts::Promotion::Comparison, false, 0x3u)
       .with_types({
@@ -749,6 +808,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Bool},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Bool},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Bool},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Bool},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Bool},
       });
   registry.define("exp", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
       .with_types({
@@ -765,6 +826,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("expm1", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
       .with_types({
@@ -852,6 +915,23 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
       });
+  registry.define("imag", ts::Family::Pointwise, 1, ts::Promotion::RealValued, false, 0x1u)
+      .with_types({
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Float32},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Float64},
+      });
   registry.define("isfinite", ts::Family::Pointwise, 1, ts::Promotion::Comparison, false, 0x1u)
       .with_types({
           {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},
@@ -867,6 +947,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Bool},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Bool},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Bool},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Bool},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Bool},
       });
   registry.define("isinf", ts::Family::Pointwise, 1, ts::Promotion::Comparison, false, 0x1u)
       .with_types({
@@ -883,6 +965,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Bool},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Bool},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Bool},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Bool},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Bool},
       });
   registry.define("isnan", ts::Family::Pointwise, 1, ts::Promotion::Comparison, false, 0x1u)
       .with_types({
@@ -899,6 +983,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Bool},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Bool},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Bool},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Bool},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Bool},
       });
   registry.define("less", ts::Family::Pointwise, 2, ts::Promotion::Comparison, false, 0x3u)
       .with_types({
@@ -947,6 +1033,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("log10", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
       .with_types({
@@ -1034,6 +1122,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Bool, ts::DType::Bool},
           {ts::DType::Float16, ts::DType::Bool, ts::DType::Bool},
           {ts::DType::BFloat16, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Complex64, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Complex128, ts::DType::Bool, ts::DType::Bool},
       });
   registry.define("logical_not", ts::Family::Pointwise, 1, ts::Promotion::Logical, false, 0x1u)
       .with_types({
@@ -1050,6 +1140,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Bool, ts::DType::Bool},
           {ts::DType::Float16, ts::DType::Bool, ts::DType::Bool},
           {ts::DType::BFloat16, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Complex64, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Complex128, ts::DType::Bool, ts::DType::Bool},
       });
   registry.define("logical_or", ts::Family::Pointwise, 2, ts::Promotion::Logical, false, 0x3u)
       .with_types({
@@ -1066,6 +1158,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Bool, ts::DType::Bool},
           {ts::DType::Float16, ts::DType::Bool, ts::DType::Bool},
           {ts::DType::BFloat16, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Complex64, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Complex128, ts::DType::Bool, ts::DType::Bool},
       });
   registry.define("logical_xor", ts::Family::Pointwise, 2, ts::Promotion::Logical, false, 0x3u)
       .with_types({
@@ -1082,6 +1176,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Bool, ts::DType::Bool},
           {ts::DType::Float16, ts::DType::Bool, ts::DType::Bool},
           {ts::DType::BFloat16, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Complex64, ts::DType::Bool, ts::DType::Bool},
+          {ts::DType::Complex128, ts::DType::Bool, ts::DType::Bool},
       });
   registry.define("matmul", ts::Family::Contraction, 2, ts::Promotion::Binary, false, 0x3u)
       .with_types({
@@ -1098,6 +1194,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("max", ts::Family::Reduction, 1, ts::Promotion::ReduceSame, false, 0x1u)
       .with_types({
@@ -1146,6 +1244,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("min", ts::Family::Reduction, 1, ts::Promotion::ReduceSame, false, 0x1u)
       .with_types({
@@ -1194,6 +1294,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("negative", ts::Family::Pointwise, 1, ts::Promotion::Same, false, 0x1u)
       .with_types({
@@ -1209,6 +1311,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("nextafter", ts::Family::Pointwise, 2, ts::Promotion::Float, false, 0x3u)
       .with_types({
@@ -1230,6 +1334,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Bool},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Bool},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Bool},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Bool},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Bool},
       });
   registry.define("positive", ts::Family::Pointwise, 1, ts::Promotion::Same, false, 0x1u)
       .with_types({
@@ -1245,6 +1351,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("pow", ts::Family::Pointwise, 2, ts::Promotion::Binary, false, 0x3u)
       .with_types({
@@ -1278,6 +1386,25 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
+      });
+  registry.define("real", ts::Family::Pointwise, 1, ts::Promotion::RealValued, false, 0x1u)
+      .with_types({
+          {ts::DType::Int8, ts::DType::Int8, ts::DType::Int8},
+          {ts::DType::Int16, ts::DType::Int16, ts::DType::Int16},
+          {ts::DType::Int32, ts::DType::Int32, ts::DType::Int32},
+          {ts::DType::Int64, ts::DType::Int64, ts::DType::Int64},
+          {ts::DType::UInt8, ts::DType::UInt8, ts::DType::UInt8},
+          {ts::DType::UInt16, ts::DType::UInt16, ts::DType::UInt16},
+          {ts::DType::UInt32, ts::DType::UInt32, ts::DType::UInt32},
+          {ts::DType::UInt64, ts::DType::UInt64, ts::DType::UInt64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Float32},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Float64},
       });
   registry.define("reciprocal", ts::Family::Pointwise, 1, ts::Promotion::Same, false, 0x1u)
       .with_types({
@@ -1285,6 +1412,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("relu", ts::Family::Pointwise, 1, ts::Promotion::Same, false, 0x1u)
       .with_types({
@@ -1361,6 +1490,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("signbit", ts::Family::Pointwise, 1, ts::Promotion::Comparison, false, 0x1u)
       .with_types({
@@ -1393,6 +1524,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("sinh", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
       .with_types({
@@ -1409,6 +1542,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("softmax", ts::Family::Normalization, 1, ts::Promotion::Float, false, 0x1u)
       .with_types({
@@ -1457,6 +1592,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("square", ts::Family::Pointwise, 1, ts::Promotion::Same, false, 0x1u)
       .with_types({
@@ -1472,6 +1609,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("subtract", ts::Family::Pointwise, 2, ts::Promotion::Binary, false, 0x3u)
       .with_types({
@@ -1487,6 +1626,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("sum", ts::Family::Reduction, 1, ts::Promotion::ReduceSum, true, 0x1u)
       .with_types({
@@ -1503,6 +1644,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("tan", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
       .with_types({
@@ -1519,6 +1662,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("tanh", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
       .with_types({
@@ -1535,6 +1680,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("trunc", ts::Family::Pointwise, 1, ts::Promotion::Same, false, 0x1u)
       .with_types({
@@ -1567,6 +1714,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
 }
 

@@ -25,6 +25,7 @@ set(TS_GENERATED_SOURCES
   generated/cpu/bitwise_right_shift.cpp
   generated/cpu/bitwise_xor.cpp
   generated/cpu/ceil.cpp
+  generated/cpu/conj.cpp
   generated/cpu/copysign.cpp
   generated/cpu/cos.cpp
   generated/cpu/cosh.cpp
@@ -39,6 +40,7 @@ set(TS_GENERATED_SOURCES
   generated/cpu/greater.cpp
   generated/cpu/greater_equal.cpp
   generated/cpu/hypot.cpp
+  generated/cpu/imag.cpp
   generated/cpu/isfinite.cpp
   generated/cpu/isinf.cpp
   generated/cpu/isnan.cpp
@@ -67,6 +69,7 @@ set(TS_GENERATED_SOURCES
   generated/cpu/positive.cpp
   generated/cpu/pow.cpp
   generated/cpu/prod.cpp
+  generated/cpu/real.cpp
   generated/cpu/reciprocal.cpp
   generated/cpu/relu.cpp
   generated/cpu/remainder.cpp
@@ -110,6 +113,7 @@ set(TS_GENERATED_CUDA_SOURCES
   generated/cuda/bitwise_right_shift.cu
   generated/cuda/bitwise_xor.cu
   generated/cuda/ceil.cu
+  generated/cuda/conj.cu
   generated/cuda/copysign.cu
   generated/cuda/cos.cu
   generated/cuda/cosh.cu
@@ -124,6 +128,7 @@ set(TS_GENERATED_CUDA_SOURCES
   generated/cuda/greater.cu
   generated/cuda/greater_equal.cu
   generated/cuda/hypot.cu
+  generated/cuda/imag.cu
   generated/cuda/isfinite.cu
   generated/cuda/isinf.cu
   generated/cuda/isnan.cu
@@ -152,6 +157,7 @@ set(TS_GENERATED_CUDA_SOURCES
   generated/cuda/positive.cu
   generated/cuda/pow.cu
   generated/cuda/prod.cu
+  generated/cuda/real.cu
   generated/cuda/reciprocal.cu
   generated/cuda/relu.cu
   generated/cuda/remainder.cu

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import ml_dtypes  # noqa: F401  (numpy's bfloat16: np.dtype("bfloat16") works once it is imported)
 import numpy as np
 
-from tensorsmith_forge.catalog.dtypes import DTYPES, FLOATING, HALF, Promotion
+from tensorsmith_forge.catalog.dtypes import COMPLEX, DTYPES, FLOATING, HALF, Promotion
 from tensorsmith_forge.catalog.model import INPLACE_OPERATORS, REFLECTED_OPERATORS, OpSpec
 from tensorsmith_forge.catalog.signature import Argument, BaseType, ReturnTuple, Signature
 
@@ -25,17 +25,19 @@ CPP_TYPE = {
     "bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
     "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
     "float32": "float", "float64": "double", "float16": "ts::float16", "bfloat16": "ts::bfloat16",
+    "complex64": "ts::complex64", "complex128": "ts::complex128",
 }  # fmt: skip
 DTYPE_ENUM = {
     "bool": "ts::DType::Bool", "int8": "ts::DType::Int8", "int16": "ts::DType::Int16",
     "int32": "ts::DType::Int32", "int64": "ts::DType::Int64", "uint8": "ts::DType::UInt8",
     "uint16": "ts::DType::UInt16", "uint32": "ts::DType::UInt32", "uint64": "ts::DType::UInt64",
     "float32": "ts::DType::Float32", "float64": "ts::DType::Float64", "float16": "ts::DType::Float16",
-    "bfloat16": "ts::DType::BFloat16",
+    "bfloat16": "ts::DType::BFloat16", "complex64": "ts::DType::Complex64", "complex128": "ts::DType::Complex128",
 }  # fmt: skip
 DEVICE_ENUM = {"cpu": "ts::DeviceType::CPU", "cuda": "ts::DeviceType::CUDA"}
 PROMOTION_ENUM = {
     Promotion.same: "ts::Promotion::Same",
+    Promotion.real_valued: "ts::Promotion::RealValued",
     Promotion.float: "ts::Promotion::Float",
     Promotion.binary: "ts::Promotion::Binary",
     Promotion.binary_float: "ts::Promotion::BinaryFloat",
@@ -81,7 +83,12 @@ def promote(a: str, b: str) -> str:
 
 def float_result(dtype: str) -> str:
     """The float dtype numpy computes float functions of `dtype` in (bool, int8, uint8 -> float16)."""
-    return dtype if dtype in FLOATING else np.result_type(np.dtype(dtype), np.float16).name
+    return dtype if dtype in FLOATING + COMPLEX else np.result_type(np.dtype(dtype), np.float16).name
+
+
+def real_part(dtype: str) -> str:
+    """The real dtype of a complex dtype's parts (complex64 -> float32); any other dtype is its own."""
+    return {"complex64": "float32", "complex128": "float64"}.get(dtype, dtype)
 
 
 def compatible(a: str, b: str) -> bool:
@@ -114,7 +121,7 @@ def kernel_dtype(spec: OpSpec, common: str) -> str:
     if p is Promotion.float:
         return float_result(common)
     if p is Promotion.binary_float:
-        return common if common in FLOATING else "float64"
+        return common if common in FLOATING + COMPLEX else "float64"
     if p is Promotion.logical:
         return "bool"
     return common
@@ -129,7 +136,9 @@ def result_dtype(spec: OpSpec, common: str) -> str:
     if p is Promotion.reduce_sum:
         return sum_result(kernel)
     if p is Promotion.reduce_mean:
-        return kernel if kernel in FLOATING else "float64"
+        return kernel if kernel in FLOATING + COMPLEX else "float64"
+    if p is Promotion.real_valued:
+        return real_part(kernel)
     if p is Promotion.reduce_index:
         return "int64"
     return kernel
@@ -172,10 +181,11 @@ def kernel_types(spec: OpSpec, dtype: str) -> KernelTypes:
     out = CPP_TYPE[result_dtype(spec, dtype)]  # the type table's result: one rule for both
     if spec.promotion is Promotion.reduce_sum:
         # float32 and the 16-bit floats sum and multiply in double: partial products of a float accumulator
-        # overflow and underflow where numpy's float64 ones do not (inf * 0 in a regrouped product)
-        acc = "double" if dtype == "float32" or dtype in HALF else out
+        # overflow and underflow where numpy's float64 ones do not (inf * 0 in a regrouped product); complex64
+        # in complex128 alike
+        acc = "double" if dtype == "float32" or dtype in HALF else "ts::complex128" if dtype == "complex64" else out
     elif spec.promotion is Promotion.reduce_mean:
-        acc = "double"
+        acc = "ts::complex128" if dtype in COMPLEX else "double"
     elif spec.promotion is Promotion.reduce_bool:  # all, any: each element's truth value, folded
         acc = "bool"
     else:  # max/min (exact), softmax, matmul: 16-bit floats in float

@@ -480,7 +480,7 @@ def _print_table(rows: list[dict]) -> None:
 
 
 def _dtype_summary(dtypes: list[str]) -> str:
-    for name in ("all", "numeric", "floating", "integer"):
+    for name in ("all", "numeric", "real", "floating", "integer"):
         if tuple(dtypes) == DTYPE_CLASSES[name]:
             return name
     return ",".join(d.replace("float", "f").replace("uint", "u").replace("int", "i") for d in dtypes)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+from tensorsmith_forge.catalog.dtypes import DTYPES
 from tensorsmith_forge.catalog.model import AliasSpec, Catalog, OpSpec, Variant
 from tensorsmith_forge.catalog.signature import Argument
 
@@ -32,7 +33,6 @@ def kernel_context(spec: OpSpec, device: str, body: str, proposer: str, header: 
         types = api.kernel_types(spec, dtype)
         kernels.append({"dtype_enum": api.DTYPE_ENUM[dtype], "scalar": types.scalar, "acc": types.acc, "out": types.out,
                         "compute": types.compute})  # fmt: skip
-    out_type = "bool" if api.kernel_types(spec, "float64").out == "bool" else "T"
     names = [a.name for a in spec.signature.tensor_arguments]
     return {
         "header": header,
@@ -42,7 +42,6 @@ def kernel_context(spec: OpSpec, device: str, body: str, proposer: str, header: 
         "register_fn": api.register_function(spec, device),
         "device_enum": api.DEVICE_ENUM[device],
         "kernels": kernels,
-        "out_type": out_type,
         "input_names": names,
         # CUDA pointwise functors: parameters as computed in, inputs as stored.
         "cuda_params": ", ".join(f"{api.input_compute_type(spec, i)} {n}" for i, n in enumerate(names)),
@@ -208,6 +207,7 @@ def stub_context(catalog: Catalog, header: str) -> dict[str, object]:
     ]
     return {
         "header": header,
+        "dtypes": DTYPES,
         "functions": sorted(functions, key=lambda f: f["name"]),
         "methods": methods,
         "operators": sorted(operators, key=lambda o: o["name"]),

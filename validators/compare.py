@@ -20,6 +20,11 @@ The policy (research note torchgen_opinfo.md §3.3, §3.6 item 12; kernel_agents
 * Low-precision rule: where the result dtype is below float64, an element also passes when it is no
   farther from the float64 result than numpy's own same-precision computation (an honest float32 kernel
   is not held to more than numpy achieves).
+* Complex results are judged as their real and imaginary parts side by side, each within the tolerance of
+  the parts' dtype relative to the element's magnitude |z| (norm-wise, as torch.testing does), NaN where
+  NaN and infinities exact; complex64 against the reference in complex128, with the low-precision rule.
+  Not in ulps and without zero signs: numpy's complex functions are the C library's, whose last bits and
+  zero signs differ between libraries (glibc's on the host, libcu++'s on CUDA).
 * If numpy raises ValueError (e.g. max over an empty axis), the candidate must raise it too.
 
 Mismatch.summary() is what a proposer may see: the case's shapes, layouts and values in words and the
@@ -37,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorsmith_forge.catalog.dtypes import FLOATING, HALF, Promotion
+from tensorsmith_forge.catalog.dtypes import COMPLEX, FLOATING, HALF, Promotion
 from tensorsmith_forge.catalog.model import CORRECTLY_ROUNDED, OpSpec
 
 from .inputs import Case, is_float
@@ -119,8 +124,8 @@ def expected_result(spec: OpSpec, case: Case, which: str = "a", fn=None) -> Expe
     expected = _expected(spec, case, fn, [np.array(a, copy=True) for a in case.arrays(which)])
     if expected.precise is None or not _sums_terms(spec):
         return expected
-    with np.errstate(all="ignore"):
-        magnitudes = [np.abs(a.astype(np.float64)) for a in case.arrays(which)]
+    with np.errstate(all="ignore"):  # widened first: abs of int8's -128 would wrap
+        magnitudes = [np.abs(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)) for a in case.arrays(which)]
     return replace(expected, scale=np.abs(_float64_reference(spec, case, fn, magnitudes, expected.shape)).astype(np.float64))
 
 
@@ -136,6 +141,8 @@ def _expected(spec: OpSpec, case: Case, fn, args: list[np.ndarray]) -> Expected:
     if isinstance(own, Expected):
         return own
     dtype, shape = own.dtype.name, own.shape
+    if own.dtype.kind == "c":
+        return _expected_complex(spec, case, fn, args, own)
     if own.dtype.kind != "f":
         return Expected(dtype=dtype, shape=shape, values=own.copy())
     if "exact" in spec.tags:  # nextafter(float32) is the next float32: no float64 result stands for it
@@ -145,12 +152,55 @@ def _expected(spec: OpSpec, case: Case, fn, args: list[np.ndarray]) -> Expected:
         return Expected(dtype=dtype, shape=shape, values=own.copy(), precise=own.copy(), refine=refine)
     # bool too (exp(bool) is float16 in numpy, computed in float16 without this); where's condition stays
     condition = 0 if spec.promotion is Promotion.where else -1
-    with np.errstate(all="ignore"):
-        wide = [a.astype(np.float64) if a.dtype.kind in "iufb" and i != condition else a for i, a in enumerate(args)]
+    with np.errstate(all="ignore"):  # complex inputs (abs of complex64) in complex128
+        wide = [a.astype(np.complex128 if a.dtype.kind == "c" else np.float64) if a.dtype.kind in "iufbc" and i != condition
+                else a for i, a in enumerate(args)]  # fmt: skip
     precise = _float64_reference(spec, case, fn, wide, shape).astype(np.float64)
     with np.errstate(all="ignore"):
         values = precise.astype(own.dtype)
     return Expected(dtype=dtype, shape=shape, values=values, precise=precise, honest=own.copy(), numpy_nan=_nan_at(own))
+
+
+def _expected_complex(spec: OpSpec, case: Case, fn, args: list[np.ndarray], own: np.ndarray) -> Expected:
+    """Complex results: complex128 is numpy's own; complex64 is the reference on the inputs widened to
+    complex128 and float64, rounded, with numpy's own complex64 result as the honest one."""
+    if own.dtype == np.complex128:
+        return Expected(dtype=own.dtype.name, shape=own.shape, values=own.copy(), precise=own.copy())
+    condition = 0 if spec.promotion is Promotion.where else -1
+    with np.errstate(all="ignore"):
+        wide = [a.astype(np.complex128 if a.dtype.kind == "c" else np.float64) if a.dtype.kind in "iufbc" and i != condition
+                else a for i, a in enumerate(args)]  # fmt: skip
+    precise = _float64_reference(spec, case, fn, wide, own.shape).astype(np.complex128)
+    with np.errstate(all="ignore"):
+        values = precise.astype(own.dtype)
+    return Expected(dtype=own.dtype.name, shape=own.shape, values=values, precise=precise, honest=own.copy())
+
+
+def parts(a: np.ndarray) -> np.ndarray:
+    """A complex array as its real and imaginary parts along a new last axis (float32 for complex64); any
+    other array as it is."""
+    a = np.asarray(a)
+    if a.dtype.kind != "c":
+        return a
+    return np.stack([a.real, a.imag], axis=-1)
+
+
+def _compare_complex(spec: OpSpec, case: Case, which: str, meta: dict, got: np.ndarray, expected: Expected) -> Mismatch | None:
+    """Each part within the parts' tolerance relative to the element's magnitude (or, for sums, to the sum of
+    the terms' magnitudes); see the module's docstring."""
+    part = np.dtype(got.dtype.char.lower()).name  # complex64 -> float32
+    tol = tolerance(spec, case.dtype, part)
+    want = parts(expected.values)
+    with np.errstate(all="ignore"):
+        magnitude = np.abs(np.asarray(expected.values, dtype=np.complex128))
+        if expected.scale is not None:
+            magnitude = np.maximum(magnitude, np.where(np.isfinite(expected.scale), expected.scale, 0.0))
+    ok = close(parts(got), want, tol.rtol, tol.atol, False, np.repeat(magnitude[..., None], 2, axis=-1))
+    if expected.honest is not None and not ok.all():
+        ok |= no_farther(parts(got), parts(expected.honest), parts(expected.precise))
+    if ok.all():
+        return None
+    return _report(case, which, meta, ~ok, parts(got), want, tol)
 
 
 def _expected_half(spec: OpSpec, case: Case, fn, args: list[np.ndarray]) -> Expected:
@@ -226,7 +276,8 @@ def _long_double_reference(spec: OpSpec, case: Case, fn, args: list[np.ndarray],
         with np.errstate(all="ignore"):  # a signalling NaN is quieted on the way, as numpy's own casts do
             picked = [np.broadcast_to(a, shape)[mask] for a in args]  # pointwise: each element on its own
             # integers and bool as numpy's float64 loop sees them (an int64 beyond 2**53 rounded), floats exactly
-            wide = [(a if a.dtype.kind == "f" else a.astype(np.float64)).astype(np.longdouble)
+            wide = [a.astype(np.clongdouble) if a.dtype.kind == "c" and i != condition else
+                    (a if a.dtype.kind == "f" else a.astype(np.float64)).astype(np.longdouble)
                     if a.dtype.kind in "iufb" and i != condition else a for i, a in enumerate(picked)]  # fmt: skip
         try:
             result = np.asarray(_quiet(fn, wide, case.kwargs))
@@ -266,7 +317,7 @@ def tolerance(spec: OpSpec, dtype: str, result_dtype: str) -> Tolerance:
 
 def reassociation_allowed(spec: OpSpec, result_dtype: str) -> bool:
     """Whether two runs may differ by rounding: float reductions, normalizations and contractions."""
-    return spec.family.reassociates and result_dtype in FLOATING
+    return spec.family.reassociates and result_dtype in FLOATING + COMPLEX
 
 
 # ---- the verdict ------------------------------------------------------------------------------------------------
@@ -379,6 +430,8 @@ def compare(spec: OpSpec, case: Case, actual: Any, *, which: str = "a", expected
     assert expected.values is not None
     if _bitwise_equal(got, expected.values).all():
         return None
+    if got.dtype.kind == "c":
+        return _compare_complex(spec, case, which, meta, got, expected)
     if not is_float(got.dtype):  # bitwise, so a bool stored as byte 2 (or a canary byte) is not "True"
         wrong = ~_bitwise_equal(got, expected.values)
         return _report(case, which, meta, wrong, got, expected.values, None) if wrong.any() else None
@@ -402,11 +455,14 @@ BIAS_LIMIT = 0.25  # ulp: the most a case's mean signed error may be from zero
 BIAS_MIN_ELEMENTS = 256  # distinct finite results a case needs before its mean error says anything
 
 
-def ulp_budget(spec: OpSpec, result_dtype: str) -> float:
-    """The op's budget in ulps of `result_dtype`: the spec's, or 0.5 (correctly rounded) without one. A
-    16-bit float result is computed in float and rounded once: half an ulp plus float32's budget, scaled."""
+def ulp_budget(spec: OpSpec, result_dtype: str, input_dtype: str | None = None) -> float:
+    """The op's budget in ulps of `result_dtype`: the spec's (its budget for a complex `input_dtype` first),
+    or 0.5 (correctly rounded) without one. A 16-bit float result is computed in float and rounded once:
+    half an ulp plus float32's budget, scaled."""
     if spec.accuracy is None:
         return CORRECTLY_ROUNDED
+    if input_dtype is not None and spec.accuracy.budget(input_dtype) is not None:
+        return spec.accuracy.budget(input_dtype)
     if result_dtype in HALF:
         single = spec.accuracy.budget("float32")
         if single is None:
@@ -437,7 +493,7 @@ def _compare_pointwise(spec: OpSpec, case: Case, which: str, meta: dict, got: np
     own result in the operands' dtype is NaN and the widened reference's is not: widening quiets a signalling
     NaN, and libm answers hypot(inf, sNaN) with NaN but hypot(inf, qNaN) with inf. Then the mean error:
     rounding one way every time stays within a budget of an ulp, but moves every sum of results."""
-    budget = ulp_budget(spec, expected.dtype)
+    budget = ulp_budget(spec, expected.dtype, case.dtype)
     values = expected.values
     with np.errstate(all="ignore"):
         g, v = got.astype(np.float64), values.astype(np.float64)
@@ -605,8 +661,11 @@ def compare_runs(spec: OpSpec, case: Case, first: Any, second: Any, *, which: st
     if np.ascontiguousarray(a).tobytes() == np.ascontiguousarray(b).tobytes():
         return None
     if reassociation_allowed(spec, a.dtype.name):
+        complex_result = a.dtype.kind == "c"
+        a, b = parts(a), parts(b)  # complex: part by part, zero signs aside (see the module's docstring)
         tol = tolerance(spec, case.dtype, a.dtype.name)
-        ok = close(b, a, tol.rtol, tol.atol, _zero_sign_matters(spec, case, which, Expected(shape=a.shape)))
+        signs = False if complex_result else _zero_sign_matters(spec, case, which, Expected(shape=a.shape))
+        ok = close(b, a, tol.rtol, tol.atol, signs)
         if ok.all():
             return None
         wrong = ~ok
@@ -630,13 +689,19 @@ def device_parity(spec: OpSpec, case: Case, cpu: Any, device: Any, *, which: str
     if a.dtype != b.dtype or a.shape != b.shape:
         return _mismatch(case, "device_parity", f"the CPU gave {a.dtype}{a.shape} and the device {b.dtype}{b.shape}", which)
     if is_float(a.dtype) and spec.family.judged_in_ulps:
-        budget, tol = ulp_budget(spec, a.dtype.name), None
+        budget, tol = ulp_budget(spec, a.dtype.name, case.dtype), None
         with np.errstate(all="ignore"):
             wide_a, wide_b = a.astype(np.float64), b.astype(np.float64)
             finite = np.isfinite(wide_a) & np.isfinite(wide_b)
             same = np.where(np.isnan(wide_a), np.isnan(wide_b), wide_a == wide_b)
             near = _bitwise_equal(a, b) if budget == CORRECTLY_ROUNDED else np.abs(ulp_errors(b, a, a.dtype.name)) <= 2 * budget
         wrong = ~(np.where(finite, near, same) & _zero_signs_agree(wide_a, wide_b, True))
+    elif a.dtype.kind == "c":  # the host's and the device's C library: part by part within the tolerance
+        a, b = parts(a), parts(b)
+        tol = tolerance(spec, case.dtype, a.dtype.name)
+        with np.errstate(all="ignore"):
+            magnitude = np.abs(a[..., :1] + 1j * a[..., 1:])
+        wrong = ~close(b, a, tol.rtol, tol.atol, False, np.repeat(magnitude, 2, axis=-1))
     elif is_float(a.dtype):
         tol = tolerance(spec, case.dtype, a.dtype.name)
         wrong = ~close(b, a, tol.rtol, tol.atol, _zero_sign_matters(spec, case, which, Expected(shape=a.shape)))
@@ -652,6 +717,8 @@ def device_parity(spec: OpSpec, case: Case, cpu: Any, device: Any, *, which: str
 
 def _bitwise_equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Elementwise bit-for-bit equality (so -0.0 != 0.0 and NaN == the same NaN); same dtype and shape."""
+    if a.dtype == b.dtype and a.dtype.kind == "c":  # both parts
+        return np.all(_bitwise_equal(parts(a), parts(b)), axis=-1)
     bits = a.dtype.kind in "fiub" or a.dtype.name == "bfloat16"
     if a.dtype == b.dtype and bits and a.dtype.itemsize in (1, 2, 4, 8):  # bool too: 0xA5 is not 1
         unsigned = np.dtype(f"u{a.dtype.itemsize}")

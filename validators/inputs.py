@@ -38,7 +38,7 @@ import ml_dtypes  # noqa: F401  (numpy's bfloat16 dtype, by name)
 import numpy as np
 
 from tensorsmith_forge.catalog.cases import S, CaseTemplate, pick
-from tensorsmith_forge.catalog.dtypes import FLOATING, HALF, Promotion
+from tensorsmith_forge.catalog.dtypes import COMPLEX, FLOATING, HALF, Promotion
 from tensorsmith_forge.catalog.families import FamilyDef
 from tensorsmith_forge.catalog.model import OpSpec
 
@@ -164,13 +164,14 @@ def is_float(dtype: Any) -> bool:
     return dt.kind == "f" or dt.name == "bfloat16"
 
 
+COMPLEX_PART = {"complex64": "float32", "complex128": "float64"}  # the dtype of a complex dtype's two parts
 # Largest finite values: generated values beyond them would overflow to infinity when stored.
 HALF_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38}
 
 
 def poison(dtype: str) -> Any:
     """What fills the buffer outside the view."""
-    if dtype in FLOATING:
+    if dtype in FLOATING + COMPLEX:
         return np.nan
     return True if dtype == "bool" else np.iinfo(dtype).max
 
@@ -273,7 +274,7 @@ def _probe_float_result(spec: OpSpec, dtype: str) -> bool:
     tensors = set(spec.signature.tensor_arguments)
     defaults = {a.name: a.default_value for a in spec.signature.arguments if a not in tensors}
     result = _probe(spec, [np.ones((2, 2), dtype=d) for d in operand_dtypes(spec, dtype)], defaults)
-    return dtype in FLOATING if result is None else is_float(result.dtype)
+    return dtype in FLOATING + COMPLEX if result is None else is_float(result.dtype) or result.dtype.kind == "c"
 
 
 # ---- templates: what a case is before it gets values ---------------------------------------------------
@@ -462,6 +463,11 @@ _SPECIALS_CACHE: dict[tuple[str, bool, bool], np.ndarray] = {}
 def _special_values(ctx: _Context, dtype: str) -> np.ndarray:
     if dtype == "bool":
         return np.array([False, True])
+    if dtype in COMPLEX:  # every pair of the parts' special values: inf + nan j, -0 + inf j, ...
+        part = special_values(ctx, COMPLEX_PART[dtype])
+        pairs = np.empty(len(part) ** 2, dtype=dtype)
+        pairs.real, pairs.imag = np.repeat(part, len(part)), np.tile(part, len(part))
+        return pairs
     if dtype in FLOATING:
         values = np.array(_ORDER_SAFE_SPECIALS if ctx.order_sensitive else _FLOAT_SPECIALS[dtype], dtype=dtype)
         return np.concatenate([values, _odd_nans(dtype)])
@@ -496,6 +502,8 @@ def _cycle(rng: np.random.Generator, pool: np.ndarray, n: int) -> np.ndarray:
 
 
 def _values(ctx: _Context, name: str, dtype: str, shape: tuple[int, ...], dist: str, rng: np.random.Generator):
+    if dtype in COMPLEX:
+        return _complex_values(ctx, name, dtype, shape, dist, rng)
     n = math.prod(shape)
     bounds = ctx.bounds.get(name, (None, None))
     if dist in ("ascending", "descending"):  # extremes at the ends: a kernel that drops a head or tail shows
@@ -528,6 +536,23 @@ def _values(ctx: _Context, name: str, dtype: str, shape: tuple[int, ...], dist: 
                 data[nans] = _cycle(rng, pool[np.isnan(pool.astype(np.float64))], int(nans.sum()))
         return data.reshape(shape)
     return _int_values(ctx, dtype, n, dist, rng, bounds).reshape(shape)
+
+
+def _complex_values(ctx: _Context, name: str, dtype: str, shape: tuple[int, ...], dist: str, rng: np.random.Generator):
+    """Real and imaginary parts drawn apart from the parts' dtype's distribution (specials pair every special
+    value with others: inf + nan j, -0 - 0 j, ...). A product's factors are one part's values times 1 or j, so
+    every partial product stays exact, as _float_values' do."""
+    if dist == "specials":
+        return _cycle(rng, special_values(ctx, dtype), math.prod(shape)).reshape(shape)
+    part = COMPLEX_PART[dtype]
+    real = _values(ctx, name, part, shape, dist, rng)
+    if ctx.multiplicative and dist != "specials":
+        turn = rng.random(real.shape) < 0.5
+        return np.where(turn, real.astype(dtype) * 1j, real.astype(dtype)).astype(dtype)
+    out = np.empty(shape, dtype=dtype)
+    out.real = real
+    out.imag = _values(ctx, name, part, shape, dist, rng)
+    return out
 
 
 def _float_values(ctx: _Context, dtype: str, n: int, dist: str, rng: np.random.Generator) -> np.ndarray:
@@ -622,6 +647,8 @@ def _dist_name(dtype: str, dist: str, ctx: _Context) -> str:
         return f"{_dist_name(dtype, 'uniform', ctx)}, sorted {dist} in index order"
     if dtype == "bool":
         return "all-pairs booleans" if dist == "specials" else "random booleans"
+    if dtype in COMPLEX:
+        return f"complex, each part {_dist_name(COMPLEX_PART[dtype], dist, ctx)}"
     if dtype in FLOATING:
         if ctx.multiplicative and dist != "specials":
             return "+-1 but for a few +-2 and +-0.5 (exact products)"

@@ -43,7 +43,7 @@ PROGRESS = "progress"
 # Array files: an 8-byte little-endian length, a JSON index {key: [dtype, shape, offset]}, then the raw bytes.
 # One read and one frombuffer per array (an .npz of thousands of small arrays takes seconds to load), no
 # pickles, and every entry checked on load: the runner's output is written next to a hostile candidate.
-# Only plain numbers travel: bool, integers, floats (numpy's kinds b, i, u, f) and bfloat16.
+# Only plain numbers travel: bool, integers, floats, complex (numpy's kinds b, i, u, f, c) and bfloat16.
 
 
 def save_arrays(path: Path, arrays: dict[str, np.ndarray]) -> None:
@@ -112,7 +112,7 @@ def _dtype(name: str) -> np.dtype | None:
         dtype = np.dtype(name)
     except (TypeError, ValueError):
         return None
-    return dtype if dtype.kind in "biuf" and dtype.name == name else None
+    return dtype if dtype.kind in "biufc" and dtype.name == name else None
 
 
 def write_job(path: Path, op: str, cases: list[Any], runs: list[tuple[str, ...]]) -> None:

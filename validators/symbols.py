@@ -10,7 +10,7 @@ DEFAULT_ALLOWLIST is what the template-generated kernels need. It was read off t
 generated/cpu/*.cpp compiled with -O0, -O2, -O3 -march=native, -fPIC -fstack-protector-strong and the
 sanitizer flags (tests/validators/test_symbols.py keeps that true): libm, the mem* functions, and what the
 registration function uses (Registry::set_kernel, the std::string holding the op name, unwinding), and the
-two vendor-BLAS GEMM entry points contraction templates register for float32/float64 (tensorsmith/blas.h). Anything
+the vendor-BLAS GEMM entry points contraction templates register for float32/float64/complex (tensorsmith/blas.h). Anything
 else is rejected: threads, files, sockets, dlopen, getenv, system, malloc and operator new, syscall, and
 __cxa_guard_* (a static local). `writable_data_symbols` finds state that would outlive a call.
 """
@@ -45,6 +45,9 @@ LIBM = (r"(?:sin|cos|tan|asin|acos|atan|atan2|sinh|cosh|tanh|asinh|acosh|atanh|s
         r"log10|log1p|pow|sqrt|cbrt|hypot|fabs|fmod|remainder|floor|ceil|trunc|round|lround|llround|nearbyint|"
         r"rint|lrint|llrint|fmin|fmax|fdim|fma|copysign|nextafter|frexp|ldexp|modf|scalbn|ilogb|logb|erf|erfc|"
         r"tgamma|lgamma)[fl]?")
+# libm's complex functions, which the complex kernels' transcendental functions call (std::complex's; numpy
+# calls the same ones), and libgcc's complex multiply and divide helpers.
+LIBM_COMPLEX = r"c(?:sin|cos|tan|asin|acos|atan|sinh|cosh|tanh|asinh|acosh|atanh|exp|log|sqrt|pow|abs)[fl]?|__(?:mul|div)[sdx]c3"
 STD_STRING = r"std::(?:__cxx11::)?basic_string<char, std::char_traits<char>, std::allocator<char> >"
 
 DEFAULT_ALLOWLIST = Allowlist(
@@ -58,9 +61,10 @@ DEFAULT_ALLOWLIST = Allowlist(
     }),
     patterns=tuple(re.compile(p) for p in (
         LIBM,
+        LIBM_COMPLEX,
         r"ts::Registry::set_kernel\(.*\)",  # registration
         r"ts::isa::allowed\(\)",  # registration: the instruction-set level TS_ISA allows (bodies may not name it)
-        r"ts::blas_[sd]gemm\(ts::GemmArgs const&\)",  # float32/float64 contraction kernels (tensorsmith/blas.h)
+        r"ts::blas_[sdcz]gemm\(ts::GemmArgs const&\)",  # float32/float64/complex contraction kernels (tensorsmith/blas.h)
         STD_STRING + r"::.*",  # the op name passed to set_kernel
         r"std::allocator<char>::~?allocator\(\)",  # (-O0)
         r"std::__throw_\w+\(.*\)",  # std::string's error paths
@@ -77,7 +81,7 @@ CUDA_PATTERNS = (
     r"__cxa_guard_(?:acquire|release|abort)", "atexit",  # nvcc's function-local static of the fat-binary handle
     r"ts::cuda::(?:check\(cudaError, char const\*\)|check_launch\(char const\*\)|current_stream\(int\))",
     r"ts::cuda::Workspace::(?:Workspace\(unsigned long, int\)|~Workspace\(\))",
-    r"ts::cuda::blas_[sdhb]gemm\(ts::GemmArgs const&\)",
+    r"ts::cuda::blas_[sdhbcz]gemm\(ts::GemmArgs const&\)",
 )
 CUDA_ALLOWLIST = DEFAULT_ALLOWLIST.extended(*CUDA_PATTERNS)
 # Writable data nvcc itself defines in a kernel object: the fat-binary handle and wrapper, module registration.

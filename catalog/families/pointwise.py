@@ -118,8 +118,8 @@ FAMILY = FamilyDef(
     doc="one output element from the same element of each (broadcast) input",
     arity=(1, 2, 3),
     arguments="/",
-    promotions=(Promotion.same, Promotion.float, Promotion.binary, Promotion.binary_float, Promotion.comparison,
-                Promotion.logical, Promotion.where),  # fmt: skip
+    promotions=(Promotion.same, Promotion.real_valued, Promotion.float, Promotion.binary, Promotion.binary_float,
+                Promotion.comparison, Promotion.logical, Promotion.where),  # fmt: skip
     required_fields=("expr",),
     judged_in_ulps=True,
     checks_domain=True,

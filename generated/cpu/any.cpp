@@ -126,6 +126,10 @@ void register_any_cpu(ts::Registry& registry) {
                       ts::isa::variant<any_cpu_kernel<ts::float16, bool, bool>>(isa));
   registry.set_kernel("any", ts::DeviceType::CPU, ts::DType::BFloat16,
                       ts::isa::variant<any_cpu_kernel<ts::bfloat16, bool, bool>>(isa));
+  registry.set_kernel("any", ts::DeviceType::CPU, ts::DType::Complex64,
+                      ts::isa::variant<any_cpu_kernel<ts::complex64, bool, bool>>(isa));
+  registry.set_kernel("any", ts::DeviceType::CPU, ts::DType::Complex128,
+                      ts::isa::variant<any_cpu_kernel<ts::complex128, bool, bool>>(isa));
 }
 
 }  // namespace ts::generated

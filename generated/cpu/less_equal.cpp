@@ -6,10 +6,10 @@
 namespace ts::generated {
 namespace {
 
-template <typename T, typename compute_t>
+template <typename T, typename compute_t, typename out_t>
 struct less_equal_cpu_kernel {
-  using out_t = bool;
-  // T: elements in memory; compute_t: what the expression is evaluated in (float for float16/bfloat16, else T).
+  // T: elements in memory; compute_t: what the expression is evaluated in (float for float16/bfloat16, else T);
+  // out_t: the result dtype's type (bool for comparisons, float for abs of complex64).
   // One run of n elements: data[0] = out, data[1..] = x1, x2; strides in bytes.
   // The body, inlined into one function per instruction-set level (tensorsmith/isa.h).
   static TS_ALWAYS_INLINE void loop(char* const* data, const int64_t* strides, int64_t n) {
@@ -70,31 +70,31 @@ struct less_equal_cpu_kernel {
 void register_less_equal_cpu(ts::Registry& registry) {
   const ts::isa::Level isa = ts::isa::detect();
   registry.set_kernel("less_equal", ts::DeviceType::CPU, ts::DType::Bool,
-                      ts::isa::variant<less_equal_cpu_kernel<bool, bool>>(isa));
+                      ts::isa::variant<less_equal_cpu_kernel<bool, bool, bool>>(isa));
   registry.set_kernel("less_equal", ts::DeviceType::CPU, ts::DType::Int8,
-                      ts::isa::variant<less_equal_cpu_kernel<int8_t, int8_t>>(isa));
+                      ts::isa::variant<less_equal_cpu_kernel<int8_t, int8_t, bool>>(isa));
   registry.set_kernel("less_equal", ts::DeviceType::CPU, ts::DType::Int16,
-                      ts::isa::variant<less_equal_cpu_kernel<int16_t, int16_t>>(isa));
+                      ts::isa::variant<less_equal_cpu_kernel<int16_t, int16_t, bool>>(isa));
   registry.set_kernel("less_equal", ts::DeviceType::CPU, ts::DType::Int32,
-                      ts::isa::variant<less_equal_cpu_kernel<int32_t, int32_t>>(isa));
+                      ts::isa::variant<less_equal_cpu_kernel<int32_t, int32_t, bool>>(isa));
   registry.set_kernel("less_equal", ts::DeviceType::CPU, ts::DType::Int64,
-                      ts::isa::variant<less_equal_cpu_kernel<int64_t, int64_t>>(isa));
+                      ts::isa::variant<less_equal_cpu_kernel<int64_t, int64_t, bool>>(isa));
   registry.set_kernel("less_equal", ts::DeviceType::CPU, ts::DType::UInt8,
-                      ts::isa::variant<less_equal_cpu_kernel<uint8_t, uint8_t>>(isa));
+                      ts::isa::variant<less_equal_cpu_kernel<uint8_t, uint8_t, bool>>(isa));
   registry.set_kernel("less_equal", ts::DeviceType::CPU, ts::DType::UInt16,
-                      ts::isa::variant<less_equal_cpu_kernel<uint16_t, uint16_t>>(isa));
+                      ts::isa::variant<less_equal_cpu_kernel<uint16_t, uint16_t, bool>>(isa));
   registry.set_kernel("less_equal", ts::DeviceType::CPU, ts::DType::UInt32,
-                      ts::isa::variant<less_equal_cpu_kernel<uint32_t, uint32_t>>(isa));
+                      ts::isa::variant<less_equal_cpu_kernel<uint32_t, uint32_t, bool>>(isa));
   registry.set_kernel("less_equal", ts::DeviceType::CPU, ts::DType::UInt64,
-                      ts::isa::variant<less_equal_cpu_kernel<uint64_t, uint64_t>>(isa));
+                      ts::isa::variant<less_equal_cpu_kernel<uint64_t, uint64_t, bool>>(isa));
   registry.set_kernel("less_equal", ts::DeviceType::CPU, ts::DType::Float32,
-                      ts::isa::variant<less_equal_cpu_kernel<float, float>>(isa));
+                      ts::isa::variant<less_equal_cpu_kernel<float, float, bool>>(isa));
   registry.set_kernel("less_equal", ts::DeviceType::CPU, ts::DType::Float64,
-                      ts::isa::variant<less_equal_cpu_kernel<double, double>>(isa));
+                      ts::isa::variant<less_equal_cpu_kernel<double, double, bool>>(isa));
   registry.set_kernel("less_equal", ts::DeviceType::CPU, ts::DType::Float16,
-                      ts::isa::variant<less_equal_cpu_kernel<ts::float16, float>>(isa));
+                      ts::isa::variant<less_equal_cpu_kernel<ts::float16, float, bool>>(isa));
   registry.set_kernel("less_equal", ts::DeviceType::CPU, ts::DType::BFloat16,
-                      ts::isa::variant<less_equal_cpu_kernel<ts::bfloat16, float>>(isa));
+                      ts::isa::variant<less_equal_cpu_kernel<ts::bfloat16, float, bool>>(isa));
 }
 
 }  // namespace ts::generated

@@ -6,10 +6,10 @@
 namespace ts::generated {
 namespace {
 
-template <typename T, typename compute_t>
+template <typename T, typename compute_t, typename out_t>
 struct log2_cpu_kernel {
-  using out_t = T;
-  // T: elements in memory; compute_t: what the expression is evaluated in (float for float16/bfloat16, else T).
+  // T: elements in memory; compute_t: what the expression is evaluated in (float for float16/bfloat16, else T);
+  // out_t: the result dtype's type (bool for comparisons, float for abs of complex64).
   // One run of n elements: data[0] = out, data[1..] = x; strides in bytes.
   // The body, inlined into one function per instruction-set level (tensorsmith/isa.h).
   static TS_ALWAYS_INLINE void loop(char* const* data, const int64_t* strides, int64_t n) {
@@ -48,13 +48,13 @@ struct log2_cpu_kernel {
 void register_log2_cpu(ts::Registry& registry) {
   const ts::isa::Level isa = ts::isa::detect();
   registry.set_kernel("log2", ts::DeviceType::CPU, ts::DType::Float32,
-                      ts::isa::variant<log2_cpu_kernel<float, float>>(isa));
+                      ts::isa::variant<log2_cpu_kernel<float, float, float>>(isa));
   registry.set_kernel("log2", ts::DeviceType::CPU, ts::DType::Float64,
-                      ts::isa::variant<log2_cpu_kernel<double, double>>(isa));
+                      ts::isa::variant<log2_cpu_kernel<double, double, double>>(isa));
   registry.set_kernel("log2", ts::DeviceType::CPU, ts::DType::Float16,
-                      ts::isa::variant<log2_cpu_kernel<ts::float16, float>>(isa));
+                      ts::isa::variant<log2_cpu_kernel<ts::float16, float, ts::float16>>(isa));
   registry.set_kernel("log2", ts::DeviceType::CPU, ts::DType::BFloat16,
-                      ts::isa::variant<log2_cpu_kernel<ts::bfloat16, float>>(isa));
+                      ts::isa::variant<log2_cpu_kernel<ts::bfloat16, float, ts::bfloat16>>(isa));
 }
 
 }  // namespace ts::generated

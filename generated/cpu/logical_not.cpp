@@ -6,10 +6,10 @@
 namespace ts::generated {
 namespace {
 
-template <typename T, typename compute_t>
+template <typename T, typename compute_t, typename out_t>
 struct logical_not_cpu_kernel {
-  using out_t = bool;
-  // T: elements in memory; compute_t: what the expression is evaluated in (float for float16/bfloat16, else T).
+  // T: elements in memory; compute_t: what the expression is evaluated in (float for float16/bfloat16, else T);
+  // out_t: the result dtype's type (bool for comparisons, float for abs of complex64).
   // One run of n elements: data[0] = out, data[1..] = x; strides in bytes.
   // The body, inlined into one function per instruction-set level (tensorsmith/isa.h).
   static TS_ALWAYS_INLINE void loop(char* const* data, const int64_t* strides, int64_t n) {
@@ -48,7 +48,7 @@ struct logical_not_cpu_kernel {
 void register_logical_not_cpu(ts::Registry& registry) {
   const ts::isa::Level isa = ts::isa::detect();
   registry.set_kernel("logical_not", ts::DeviceType::CPU, ts::DType::Bool,
-                      ts::isa::variant<logical_not_cpu_kernel<bool, bool>>(isa));
+                      ts::isa::variant<logical_not_cpu_kernel<bool, bool, bool>>(isa));
 }
 
 }  // namespace ts::generated

@@ -10,7 +10,7 @@ namespace {
 template <typename T, typename acc_t>
 struct matmul_cpu_kernel {
   // Batched row-major C[b] = A[b] (m x k) @ B[b] (k x n); batch strides in elements.
-  // Instantiated for the dtypes without a BLAS routine: float32/float64 register ts::blas_[sd]gemm below.
+  // Instantiated for the dtypes without a BLAS routine: float32/float64/complex register ts::blas_[sdcz]gemm below.
   static void loop(const ts::GemmArgs& args) {
     // The body stays exactly as its proposer wrote it (compiler messages cite its own lines).
     // clang-format off
@@ -75,6 +75,8 @@ void register_matmul_cpu(ts::Registry& registry) {
                       reinterpret_cast<void*>(&matmul_cpu_kernel<ts::float16, float>::loop));
   registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::BFloat16,
                       reinterpret_cast<void*>(&matmul_cpu_kernel<ts::bfloat16, float>::loop));
+  registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Complex64, reinterpret_cast<void*>(&ts::blas_cgemm));
+  registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Complex128, reinterpret_cast<void*>(&ts::blas_zgemm));
 }
 
 }  // namespace ts::generated

@@ -165,6 +165,10 @@ void register_mean_cpu(ts::Registry& registry) {
                       ts::isa::variant<mean_cpu_kernel<ts::float16, double, ts::float16>>(isa));
   registry.set_kernel("mean", ts::DeviceType::CPU, ts::DType::BFloat16,
                       ts::isa::variant<mean_cpu_kernel<ts::bfloat16, double, ts::bfloat16>>(isa));
+  registry.set_kernel("mean", ts::DeviceType::CPU, ts::DType::Complex64,
+                      ts::isa::variant<mean_cpu_kernel<ts::complex64, ts::complex128, ts::complex64>>(isa));
+  registry.set_kernel("mean", ts::DeviceType::CPU, ts::DType::Complex128,
+                      ts::isa::variant<mean_cpu_kernel<ts::complex128, ts::complex128, ts::complex128>>(isa));
 }
 
 }  // namespace ts::generated

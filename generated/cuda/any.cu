@@ -57,6 +57,10 @@ void register_any_cuda(ts::Registry& registry) {
                       reinterpret_cast<void*>(&any_cuda_kernel<ts::float16, bool, bool>::launch));
   registry.set_kernel("any", ts::DeviceType::CUDA, ts::DType::BFloat16,
                       reinterpret_cast<void*>(&any_cuda_kernel<ts::bfloat16, bool, bool>::launch));
+  registry.set_kernel("any", ts::DeviceType::CUDA, ts::DType::Complex64,
+                      reinterpret_cast<void*>(&any_cuda_kernel<ts::complex64, bool, bool>::launch));
+  registry.set_kernel("any", ts::DeviceType::CUDA, ts::DType::Complex128,
+                      reinterpret_cast<void*>(&any_cuda_kernel<ts::complex128, bool, bool>::launch));
 }
 
 }  // namespace ts::generated

@@ -6,10 +6,9 @@
 namespace ts::generated {
 namespace {
 
-// T: the kernel dtype as stored; compute_t: what the expression is evaluated in.
-template <typename T, typename compute_t>
+// T: the kernel dtype as stored; compute_t: what the expression is evaluated in; out_t: the result's type.
+template <typename T, typename compute_t, typename out_t>
 struct bitwise_invert_cuda_kernel {
-  using out_t = T;
   // One element: out = f(x). tensorsmith/cuda/pointwise.cuh
   // launches it over the engine's iteration space (packed or strided).
   static __device__ __forceinline__ out_t apply(compute_t x) {
@@ -29,23 +28,23 @@ struct bitwise_invert_cuda_kernel {
 
 void register_bitwise_invert_cuda(ts::Registry& registry) {
   registry.set_kernel("bitwise_invert", ts::DeviceType::CUDA, ts::DType::Bool,
-                      reinterpret_cast<void*>(&bitwise_invert_cuda_kernel<bool, bool>::launch));
+                      reinterpret_cast<void*>(&bitwise_invert_cuda_kernel<bool, bool, bool>::launch));
   registry.set_kernel("bitwise_invert", ts::DeviceType::CUDA, ts::DType::Int8,
-                      reinterpret_cast<void*>(&bitwise_invert_cuda_kernel<int8_t, int8_t>::launch));
+                      reinterpret_cast<void*>(&bitwise_invert_cuda_kernel<int8_t, int8_t, int8_t>::launch));
   registry.set_kernel("bitwise_invert", ts::DeviceType::CUDA, ts::DType::Int16,
-                      reinterpret_cast<void*>(&bitwise_invert_cuda_kernel<int16_t, int16_t>::launch));
+                      reinterpret_cast<void*>(&bitwise_invert_cuda_kernel<int16_t, int16_t, int16_t>::launch));
   registry.set_kernel("bitwise_invert", ts::DeviceType::CUDA, ts::DType::Int32,
-                      reinterpret_cast<void*>(&bitwise_invert_cuda_kernel<int32_t, int32_t>::launch));
+                      reinterpret_cast<void*>(&bitwise_invert_cuda_kernel<int32_t, int32_t, int32_t>::launch));
   registry.set_kernel("bitwise_invert", ts::DeviceType::CUDA, ts::DType::Int64,
-                      reinterpret_cast<void*>(&bitwise_invert_cuda_kernel<int64_t, int64_t>::launch));
+                      reinterpret_cast<void*>(&bitwise_invert_cuda_kernel<int64_t, int64_t, int64_t>::launch));
   registry.set_kernel("bitwise_invert", ts::DeviceType::CUDA, ts::DType::UInt8,
-                      reinterpret_cast<void*>(&bitwise_invert_cuda_kernel<uint8_t, uint8_t>::launch));
+                      reinterpret_cast<void*>(&bitwise_invert_cuda_kernel<uint8_t, uint8_t, uint8_t>::launch));
   registry.set_kernel("bitwise_invert", ts::DeviceType::CUDA, ts::DType::UInt16,
-                      reinterpret_cast<void*>(&bitwise_invert_cuda_kernel<uint16_t, uint16_t>::launch));
+                      reinterpret_cast<void*>(&bitwise_invert_cuda_kernel<uint16_t, uint16_t, uint16_t>::launch));
   registry.set_kernel("bitwise_invert", ts::DeviceType::CUDA, ts::DType::UInt32,
-                      reinterpret_cast<void*>(&bitwise_invert_cuda_kernel<uint32_t, uint32_t>::launch));
+                      reinterpret_cast<void*>(&bitwise_invert_cuda_kernel<uint32_t, uint32_t, uint32_t>::launch));
   registry.set_kernel("bitwise_invert", ts::DeviceType::CUDA, ts::DType::UInt64,
-                      reinterpret_cast<void*>(&bitwise_invert_cuda_kernel<uint64_t, uint64_t>::launch));
+                      reinterpret_cast<void*>(&bitwise_invert_cuda_kernel<uint64_t, uint64_t, uint64_t>::launch));
 }
 
 }  // namespace ts::generated

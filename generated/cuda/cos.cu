@@ -6,10 +6,9 @@
 namespace ts::generated {
 namespace {
 
-// T: the kernel dtype as stored; compute_t: what the expression is evaluated in.
-template <typename T, typename compute_t>
+// T: the kernel dtype as stored; compute_t: what the expression is evaluated in; out_t: the result's type.
+template <typename T, typename compute_t, typename out_t>
 struct cos_cuda_kernel {
-  using out_t = T;
   // One element: out = f(x). tensorsmith/cuda/pointwise.cuh
   // launches it over the engine's iteration space (packed or strided).
   static __device__ __forceinline__ out_t apply(compute_t x) {
@@ -29,13 +28,18 @@ struct cos_cuda_kernel {
 
 void register_cos_cuda(ts::Registry& registry) {
   registry.set_kernel("cos", ts::DeviceType::CUDA, ts::DType::Float32,
-                      reinterpret_cast<void*>(&cos_cuda_kernel<float, float>::launch));
+                      reinterpret_cast<void*>(&cos_cuda_kernel<float, float, float>::launch));
   registry.set_kernel("cos", ts::DeviceType::CUDA, ts::DType::Float64,
-                      reinterpret_cast<void*>(&cos_cuda_kernel<double, double>::launch));
+                      reinterpret_cast<void*>(&cos_cuda_kernel<double, double, double>::launch));
   registry.set_kernel("cos", ts::DeviceType::CUDA, ts::DType::Float16,
-                      reinterpret_cast<void*>(&cos_cuda_kernel<ts::float16, float>::launch));
+                      reinterpret_cast<void*>(&cos_cuda_kernel<ts::float16, float, ts::float16>::launch));
   registry.set_kernel("cos", ts::DeviceType::CUDA, ts::DType::BFloat16,
-                      reinterpret_cast<void*>(&cos_cuda_kernel<ts::bfloat16, float>::launch));
+                      reinterpret_cast<void*>(&cos_cuda_kernel<ts::bfloat16, float, ts::bfloat16>::launch));
+  registry.set_kernel("cos", ts::DeviceType::CUDA, ts::DType::Complex64,
+                      reinterpret_cast<void*>(&cos_cuda_kernel<ts::complex64, ts::complex64, ts::complex64>::launch));
+  registry.set_kernel(
+      "cos", ts::DeviceType::CUDA, ts::DType::Complex128,
+      reinterpret_cast<void*>(&cos_cuda_kernel<ts::complex128, ts::complex128, ts::complex128>::launch));
 }
 
 }  // namespace ts::generated

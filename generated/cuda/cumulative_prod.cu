@@ -54,6 +54,12 @@ void register_cumulative_prod_cuda(ts::Registry& registry) {
   registry.set_kernel(
       "cumulative_prod", ts::DeviceType::CUDA, ts::DType::BFloat16,
       reinterpret_cast<void*>(&cumulative_prod_cuda_kernel<ts::bfloat16, double, ts::bfloat16>::launch));
+  registry.set_kernel(
+      "cumulative_prod", ts::DeviceType::CUDA, ts::DType::Complex64,
+      reinterpret_cast<void*>(&cumulative_prod_cuda_kernel<ts::complex64, ts::complex128, ts::complex64>::launch));
+  registry.set_kernel(
+      "cumulative_prod", ts::DeviceType::CUDA, ts::DType::Complex128,
+      reinterpret_cast<void*>(&cumulative_prod_cuda_kernel<ts::complex128, ts::complex128, ts::complex128>::launch));
 }
 
 }  // namespace ts::generated

@@ -6,10 +6,9 @@
 namespace ts::generated {
 namespace {
 
-// T: the kernel dtype as stored; compute_t: what the expression is evaluated in.
-template <typename T, typename compute_t>
+// T: the kernel dtype as stored; compute_t: what the expression is evaluated in; out_t: the result's type.
+template <typename T, typename compute_t, typename out_t>
 struct logical_not_cuda_kernel {
-  using out_t = bool;
   // One element: out = f(x). tensorsmith/cuda/pointwise.cuh
   // launches it over the engine's iteration space (packed or strided).
   static __device__ __forceinline__ out_t apply(compute_t x) {
@@ -29,7 +28,7 @@ struct logical_not_cuda_kernel {
 
 void register_logical_not_cuda(ts::Registry& registry) {
   registry.set_kernel("logical_not", ts::DeviceType::CUDA, ts::DType::Bool,
-                      reinterpret_cast<void*>(&logical_not_cuda_kernel<bool, bool>::launch));
+                      reinterpret_cast<void*>(&logical_not_cuda_kernel<bool, bool, bool>::launch));
 }
 
 }  // namespace ts::generated

@@ -11,7 +11,7 @@ template <typename T, typename acc_t>
 struct matmul_cuda_kernel {
   // The kTile x kTile tile of C[b] at (row0, col0), C[b] = A[b] (m x k) @ B[b] (k x n), row-major,
   // batch strides in elements; a block of kTile x kTile threads, launched by tensorsmith/cuda/gemm.cuh.
-  // Instantiated for the dtypes without a cuBLAS routine: the floating dtypes register ts::cuda::blas_*gemm below.
+  // Instantiated for the dtypes without a cuBLAS routine: the floating and complex dtypes register ts::cuda::blas_*gemm below.
   static __device__ __forceinline__ void tile(const ts::GemmArgs& args, int64_t b, int64_t row0, int64_t col0) {
     using ts::cuda::kTile;
     // The body stays exactly as its proposer wrote it (compiler messages cite its own lines).
@@ -70,6 +70,10 @@ void register_matmul_cuda(ts::Registry& registry) {
                       reinterpret_cast<void*>(&ts::cuda::blas_hgemm));
   registry.set_kernel("matmul", ts::DeviceType::CUDA, ts::DType::BFloat16,
                       reinterpret_cast<void*>(&ts::cuda::blas_bgemm));
+  registry.set_kernel("matmul", ts::DeviceType::CUDA, ts::DType::Complex64,
+                      reinterpret_cast<void*>(&ts::cuda::blas_cgemm));
+  registry.set_kernel("matmul", ts::DeviceType::CUDA, ts::DType::Complex128,
+                      reinterpret_cast<void*>(&ts::cuda::blas_zgemm));
 }
 
 }  // namespace ts::generated

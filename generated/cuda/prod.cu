@@ -57,6 +57,11 @@ void register_prod_cuda(ts::Registry& registry) {
                       reinterpret_cast<void*>(&prod_cuda_kernel<ts::float16, double, ts::float16>::launch));
   registry.set_kernel("prod", ts::DeviceType::CUDA, ts::DType::BFloat16,
                       reinterpret_cast<void*>(&prod_cuda_kernel<ts::bfloat16, double, ts::bfloat16>::launch));
+  registry.set_kernel("prod", ts::DeviceType::CUDA, ts::DType::Complex64,
+                      reinterpret_cast<void*>(&prod_cuda_kernel<ts::complex64, ts::complex128, ts::complex64>::launch));
+  registry.set_kernel(
+      "prod", ts::DeviceType::CUDA, ts::DType::Complex128,
+      reinterpret_cast<void*>(&prod_cuda_kernel<ts::complex128, ts::complex128, ts::complex128>::launch));
 }
 
 }  // namespace ts::generated

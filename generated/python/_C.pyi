@@ -32,6 +32,10 @@ uint32: DType
 uint64: DType
 float32: DType
 float64: DType
+float16: DType
+bfloat16: DType
+complex64: DType
+complex128: DType
 
 class Device:
     @property
@@ -232,7 +236,7 @@ cuda: _Cuda
 # generated functions
 
 def abs(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
-    """Absolute value of each element."""
+    """Absolute value of each element; the magnitude |z| of a complex one, in its parts' real dtype."""
 
 def absolute(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Alias of abs (the numpy name)."""
@@ -335,6 +339,9 @@ def clip(x: Tensor, /, min: Tensor | None = None, max: Tensor | None = None) -> 
 
 def concat(arrays: Sequence[Tensor], /, *, axis: int | None = 0) -> Tensor:
     """The arrays joined along an existing axis (flattened first when axis is None), in the dtype they promote to."""
+
+def conj(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """Complex conjugate of each element (the imaginary part negated); real numbers are their own."""
 
 def copysign(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """The magnitude of x1 with the sign bit of x2 (NaN's sign included)."""
@@ -439,6 +446,9 @@ def greater_equal(
 
 def hypot(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """sqrt(x1**2 + x2**2) without overflow or underflow in between; an infinity gives +inf even beside a quiet NaN, as IEEE 754 and numpy say."""
+
+def imag(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """Imaginary part of each element, in its parts' real dtype (float32 for complex64); zero for real numbers."""
 
 def isfinite(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Whether each element is neither infinite nor NaN."""
@@ -583,6 +593,9 @@ def prod(
     x: Tensor | ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False
 ) -> Tensor:
     """Product over the given axes (all when axis is None); ints accumulate in int64/uint64."""
+
+def real(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """Real part of each element, in its parts' real dtype (float32 for complex64); real numbers are their own."""
 
 def reciprocal(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """1 / x for each element."""

@@ -18,14 +18,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tensorsmith_forge.catalog.dtypes import DTYPE_CLASSES, DTYPES, FLOATING, Promotion
+from tensorsmith_forge.catalog.dtypes import COMPLEX, DTYPE_CLASSES, DTYPES, FLOATING, Promotion
 from tensorsmith_forge.catalog.model import OpSpec, load_catalog, parse_spec
 from tensorsmith_forge.catalog.signature import parse_signature
 from tensorsmith_forge.generator import api
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = load_catalog(ROOT)
-KIND = {"bool": "b", "signed": "i", "unsigned": "u", "floating": "f"}
+KIND = {"bool": "b", "signed": "i", "unsigned": "u", "floating": "f", "complex": "c"}
 
 
 def kind(dtype: str) -> str:
@@ -76,9 +76,10 @@ def test_dtype_classes_match_numpy_kinds() -> None:
 
 def test_dtype_classes_compose() -> None:
     c = {k: set(v) for k, v in DTYPE_CLASSES.items()}
-    assert c["all"] == set(DTYPES) and len(DTYPES) == len(set(DTYPES)) == 13
+    assert c["all"] == set(DTYPES) and len(DTYPES) == len(set(DTYPES)) == 15
     assert c["integer"] == c["signed"] | c["unsigned"] and not c["signed"] & c["unsigned"]
-    assert c["numeric"] == c["integer"] | c["floating"]
+    assert c["real"] == c["integer"] | c["floating"] and not c["real"] & c["complex"]
+    assert c["numeric"] == c["real"] | c["complex"]
     assert c["all"] == c["numeric"] | c["bool"] and "bool" not in c["numeric"]
 
 
@@ -154,8 +155,8 @@ def test_sum_result() -> None:
 
 
 def test_kernel_dtypes_of_catalog_ops() -> None:
-    assert api.kernel_dtypes(op("divide")) == ("float32", "float64", "float16", "bfloat16")
-    assert api.kernel_dtypes(op("exp")) == ("float32", "float64", "float16", "bfloat16")
+    assert api.kernel_dtypes(op("divide")) == ("float32", "float64", "float16", "bfloat16", "complex64", "complex128")
+    assert api.kernel_dtypes(op("exp")) == ("float32", "float64", "float16", "bfloat16", "complex64", "complex128")
     assert api.kernel_dtypes(op("softmax")) == ("float32", "float64", "float16", "bfloat16")
     assert api.kernel_dtypes(op("logical_and")) == ("bool",)
     assert api.kernel_dtypes(op("logical_not")) == ("bool",)
@@ -195,8 +196,8 @@ def test_kernel_dtypes_of_synthetic_specs() -> None:
 def runtime_kernel_dtype(spec: OpSpec, inputs: tuple[str, ...]) -> str:
     """The kernel dtype the runtime asks for (the rules in dispatch.h's enum Promotion)."""
     p = spec.promotion
-    if p in (Promotion.same, Promotion.reduce_same, Promotion.reduce_sum, Promotion.reduce_mean, Promotion.reduce_index,
-             Promotion.reduce_bool):
+    if p in (Promotion.same, Promotion.real_valued, Promotion.reduce_same, Promotion.reduce_sum, Promotion.reduce_mean,
+             Promotion.reduce_index, Promotion.reduce_bool):
         return inputs[0]
     if p is Promotion.float:
         return api.float_result(functools.reduce(api.promote, inputs))
@@ -206,7 +207,7 @@ def runtime_kernel_dtype(spec: OpSpec, inputs: tuple[str, ...]) -> str:
     promoted = operands[0]
     for d in operands[1:]:
         promoted = api.promote(promoted, d)
-    if p is Promotion.binary_float and promoted not in FLOATING:
+    if p is Promotion.binary_float and promoted not in FLOATING + COMPLEX:
         return "float64"
     return promoted
 
@@ -374,7 +375,7 @@ def test_generated_names() -> None:
 ])  # fmt: skip
 def test_type_table_rows_follow_numpy(name: str, common: str, kernel: str, result: str) -> None:
     rows = {c: (k, r) for c, k, r in api.type_table(op(name))}
-    assert set(rows) == set(DTYPES)
+    assert set(rows) == set(op(name).dtypes)  # a row for every dtype the op declares
     assert rows[common] == (kernel, result)
 
 

@@ -98,7 +98,7 @@ CASES = [
     Case("missing_family_with_its_fields", {"aa_bad.yaml": "# comment\n" + unary(family=None)},
          "aa_bad.yaml", 2, None, "missing required field 'family'", "func:", cli=False),
     Case("unknown_promotion", {"aa_bad.yaml": unary(promotion="promote")},
-         "aa_bad.yaml", 3, "promotion", "unknown value 'promote' (known: same, float,", "promotion: promote"),
+         "aa_bad.yaml", 3, "promotion", "unknown value 'promote' (known: same, real_valued, float,", "promotion: promote"),
     Case("promotion_not_for_family",
          {"aa_bad.yaml": "func: zz(Tensor x, /, *, int[]? axis=None, bool keepdims=False) -> Tensor\nfamily: reduction\n"
                      "promotion: binary\ndtypes: [all]\ncombine: acc + x\nreference: np.sum(x, axis=axis, keepdims=keepdims)\ndoc: d\n"},
@@ -173,7 +173,7 @@ CASES = [
          "aa_bad.yaml", 8, "accuracy", "float32: an ulp budget is a number from 0.5 (correctly rounded) up", "accuracy:",
          cli=False),
     Case("accuracy_for_a_half_dtype", {"aa_bad.yaml": unary(accuracy="{ulp: {float16: 2}, reason: half}")},
-         "aa_bad.yaml", 8, "accuracy", "ulp budgets are per result dtype (float32, float64), not 'float16'", "accuracy:",
+         "aa_bad.yaml", 8, "accuracy", "ulp budgets are per result dtype or complex input dtype (float32, float64, complex64, complex128), not 'float16'", "accuracy:",
          cli=False),
     Case("domain_as_a_bare_range", {"aa_bad.yaml": unary(domain="{x: [0, null]}")},
          "aa_bad.yaml", 8, "domain", "x: expected {bounds: [low, high], dtypes: [...], error: ...}", "domain:", cli=False),

@@ -154,8 +154,7 @@ def test_unsupported_dtype_names_the_op_or_dtype(call, exc, pattern: str) -> Non
 @pytest.mark.parametrize(
     "a",
     [
-        np.zeros(2, np.complex64),
-        np.zeros(2, np.complex128),
+        np.zeros(2, np.clongdouble),
         np.array([None, 1], dtype=object),
         np.array(["a", "bc"]),
         np.array([b"abc"]),
@@ -179,7 +178,7 @@ def test_asarray_of_python_objects_without_a_numeric_dtype(obj) -> None:
         ts.asarray(obj)
 
 
-@pytest.mark.parametrize("dtype", ["float8_e4m3fn", np.complex64, "U3", object, "nope", None, 3.5])
+@pytest.mark.parametrize("dtype", ["float8_e4m3fn", np.clongdouble, "U3", object, "nope", None, 3.5])
 def test_unsupported_dtype_arguments(dtype) -> None:
     pattern = {
         "nope": r"data type 'nope' not understood",
@@ -404,8 +403,8 @@ def test_slice_step_zero() -> None:
         ),
         (lambda: t23() + "a", r"argument 'x2' must be a tensor, an array-like or a Python scalar, not str"),
         (
-            lambda: ts.multiply(t23(), 1j),
-            r"argument 'x2' must be a tensor, an array-like or a Python scalar, not complex",
+            lambda: ts.multiply(t23(), {}),
+            r"argument 'x2' must be a tensor, an array-like or a Python scalar, not dict",
         ),
         (lambda: ts.where(t23() > 1, t23(), "x"), r"argument 'x2' must be .* not str"),
         (lambda: ts.sum(t23(), axis="x"), r"axis must be an int or a sequence of ints, not str"),
@@ -626,12 +625,6 @@ def test_from_dlpack_capsule_is_consumed_once() -> None:
         ts.from_dlpack(Replays())
 
 
-@pytest.mark.parametrize(("dtype", "code_bits"), [(np.complex64, "code 5, bits 64"), (np.complex128, "code 5, bits 128")])
-def test_from_dlpack_of_unsupported_dtype(dtype, code_bits: str) -> None:
-    with pytest.raises(TypeError, match=rf"DLPack dtype \({code_bits}, lanes 1\) is not supported by tensorsmith"):
-        ts.from_dlpack(np.zeros(2, dtype))
-
-
 def test_array_namespace_of_unsupported_version() -> None:
     with pytest.raises(ValueError, match=r"implements Array API version 2024.12, not '2021.12'"):
         ts.asarray([1]).__array_namespace__(api_version="2021.12")
@@ -656,7 +649,7 @@ SURVIVAL_SCRIPT = textwrap.dedent(
         lambda: ts.sum(t, axis=(0, 0)), lambda: t.reshape(4, 2), lambda: t[2], lambda: t[0, 0, 0], lambda: t[[5]],
         lambda: t[ts.asarray([True, False, True])], lambda: ts.sum("abc"), lambda: ts.add(object(), 1),
         lambda: ts.sum(t, axis="x"), lambda: ts.asarray(np.zeros(2, np.clongdouble)),
-        lambda: ts.asarray(np.zeros(2, complex)), lambda: ts.asarray(np.array([None])),
+        lambda: ts.asarray(np.array([None])),
         lambda: ts.asarray(np.array(["s"])), lambda: ts.asarray([1], device="cuda"),
         lambda: ts.max(ts.asarray(np.zeros(0))), lambda: int(ts.asarray([1, 2])),
         lambda: ts.broadcast_to(ts.asarray(1.0), (2**61,)).copy(),
@@ -666,7 +659,7 @@ SURVIVAL_SCRIPT = textwrap.dedent(
         lambda: t.permute_dims(2**62, 0), lambda: t.expand_dims(-(2**62)), lambda: t.squeeze(2**62),
         lambda: t.__dlpack__(dl_device=5), lambda: t.__dlpack__(dl_device=(1,)), lambda: t.__dlpack__(max_version=5),
         lambda: t.__dlpack__(max_version=()), lambda: t.__dlpack__(stream=3),
-        lambda: ts.from_dlpack(t.__dlpack__()), lambda: ts.from_dlpack(np.zeros(2, np.complex64)),
+        lambda: ts.from_dlpack(t.__dlpack__()), lambda: ts.less(ts.asarray([1j]), 1),
         lambda: t.__setitem__(0, np.zeros(7)), lambda: t.__setitem__((0, 0, 0), 1), lambda: t.__setitem__(0, "x"),
         lambda: ts.asarray([1], dtype=ts.uint8) + 300, lambda: ts.asarray([[1], [1, 2]]),
         lambda: ts.dtype(None), lambda: ts.dtype([1]), lambda: ts.asarray(t, dtype=ts.int32, copy=False),

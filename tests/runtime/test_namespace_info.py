@@ -29,7 +29,7 @@ def test_info_says_what_this_build_supports() -> None:
     cuda = ts.cuda.device_count() if ts.cuda.is_available() else 0
     assert len(info.devices()) == 1 + cuda and [d.type for d in info.devices()[1:]] == ["cuda"] * cuda
     defaults = info.default_dtypes()
-    assert defaults == {"real floating": ts.float64, "integral": ts.int64, "indexing": ts.int64}
+    assert defaults == {"real floating": ts.float64, "complex floating": ts.complex128, "integral": ts.int64, "indexing": ts.int64}
     assert ts.zeros(1).dtype == defaults["real floating"] and ts.full(1, 3).dtype == defaults["integral"]
 
 
@@ -37,11 +37,11 @@ def test_info_dtypes_by_kind() -> None:
     info = ts.__array_namespace_info__()
     everything = info.dtypes()
     assert list(everything) == ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                                "float32", "float64"]  # fmt: skip
+                                "float32", "float64", "complex64", "complex128"]  # fmt: skip
     assert all(everything[name] == ts.dtype(name) for name in everything)
     assert list(info.dtypes(kind="signed integer")) == ["int8", "int16", "int32", "int64"]
     assert list(info.dtypes(kind=("bool", "real floating"))) == ["bool", "float32", "float64"]
-    assert info.dtypes(kind="complex floating") == {}  # no complex dtypes yet
+    assert info.dtypes(kind="complex floating") == {"complex64": ts.complex64, "complex128": ts.complex128}
     assert info.dtypes(device=info.default_device()) == everything
     with pytest.raises(ValueError, match="unknown dtype kind"):
         info.dtypes(kind="floating")

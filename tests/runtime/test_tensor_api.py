@@ -21,7 +21,7 @@ import pytest
 import tensorsmith as ts
 
 DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64", "float16",
-          "bfloat16"]
+          "bfloat16", "complex64", "complex128"]  # fmt: skip
 
 
 def shares(t: ts.Tensor, a: np.ndarray) -> bool:

@@ -131,6 +131,7 @@ enum class Family : uint8_t {
 // Kernel dtype = the dtype kernels are registered under.
 enum class Promotion : uint8_t {
   Same,         // unary: kernel = result = input dtype
+  RealValued,   // unary: kernel = input dtype, result = its real dtype (abs of complex64 is float32)
   Float,        // kernel = result = float_result_type(promote_types(inputs))
   Binary,       // kernel = result = promote_types(inputs)
   BinaryFloat,  // kernel = result = promoted, then float64 if not floating (true divide)

@@ -5,11 +5,16 @@
 #pragma once
 
 #include <cmath>
+#include <complex>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#if defined(__CUDACC__)
+#include <cuda/std/complex>
+#endif
 
 #include "tensorsmith/bits.h"
+#include "tensorsmith/complex.h"
 #include "tensorsmith/half.h"
 #include "tensorsmith/macros.h"
 
@@ -809,5 +814,136 @@ template <typename T>
 constexpr bool less_nan_first(T candidate, T best) {
   return !is_nan(best) & (is_nan(candidate) | (candidate < best));
 }
+
+// numpy.sqrt and numpy.reciprocal of real types (complex ones below).
+template <typename T>
+TS_HOST_DEVICE inline T sqrt(T x) {
+  return std::sqrt(x);
+}
+template <typename T>
+TS_HOST_DEVICE inline T reciprocal(T x) {
+  return T(1) / x;
+}
+
+// ---- Complex numbers: numpy's own loops where numpy has them (sign, reciprocal; arithmetic is
+// ts::complex's), else the C library's complex functions numpy calls (csqrt, cexp, clog, csin, ...): glibc's
+// through std::complex on the host, libcu++'s cuda::std::complex on the device.
+namespace complex_detail {
+#if defined(__CUDA_ARCH__)
+namespace library = ::cuda::std;
+#else
+namespace library = std;
+#endif
+template <typename F>
+TS_HOST_DEVICE inline library::complex<F> to_library(ts::complex<F> z) {
+  return library::complex<F>(z.re, z.im);
+}
+template <typename F>
+TS_HOST_DEVICE inline ts::complex<F> from_library(library::complex<F> z) {
+  return {z.real(), z.imag()};
+}
+}  // namespace complex_detail
+
+template <typename F>
+TS_HOST_DEVICE constexpr bool is_nan(ts::complex<F> z) {
+  return z.re != z.re || z.im != z.im;
+}
+template <typename F>
+TS_HOST_DEVICE constexpr bool is_inf(ts::complex<F> z) {
+  return is_inf(z.re) || is_inf(z.im);
+}
+template <typename F>
+TS_HOST_DEVICE constexpr bool is_finite(ts::complex<F> z) {
+  return !is_nan(z) && !is_inf(z);
+}
+// |z| in the parts' real type (numpy.abs of complex64 is float32); complex64's is float's hypot in double,
+// rounded once (GCC may expand a float hypotf inline as sqrtf(x*x + y*y), an ulp off). An infinite part gives
+// inf whatever the other (numpy's loop; libm's hypot(inf, signalling NaN) is NaN).
+template <typename F>
+TS_HOST_DEVICE inline F abs(ts::complex<F> z) {
+  if (is_inf(z.re) || is_inf(z.im)) return std::numeric_limits<F>::infinity();
+  if constexpr (std::is_same_v<F, float>) {
+    return static_cast<float>(std::hypot(static_cast<double>(z.re), static_cast<double>(z.im)));
+  } else {
+    return std::hypot(z.re, z.im);
+  }
+}
+template <typename F>
+TS_HOST_DEVICE constexpr ts::complex<F> negative(ts::complex<F> z) {
+  return -z;
+}
+// numpy.conj, numpy.real and numpy.imag: of a real number (or bool), itself, itself and zero.
+template <typename T>
+TS_HOST_DEVICE constexpr T conj(T x) {
+  return x;
+}
+template <typename F>
+TS_HOST_DEVICE constexpr ts::complex<F> conj(ts::complex<F> z) {
+  return {z.re, -z.im};
+}
+template <typename T>
+TS_HOST_DEVICE constexpr T real(T x) {
+  return x;
+}
+template <typename F>
+TS_HOST_DEVICE constexpr F real(ts::complex<F> z) {
+  return z.re;
+}
+template <typename T>
+TS_HOST_DEVICE constexpr T imag(T) {
+  return T(0);
+}
+template <typename F>
+TS_HOST_DEVICE constexpr F imag(ts::complex<F> z) {
+  return z.im;
+}
+// numpy.sign of complex (NumPy 2): z / |z|; 0 for 0; an infinite part gives its unit direction, NaN where
+// both parts are infinite or any part is NaN (numpy's loop, branch for branch).
+template <typename F>
+TS_HOST_DEVICE inline ts::complex<F> sign(ts::complex<F> z) {
+  const F magnitude = std::hypot(z.re, z.im);
+  const F nan = std::numeric_limits<F>::quiet_NaN();
+  if (magnitude != magnitude) return {nan, nan};
+  if (is_inf(magnitude)) {
+    if (is_inf(z.re)) return is_inf(z.im) ? ts::complex<F>{nan, nan} : ts::complex<F>{z.re > F(0) ? F(1) : F(-1), F(0)};
+    return {F(0), z.im > F(0) ? F(1) : F(-1)};
+  }
+  if (magnitude == F(0)) return {F(0), F(0)};
+  return {z.re / magnitude, z.im / magnitude};
+}
+// numpy.reciprocal of complex: its own loop (not 1 / z: reciprocal(0) is NaN + NaN j there).
+template <typename F>
+TS_HOST_DEVICE inline ts::complex<F> reciprocal(ts::complex<F> z) {
+  if (std::fabs(z.im) <= std::fabs(z.re)) {
+    const F r = z.im / z.re;
+    const F d = z.re + z.im * r;
+    return {F(1) / d, -r / d};
+  }
+  const F r = z.re / z.im;
+  const F d = z.re * r + z.im;
+  return {r / d, F(-1) / d};
+}
+
+#define TS_COMPLEX_LIBRARY_FUNCTION(name)                                                  \
+  template <typename F>                                                                    \
+  TS_HOST_DEVICE inline ts::complex<F> name(ts::complex<F> z) {                            \
+    return complex_detail::from_library(complex_detail::library::name(complex_detail::to_library(z))); \
+  }
+TS_COMPLEX_LIBRARY_FUNCTION(sqrt)
+TS_COMPLEX_LIBRARY_FUNCTION(exp)
+TS_COMPLEX_LIBRARY_FUNCTION(log)
+TS_COMPLEX_LIBRARY_FUNCTION(sin)
+TS_COMPLEX_LIBRARY_FUNCTION(cos)
+TS_COMPLEX_LIBRARY_FUNCTION(tan)
+TS_COMPLEX_LIBRARY_FUNCTION(sinh)
+TS_COMPLEX_LIBRARY_FUNCTION(cosh)
+TS_COMPLEX_LIBRARY_FUNCTION(tanh)
+TS_COMPLEX_LIBRARY_FUNCTION(asin)
+TS_COMPLEX_LIBRARY_FUNCTION(acos)
+TS_COMPLEX_LIBRARY_FUNCTION(atan)
+TS_COMPLEX_LIBRARY_FUNCTION(asinh)
+TS_COMPLEX_LIBRARY_FUNCTION(acosh)
+TS_COMPLEX_LIBRARY_FUNCTION(atanh)
+#undef TS_COMPLEX_LIBRARY_FUNCTION
 
 }  // namespace ts::ops

@@ -18,15 +18,16 @@ from tensorsmith import _C
 _SIGNED = ("int8", "int16", "int32", "int64")
 _UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
 _REAL_FLOATING = ("float16", "bfloat16", "float32", "float64")
-# isdtype's kinds (the standard's names) -> the dtypes of each; the runtime has no complex dtypes yet
+_COMPLEX_FLOATING = ("complex64", "complex128")
+# isdtype's kinds (the standard's names) -> the dtypes of each
 _KINDS = {
     "bool": ("bool",),
     "signed integer": _SIGNED,
     "unsigned integer": _UNSIGNED,
     "integral": _SIGNED + _UNSIGNED,
     "real floating": _REAL_FLOATING,
-    "complex floating": (),
-    "numeric": _SIGNED + _UNSIGNED + _REAL_FLOATING,
+    "complex floating": _COMPLEX_FLOATING,
+    "numeric": _SIGNED + _UNSIGNED + _REAL_FLOATING + _COMPLEX_FLOATING,
 }
 
 
@@ -52,15 +53,14 @@ def astype(x: _C.Tensor, dtype: _C.DType, /, *, copy: bool = True, device: _C.De
 
 def result_type(*arrays_and_dtypes: object) -> _C.DType:
     """numpy's result_type of these operands, which the runtime's binary ops give two of: dtypes and tensors
-    promote as ts.promote_types does, Python bool, int and float scalars are weak (NEP 50): they take that
-    dtype unless it cannot hold their kind (an int with bool gives int64, a float with an integer float64)."""
+    promote as ts.promote_types does, Python bool, int, float and complex scalars are weak (NEP 50): they take
+    that dtype unless it cannot hold their kind (an int with bool gives int64, a float with an integer float64,
+    a complex with float32 complex64)."""
     if not arrays_and_dtypes:
         raise ValueError("result_type needs at least one dtype or tensor")
     strong, weak = [], []
     for i, value in enumerate(arrays_and_dtypes):
-        if isinstance(value, complex):
-            raise TypeError("result_type: tensorsmith has no complex dtypes yet")
-        if isinstance(value, (bool, int, float)):
+        if isinstance(value, (bool, int, float, complex)):
             weak.append(value)
         else:
             strong.append(_dtype_of(value, f"result_type: argument {i}"))
@@ -70,7 +70,9 @@ def result_type(*arrays_and_dtypes: object) -> _C.DType:
         return getattr(_C, _np.result_type(*(_numpy(d) for d in strong), *weak).name)
     dtype = functools.reduce(_C.promote_types, strong)  # with bfloat16, which numpy cannot promote: pairwise
     for scalar in sorted(weak, key=_weak_rank):
-        if isinstance(scalar, float) and not isdtype(dtype, "real floating"):
+        if isinstance(scalar, complex) and not isdtype(dtype, "complex floating"):
+            dtype = _C.complex64 if dtype in (_C.float16, _C.bfloat16, _C.float32) else _C.complex128
+        elif isinstance(scalar, float) and not isdtype(dtype, ("real floating", "complex floating")):
             dtype = _C.float64
         elif not isinstance(scalar, bool) and isinstance(scalar, int) and dtype == _C.bool:
             dtype = _C.int64
@@ -78,7 +80,7 @@ def result_type(*arrays_and_dtypes: object) -> _C.DType:
 
 
 def _weak_rank(scalar: object) -> int:
-    return 0 if isinstance(scalar, bool) else 1 if isinstance(scalar, int) else 2
+    return 0 if isinstance(scalar, bool) else 1 if isinstance(scalar, int) else 2 if isinstance(scalar, float) else 3
 
 
 def can_cast(from_: object, to: _C.DType, /) -> bool:
@@ -112,6 +114,8 @@ class iinfo_object:  # noqa: N801 - the standard's name
 
 def finfo(type: object, /) -> finfo_object:  # noqa: A002 - the standard's parameter name
     dtype = _dtype_of(type, "finfo: type")
+    if dtype.name in _COMPLEX_FLOATING:  # a complex dtype's limits are its parts' (the standard's and numpy's)
+        dtype = _C.float32 if dtype == _C.complex64 else _C.float64
     if dtype.name not in _REAL_FLOATING:
         raise TypeError(f"finfo: {dtype.name} is not a floating dtype")
     info = _ml_dtypes.finfo(_numpy(dtype))

@@ -12,8 +12,9 @@ _KINDS = {
     "unsigned integer": ("uint8", "uint16", "uint32", "uint64"),
     "integral": ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"),
     "real floating": ("float32", "float64"),
-    "complex floating": (),  # no complex dtypes yet
-    "numeric": ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64"),
+    "complex floating": ("complex64", "complex128"),
+    "numeric": ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
+                "complex64", "complex128"),
 }
 _MAX_DIMENSIONS = 64  # ts::kMaxDims (tensorsmith/tensor.h): a tensor of more dimensions raises ValueError
 
@@ -38,8 +39,7 @@ class Info:
 
     def default_dtypes(self, *, device: object = None) -> dict[str, _C.DType]:
         self._check_device(device)
-        # "complex floating" is absent: this build has no complex dtypes
-        return {"real floating": _C.float64, "integral": _C.int64, "indexing": _C.int64}
+        return {"real floating": _C.float64, "complex floating": _C.complex128, "integral": _C.int64, "indexing": _C.int64}
 
     def dtypes(self, *, device: object = None, kind: str | tuple[str, ...] | None = None) -> dict[str, _C.DType]:
         self._check_device(device)

@@ -11,18 +11,29 @@ namespace ts {
 
 namespace {
 
+// alpha and beta: by value for the real GEMMs, by address for the complex ones (cblas_cgemm / zgemm).
+template <typename T>
+auto scalar_arg(const T& value) {
+  if constexpr (is_complex_v<T>) {
+    return static_cast<const void*>(&value);
+  } else {
+    return value;
+  }
+}
+
 template <typename T, typename Gemm>
 void gemm_batches(const GemmArgs& args, Gemm gemm) {
   const T* a = reinterpret_cast<const T*>(args.a);
   const T* b = reinterpret_cast<const T*>(args.b);
   T* c = reinterpret_cast<T*>(args.c);
+  const T one(1), zero(0);
   for (int64_t i = 0; i < args.batch; ++i) {
     if (args.k == 0) {  // an empty sum (and BLAS rejects a leading dimension of 0)
       std::fill_n(c + i * args.c_batch_stride, args.m * args.n, T(0));
       continue;
     }
-    gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, args.m, args.n, args.k, T(1), a + i * args.a_batch_stride, args.k,
-         b + i * args.b_batch_stride, args.n, T(0), c + i * args.c_batch_stride, args.n);
+    gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, args.m, args.n, args.k, scalar_arg(one), a + i * args.a_batch_stride,
+         args.k, b + i * args.b_batch_stride, args.n, scalar_arg(zero), c + i * args.c_batch_stride, args.n);
   }
 }
 
@@ -30,5 +41,7 @@ void gemm_batches(const GemmArgs& args, Gemm gemm) {
 
 void blas_sgemm(const GemmArgs& args) { gemm_batches<float>(args, scipy_cblas_sgemm64_); }
 void blas_dgemm(const GemmArgs& args) { gemm_batches<double>(args, scipy_cblas_dgemm64_); }
+void blas_cgemm(const GemmArgs& args) { gemm_batches<complex64>(args, scipy_cblas_cgemm64_); }
+void blas_zgemm(const GemmArgs& args) { gemm_batches<complex128>(args, scipy_cblas_zgemm64_); }
 
 }  // namespace ts

@@ -31,10 +31,13 @@ To float_to_int(From v) {
   return std::numeric_limits<To>::min();
 }
 
-// C-style conversion (bool results are v != 0), with float -> int defined everywhere.
+// C-style conversion (bool results are v != 0), with float -> int defined everywhere. Complex to a real
+// type keeps the real part, as numpy's astype does (after its ComplexWarning); to bool, either part counts.
 template <typename To, typename From>
 To convert(From v) {
-  if constexpr (is_floating_v<From> && std::is_integral_v<To> && !std::is_same_v<To, bool>) {
+  if constexpr (is_complex_v<From> && !is_complex_v<To> && !std::is_same_v<To, bool>) {
+    return convert<To>(v.re);
+  } else if constexpr (is_floating_v<From> && std::is_integral_v<To> && !std::is_same_v<To, bool>) {
     return float_to_int<To>(v);
   } else {
     return static_cast<To>(v);

@@ -17,6 +17,7 @@ struct DTypeInfo {
 constexpr DTypeInfo kInfo[kNumDTypes] = {
     {"bool", 1},   {"int8", 1},   {"int16", 2},  {"int32", 4},   {"int64", 8},   {"uint8", 1},
     {"uint16", 2}, {"uint32", 4}, {"uint64", 8}, {"float32", 4}, {"float64", 8}, {"float16", 2}, {"bfloat16", 2},
+    {"complex64", 8}, {"complex128", 16},
 };
 
 // Floating types by precision (the enum order is not: the 16-bit ones came last).
@@ -84,25 +85,39 @@ bool is_integer(DType d) { return is_signed_integer(d) || is_unsigned_integer(d)
 bool is_floating(DType d) {
   return d == DType::Float16 || d == DType::BFloat16 || d == DType::Float32 || d == DType::Float64;
 }
+bool is_complex(DType d) { return d == DType::Complex64 || d == DType::Complex128; }
+
+DType real_dtype(DType d) {
+  if (d == DType::Complex64) return DType::Float32;
+  return d == DType::Complex128 ? DType::Float64 : d;
+}
+
+DType complex_dtype(DType d) {
+  if (is_complex(d)) return d;
+  TS_CHECK(d == DType::Float32 || d == DType::Float64, TypeError, "no complex dtype has " << dtype_name(d) << " parts");
+  return d == DType::Float32 ? DType::Complex64 : DType::Complex128;
+}
 
 // bfloat16 follows ml_dtypes 0.7's np.result_type (see promote_integer_float, promote_floats); dtype.h's
 // comment still describes 0.6's TypeError, since editing that kernel header re-judges every kernel.
 DType promote_types(DType a, DType b) {
   if (a == b || is_bool(b)) return a;
   if (is_bool(a)) return b;
+  // numpy: complex64 with int32 is complex128 (float32 does not hold int32), with float16 complex64.
+  if (is_complex(a) || is_complex(b)) return complex_dtype(promote_types(promote_types(real_dtype(a), real_dtype(b)), DType::Float32));
   if (is_floating(a) && is_floating(b)) return promote_floats(a, b);
   if (is_integer(a) && is_integer(b)) return promote_integers(a, b);
   return is_integer(a) ? promote_integer_float(a, b) : promote_integer_float(b, a);
 }
 
 DType float_result_type(DType d) {
-  if (is_floating(d)) return d;
+  if (is_floating(d) || is_complex(d)) return d;
   if (itemsize(d) == 1) return DType::Float16;  // bool, int8, uint8
   return itemsize(d) == 2 ? DType::Float32 : DType::Float64;
 }
 
 DType sum_result_type(DType d) {
-  if (is_floating(d)) return d;
+  if (is_floating(d) || is_complex(d)) return d;
   return is_unsigned_integer(d) ? DType::UInt64 : DType::Int64;
 }
 

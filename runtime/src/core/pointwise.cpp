@@ -334,7 +334,9 @@ DType kernel_dtype(const OpDef& op, const DTypes& inputs) { return op.type_rule(
 DType result_dtype(const OpDef& op, const DTypes& inputs) { return op.type_rule(common_dtype(op, inputs)).result; }
 
 bool same_kind_castable(DType from, DType to) {
-  const auto rank = [](DType d) { return is_bool(d) ? 0 : is_unsigned_integer(d) ? 1 : is_signed_integer(d) ? 2 : 3; };
+  const auto rank = [](DType d) {
+    return is_bool(d) ? 0 : is_unsigned_integer(d) ? 1 : is_signed_integer(d) ? 2 : is_complex(d) ? 4 : 3;
+  };
   return rank(from) <= rank(to);
 }
 

@@ -79,21 +79,37 @@ void reduce_split(ReduceKernel kernel, ReduceKernel partial_kernel, const Matrix
 // A mean (the ReduceMean promotion) of few long rows: each chunk's result is that chunk's mean, so the
 // chunks' means are weighted by their lengths (the last chunk may be shorter), added in double and divided
 // by the row's length. Like reduce_split, each chunk's result is rounded to the result dtype once.
+// A mean scaled by a real factor, part by part for complex ones (a complex product would make inf * 0 a NaN).
+double scaled(double v, double k) { return v * k; }
+complex128 scaled(complex128 v, double k) { return {v.re * k, v.im * k}; }
+double divided(double v, double k) { return v / k; }
+complex128 divided(complex128 v, double k) { return {v.re / k, v.im / k}; }
+
+// The row means of `m` from its chunks' means (rows x chunks), each weighted by its length, in Acc (double, or
+// complex128 for complex means).
+template <typename Acc>
+Tensor weighted_row_means(const Tensor& chunk_means, const Matrix& m, int64_t chunks, DType acc, Device device) {
+  const auto* mean = reinterpret_cast<const Acc*>(chunk_means.data_ptr());
+  const Tensor row_means = Tensor::empty({m.rows}, acc, device);
+  auto* row_mean = reinterpret_cast<Acc*>(row_means.data_ptr());
+  for (int64_t r = 0; r < m.rows; ++r) {
+    Acc total(0);
+    for (int64_t c = 0; c < chunks; ++c) {
+      total += scaled(mean[r * chunks + c], static_cast<double>(std::min(kSplitChunk, m.cols - c * kSplitChunk)));
+    }
+    row_mean[r] = divided(total, static_cast<double>(m.cols));
+  }
+  return row_means;
+}
+
 void mean_split(ReduceKernel kernel, const Matrix& m, const Tensor& out, DType result, Device device) {
   const int64_t chunks = split_chunks(m);
   const Tensor partials = Tensor::empty({m.rows, chunks}, result, device);
   fold_chunks(kernel, m, partials);
-  const Tensor chunk_means = partials.astype(DType::Float64);
-  const auto* mean = reinterpret_cast<const double*>(chunk_means.data_ptr());
-  const Tensor row_means = Tensor::empty({m.rows}, DType::Float64, device);
-  auto* row_mean = reinterpret_cast<double*>(row_means.data_ptr());
-  for (int64_t r = 0; r < m.rows; ++r) {
-    double total = 0;
-    for (int64_t c = 0; c < chunks; ++c) {
-      total += mean[r * chunks + c] * static_cast<double>(std::min(kSplitChunk, m.cols - c * kSplitChunk));
-    }
-    row_mean[r] = total / static_cast<double>(m.cols);
-  }
+  const DType acc = is_complex(result) ? DType::Complex128 : DType::Float64;
+  const Tensor chunk_means = partials.astype(acc);
+  const Tensor row_means = acc == DType::Complex128 ? weighted_row_means<complex128>(chunk_means, m, chunks, acc, device)
+                                                    : weighted_row_means<double>(chunk_means, m, chunks, acc, device);
   out.reshape({m.rows}).copy_from(row_means);
 }
 

@@ -43,6 +43,8 @@ struct Library {
   SetStreamFn set_stream = nullptr;
   GemmFn<float> sgemm = nullptr;
   GemmFn<double> dgemm = nullptr;
+  GemmFn<complex64> cgemm = nullptr;  // cuComplex / cuDoubleComplex: the same two packed parts
+  GemmFn<complex128> zgemm = nullptr;
   GemmExFn gemm_ex = nullptr;
   std::vector<Handle> handles;  // per device, created on first use
   std::mutex mutex;
@@ -59,8 +61,10 @@ Library& library() {
     l->set_stream = reinterpret_cast<SetStreamFn>(dlsym(so, "cublasSetStream_v2"));
     l->sgemm = reinterpret_cast<GemmFn<float>>(dlsym(so, "cublasSgemmStridedBatched"));
     l->dgemm = reinterpret_cast<GemmFn<double>>(dlsym(so, "cublasDgemmStridedBatched"));
+    l->cgemm = reinterpret_cast<GemmFn<complex64>>(dlsym(so, "cublasCgemmStridedBatched"));
+    l->zgemm = reinterpret_cast<GemmFn<complex128>>(dlsym(so, "cublasZgemmStridedBatched"));
     l->gemm_ex = reinterpret_cast<GemmExFn>(dlsym(so, "cublasGemmStridedBatchedEx"));
-    TS_CHECK(l->create && l->set_stream && l->sgemm && l->dgemm && l->gemm_ex, RuntimeError,
+    TS_CHECK(l->create && l->set_stream && l->sgemm && l->dgemm && l->cgemm && l->zgemm && l->gemm_ex, RuntimeError,
              "matmul: " << kLibrary << " lacks the cuBLAS entry points tensorsmith uses");
     return l;
   }();
@@ -81,7 +85,7 @@ Handle handle_for(Library& lib, int device) {
 // Checks and the empty cases every GEMM shares; false when nothing is left to compute.
 bool prepare(const GemmArgs& a, size_t itemsize, cudaStream_t stream) {
   if (a.batch == 0 || a.m == 0 || a.n == 0) return false;
-  if (a.k == 0) {  // an empty sum: zeros (all-bits-zero is 0.0 in every floating type)
+  if (a.k == 0) {  // an empty sum: zeros (all-bits-zero is 0.0 in every floating and complex type)
     for (int64_t b = 0; b < a.batch; ++b) {
       TS_CUDA_CHECK(cudaMemsetAsync(a.c + b * a.c_batch_stride * itemsize, 0, itemsize * a.m * a.n, stream), "matmul");
     }
@@ -106,7 +110,7 @@ void gemm(const GemmArgs& a, GemmFn<T> Library::*fn) {
   if (!prepare(a, sizeof(T), stream)) return;
   Library& lib = library();
   const Handle h = stream_handle(lib, a.device, stream);
-  const T one = 1, zero = 0;
+  const T one(1), zero(0);
   const int m = static_cast<int>(a.m), n = static_cast<int>(a.n), k = static_cast<int>(a.k);
   const Status status = (lib.*fn)(h, kOpN, kOpN, n, m, k, &one, reinterpret_cast<const T*>(a.b), n, a.b_batch_stride,
                                   reinterpret_cast<const T*>(a.a), k, a.a_batch_stride, &zero, reinterpret_cast<T*>(a.c), n,
@@ -131,6 +135,8 @@ void gemm_16bit(const GemmArgs& a, int type) {
 
 void blas_sgemm(const GemmArgs& args) { gemm<float>(args, &Library::sgemm); }
 void blas_dgemm(const GemmArgs& args) { gemm<double>(args, &Library::dgemm); }
+void blas_cgemm(const GemmArgs& args) { gemm<complex64>(args, &Library::cgemm); }
+void blas_zgemm(const GemmArgs& args) { gemm<complex128>(args, &Library::zgemm); }
 void blas_hgemm(const GemmArgs& args) { gemm_16bit(args, kR16F); }
 void blas_bgemm(const GemmArgs& args) { gemm_16bit(args, kR16BF); }
 

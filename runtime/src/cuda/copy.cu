@@ -27,11 +27,16 @@ __device__ To float_to_int(From v) {
 }
 
 // C-style conversion as core/copy.cpp's convert. Types that are not C++
-// arithmetic types (the 16-bit floats) convert through float (through double
+// arithmetic types (complex aside, the 16-bit floats) convert through float (through double
 // from a double or an integer, so that it rounds once).
 template <typename To, typename From>
 __device__ To convert(From v) {
-  if constexpr (!std::is_arithmetic_v<From>) {
+  if constexpr (is_complex_v<To>) {
+    return To(v);  // complex parts converted, or a real number with imaginary part +0
+  } else if constexpr (is_complex_v<From>) {
+    if constexpr (std::is_same_v<To, bool>) return static_cast<bool>(v);  // either part nonzero
+    return convert<To>(v.re);  // numpy's astype keeps the real part
+  } else if constexpr (!std::is_arithmetic_v<From>) {
     return convert<To>(static_cast<float>(v));
   } else if constexpr (!std::is_arithmetic_v<To>) {
     if constexpr (std::is_same_v<From, double> || std::is_integral_v<From>) {
@@ -59,9 +64,11 @@ __device__ To convert(From v) {
   X(UInt32, uint32_t)          \
   X(UInt64, uint64_t)          \
   X(Float32, float)            \
-  X(Float64, double)            \
+  X(Float64, double)           \
   X(Float16, ts::float16)      \
-  X(BFloat16, ts::bfloat16)
+  X(BFloat16, ts::bfloat16)    \
+  X(Complex64, ts::complex64)  \
+  X(Complex128, ts::complex128)
 
 bool supported(DType d) {
   switch (d) {

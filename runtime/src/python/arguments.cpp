@@ -92,20 +92,24 @@ namespace {
 
 // Kinds ordered as NEP 50 compares them: a weak scalar adopts the tensors'
 // dtype only when that dtype's kind is at least the scalar's.
-enum class Kind { Bool = 0, Integer = 1, Floating = 2 };
+enum class Kind { Bool = 0, Integer = 1, Floating = 2, Complex = 3 };
 
-Kind kind_of(DType d) { return is_bool(d) ? Kind::Bool : is_floating(d) ? Kind::Floating : Kind::Integer; }
+Kind kind_of(DType d) {
+  if (is_complex(d)) return Kind::Complex;
+  return is_bool(d) ? Kind::Bool : is_floating(d) ? Kind::Floating : Kind::Integer;
+}
 
 // Python bool/int/float, but not numpy scalars (np.float64 subclasses float),
 // which are strongly typed.
 std::optional<Kind> weak_scalar_kind(py::handle obj) {
   PyObject* p = obj.ptr();
   if (PyBool_Check(p)) return Kind::Bool;
-  if (!PyLong_Check(p) && !PyFloat_Check(p)) return std::nullopt;
-  if (!PyLong_CheckExact(p) && !PyFloat_CheckExact(p) &&
+  if (!PyLong_Check(p) && !PyFloat_Check(p) && !PyComplex_Check(p)) return std::nullopt;
+  if (!PyLong_CheckExact(p) && !PyFloat_CheckExact(p) && !PyComplex_CheckExact(p) &&
       py::isinstance(obj, py::module_::import("numpy").attr("generic"))) {
     return std::nullopt;
   }
+  if (PyComplex_Check(p)) return Kind::Complex;
   return PyLong_Check(p) ? Kind::Integer : Kind::Floating;
 }
 
@@ -132,12 +136,14 @@ void visit_cpp_type(DType d, F&& f) {
     case DType::Float64: return f(double{});
     case DType::Float16: return f(float16{});
     case DType::BFloat16: return f(bfloat16{});
+    case DType::Complex64: return f(complex64{});
+    case DType::Complex128: return f(complex128{});
   }
 }
 
 // The value of a Python int as T, or nullopt when it does not fit.
 template <typename T>
-std::optional<T> int_as(py::handle obj) {
+std::optional<T> integer_as(py::handle obj) {
   int overflow = 0;
   const long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
   if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
@@ -156,6 +162,16 @@ std::optional<T> int_as(py::handle obj) {
   return static_cast<T>(u);
 }
 
+// integer_as for any dtype's type: complex types hold no Python int here (nullopt).
+template <typename T>
+std::optional<T> int_as(py::handle obj) {
+  if constexpr (is_complex_v<T>) {
+    return std::nullopt;
+  } else {
+    return integer_as<T>(obj);
+  }
+}
+
 // A 0-d tensor of `dtype` holding a Python scalar of `kind` (kind <= dtype's kind).
 Tensor weak_scalar_tensor(py::handle obj, Kind kind, DType dtype) {
   Tensor t = Tensor::empty({}, dtype);
@@ -164,7 +180,13 @@ Tensor weak_scalar_tensor(py::handle obj, Kind kind, DType dtype) {
     T* out = reinterpret_cast<T*>(t.data_ptr());
     if (kind == Kind::Bool) {
       *out = static_cast<T>(obj.ptr() == Py_True);
-    } else if constexpr (is_floating_v<T>) {
+    } else if (kind == Kind::Complex) {
+      if constexpr (is_complex_v<T>) {
+        const Py_complex v = PyComplex_AsCComplex(obj.ptr());
+        if (v.real == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+        *out = T(complex128(v.real, v.imag));
+      }
+    } else if constexpr (is_floating_v<T> || is_complex_v<T>) {
       const double v = PyFloat_AsDouble(obj.ptr());  // ints too; OverflowError beyond the double range
       if (v == -1.0 && PyErr_Occurred()) throw py::error_already_set();
       *out = static_cast<T>(v);
@@ -260,8 +282,20 @@ DType default_dtype(Kind kind) {
     case Kind::Bool: return DType::Bool;
     case Kind::Integer: return DType::Int64;
     case Kind::Floating: return DType::Float64;
+    case Kind::Complex: return DType::Complex128;
   }
   return DType::Float64;  // unreachable: the switch covers every kind
+}
+
+// The dtype of a Python scalar of `kind` beside tensors of promoted dtype `strong` (NEP 50): theirs when their
+// kind is at least the scalar's; a complex scalar beside real floats takes their precision (float32 + 1j is
+// complex64, float16 + 1j too, as numpy); otherwise the kind's default.
+DType weak_scalar_dtype(std::optional<DType> strong, Kind kind) {
+  if (strong && kind_of(*strong) >= kind) return *strong;
+  if (strong && kind == Kind::Complex && kind_of(*strong) == Kind::Floating) {
+    return complex_dtype(promote_types(*strong, DType::Float32));
+  }
+  return default_dtype(kind);
 }
 
 }  // namespace
@@ -304,7 +338,7 @@ std::vector<Tensor> tensor_operands(const OpDef& op, std::initializer_list<py::h
       operands[i] = truth_tensor(args[i]);
       continue;
     }
-    const DType dtype = strong && kind_of(*strong) >= *weak[i] ? *strong : default_dtype(*weak[i]);
+    const DType dtype = weak_scalar_dtype(strong, *weak[i]);
     if (*weak[i] == Kind::Integer && is_integer(dtype) && !int_fits(args[i], dtype)) {
       operands[i] = out_of_range_int(op, args[i], dtype, compared_kind(strong, weak, i));
     } else {

@@ -16,7 +16,7 @@ namespace ts::python {
 namespace {
 
 bool is_python_scalar(py::handle obj) {
-  return PyBool_Check(obj.ptr()) || PyLong_Check(obj.ptr()) || PyFloat_Check(obj.ptr());
+  return PyBool_Check(obj.ptr()) || PyLong_Check(obj.ptr()) || PyFloat_Check(obj.ptr()) || PyComplex_Check(obj.ptr());
 }
 
 std::optional<DType> optional_dtype_arg(py::handle obj) {
@@ -24,15 +24,19 @@ std::optional<DType> optional_dtype_arg(py::handle obj) {
   return dtype_arg(obj);
 }
 
-// A Python bool, int or float, else a TypeError naming the argument.
+// A Python bool, int, float or complex, else a TypeError naming the argument.
 void check_scalar(py::handle value, const char* what) {
-  TS_CHECK(is_python_scalar(value), TypeError,
-           what << " must be a Python bool, int or float, not " << type_name(value)
-                << (PyComplex_Check(value.ptr()) ? " (no complex dtypes yet)" : ""));
+  TS_CHECK(is_python_scalar(value), TypeError, what << " must be a Python bool, int, float or complex, not " << type_name(value));
+}
+
+// A Python bool, int or float (arange's and linspace's bounds), else a TypeError naming the argument.
+void check_real_scalar(py::handle value, const char* what) {
+  TS_CHECK(is_python_scalar(value) && !PyComplex_Check(value.ptr()), TypeError,
+           what << " must be a Python bool, int or float, not " << type_name(value));
 }
 
 // A tensor of `shape` on `device` holding `value` everywhere: numpy's full, whose value converts as
-// np.asarray(value, dtype) does (its default dtype: bool, int64 or float64 from the value's type).
+// np.asarray(value, dtype) does (its default dtype: bool, int64, float64 or complex128 from the value's type).
 Tensor filled(const Shape& shape, py::handle value, std::optional<DType> dtype, Device device) {
   check_scalar(value, "fill_value");
   const Tensor scalar = asarray(value, dtype);
@@ -125,9 +129,9 @@ Tensor arange(py::handle start, py::handle stop, py::handle step, py::handle dty
   const py::object first = stop.is_none() ? zero : py::reinterpret_borrow<py::object>(start);
   const py::object last = py::reinterpret_borrow<py::object>(stop.is_none() ? start : stop);
   const py::object by = py::reinterpret_borrow<py::object>(step);
-  check_scalar(first, "arange: start");
-  check_scalar(last, "arange: stop");
-  check_scalar(by, "arange: step");
+  check_real_scalar(first, "arange: start");
+  check_real_scalar(last, "arange: stop");
+  check_real_scalar(by, "arange: step");
   TS_CHECK(!by.equal(zero), ValueError, "arange: step must not be 0");
   const bool any_float = PyFloat_Check(first.ptr()) || PyFloat_Check(last.ptr()) || PyFloat_Check(by.ptr());
   const DType type = optional_dtype_arg(dtype).value_or(any_float ? DType::Float64 : DType::Int64);
@@ -166,8 +170,8 @@ Tensor arange(py::handle start, py::handle stop, py::handle step, py::handle dty
 // with the endpoint, else num), or (i / div) * delta where step underflows to 0; the endpoint is stop
 // exactly; integer dtypes take the floor; then converted to the dtype.
 Tensor linspace(py::handle start, py::handle stop, py::handle num, py::handle dtype, py::handle device, py::handle endpoint) {
-  check_scalar(start, "linspace: start");
-  check_scalar(stop, "linspace: stop");
+  check_real_scalar(start, "linspace: start");
+  check_real_scalar(stop, "linspace: stop");
   const int64_t n = int_arg(num, "linspace: num");
   TS_CHECK(n >= 0, ValueError, "linspace: num must be non-negative, not " << n);
   TS_CHECK(PyBool_Check(endpoint.ptr()), TypeError, "linspace: endpoint must be True or False, not " << type_name(endpoint));

@@ -119,6 +119,7 @@ DLDataType dl_dtype(DType d) {
   if (is_bool(d)) return {kDLBool, bits, 1};
   if (d == DType::BFloat16) return {kDLBfloat, bits, 1};
   if (is_floating(d)) return {kDLFloat, bits, 1};
+  if (is_complex(d)) return {kDLComplex, bits, 1};  // bits of the whole element: 64 for complex64
   return {is_signed_integer(d) ? kDLInt : kDLUInt, bits, 1};
 }
 
@@ -247,6 +248,10 @@ std::optional<DType> dtype_from_dl(DLDataType t) {
       break;
     case kDLBfloat:
       if (t.bits == 16) return DType::BFloat16;
+      break;
+    case kDLComplex:
+      if (t.bits == 64) return DType::Complex64;
+      if (t.bits == 128) return DType::Complex128;
       break;
   }
   return std::nullopt;

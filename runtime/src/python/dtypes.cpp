@@ -17,7 +17,7 @@ DType dtype_from_numpy(const py::dtype& dt) {
   // (bfloat16 is ml_dtypes' numpy dtype, of kind 'V').
   const std::string name = py::str(dt.attr("name"));
   if (kind == 'b' || ((kind == 'i' || kind == 'u') && size <= 8) || (kind == 'f' && size <= 8 && size >= 2) ||
-      (kind == 'V' && name == "bfloat16" && size == 2)) {
+      (kind == 'c' && (size == 8 || size == 16)) || (kind == 'V' && name == "bfloat16" && size == 2)) {
     return dtype_from_name(name);
   }
   throw ts::TypeError("numpy dtype '" + std::string(py::str(dt)) + "' is not supported by tensorsmith");

@@ -66,6 +66,8 @@ static const char* buffer_format(DType d) {
     case DType::Float32: return "f";
     case DType::Float64: return "d";
     case DType::Float16: return "e";
+    case DType::Complex64: return "Zf";
+    case DType::Complex128: return "Zd";
     case DType::BFloat16: break;  // no PEP 3118 code: numpy reads it through __array__
   }
   throw py::buffer_error(std::string("a ") + dtype_name(d) + " tensor has no buffer-protocol format; use numpy.asarray(t)");

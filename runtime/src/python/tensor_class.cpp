@@ -163,6 +163,13 @@ py::class_<Tensor> bind_tensor_class(py::module_& m) {
              TS_CHECK(t.numel() == 1, TypeError, "only tensors of size 1 can be converted to Python scalars");
              return py::float_(only_element(t));
            })
+      .def("__complex__",
+           [](const Tensor& t) {
+             TS_CHECK(t.numel() == 1, TypeError, "only tensors of size 1 can be converted to Python scalars");
+             const Py_complex value = PyComplex_AsCComplex(only_element(t).ptr());
+             if (value.real == -1.0 && PyErr_Occurred()) throw py::error_already_set();
+             return py::reinterpret_steal<py::object>(PyComplex_FromCComplex(value));
+           })
       .def("__index__", [](const Tensor& t) {
         TS_CHECK(t.ndim() == 0 && is_integer(t.dtype()), TypeError,
                  "only integer scalar tensors can be converted to a scalar index");
