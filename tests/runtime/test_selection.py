@@ -96,6 +96,39 @@ def test_boolean_and_integer_array_keys_follow_numpy() -> None:
     assert float(np.asarray(x)[0, 0, 0]) == 0.0
 
 
+def test_boolean_scalar_keys_add_an_axis_as_numpy() -> None:
+    a = np.arange(6.0).reshape(2, 3)
+    x = ts.asarray(a)
+    for key in (True, False, np.True_, np.array(False), ts.asarray(True)):
+        want = a[np.asarray(key)]
+        got = np.asarray(x[key])
+        assert got.shape == want.shape, key
+        np.testing.assert_array_equal(got, want)
+    zero_d = ts.asarray(np.array(2.5))
+    assert zero_d[ts.asarray(False)].shape == (0,) and zero_d[ts.asarray(True)].tolist() == [2.5]
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint32", "float32", "float64", "complex64"])
+def test_masked_assignment_follows_numpy(dtype: str) -> None:
+    a = sample(dtype, (3, 4, 2), seed=3)
+    masks = (a.real > 0 if dtype != "bool" else a, (a.real > 0 if dtype != "bool" else a)[:, :, 0], np.array([True, False, True]))
+    values = [np.asarray(1, dtype=dtype), True, 0, a.reshape(-1)[0], np.zeros(2, dtype=dtype)]  # scalars; one sub-tensor
+    for mask in masks:
+        for value in values:
+            if np.ndim(value) > a.ndim - mask.ndim:
+                continue  # one value per selected element: not supported (test_errors.py)
+            want = a.copy()
+            want[mask] = value
+            x = ts.asarray(a.copy())
+            x[ts.asarray(mask)] = value if not isinstance(value, np.ndarray) else ts.asarray(value)
+            got = np.asarray(x)
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+    x = ts.asarray(a.copy())
+    x[True] = a.reshape(-1)[1]  # a 0-d mask selects everything
+    np.testing.assert_array_equal(np.asarray(x), np.full_like(a, a.reshape(-1)[1]))
+
+
 def test_array_key_errors_match_numpy() -> None:
     x = ts.asarray(np.arange(6.0).reshape(2, 3))
     with pytest.raises(IndexError, match="boolean index did not match indexed array along axis 0; size of axis is 2 but size of corresponding boolean axis is 3"):

@@ -1,7 +1,8 @@
 // Basic indexing: ints, slices, None and Ellipsis (alone or in a tuple) give
 // views; __setitem__ copies a value into such a view. One integer or boolean array
 // as the whole key (x[[0, 2]], x[idx], x[x > 2]) gives a copy, as numpy's advanced
-// indexing does; arrays mixed with other items are refused with a clear error.
+// indexing does, and x[mask] = value assigns one value to every selected element;
+// arrays mixed with other items are refused with a clear error.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
@@ -10,6 +11,8 @@
 #include <vector>
 
 #include "bindings.h"
+#include "tensorsmith/dispatch.h"
+#include "tensorsmith/engine.h"
 #include "tensorsmith/errors.h"
 #include "tensorsmith/python.h"
 
@@ -119,11 +122,17 @@ Tensor index_view(const Tensor& self, py::handle key) {
   return self.as_strided(out.shape, out.strides, out.offset);
 }
 
-// The key as an index array, where it is one (a tensor of one or more dimensions, a list or a numpy array).
+// The key as an index array, where it is one: a tensor of one or more dimensions, a list, a numpy array, or a
+// boolean scalar (True or a 0-d bool tensor: a 0-d mask, which numpy reads as a new axis of length 1 or 0).
 std::optional<Tensor> array_key(py::handle key) {
   if (py::isinstance<Tensor>(key)) {
     const Tensor& t = key.cast<const Tensor&>();
-    return t.ndim() > 0 ? std::optional<Tensor>(t) : std::nullopt;  // a 0-d integer tensor is a basic index
+    // a 0-d integer tensor is a basic index
+    return t.ndim() > 0 || t.dtype() == DType::Bool ? std::optional<Tensor>(t) : std::nullopt;
+  }
+  if (PyBool_Check(key.ptr()) || py::isinstance(key, py::module_::import("numpy").attr("bool_"))) return asarray(key);
+  if (py::isinstance<py::array>(key) && py::len(key.attr("shape")) == 0 && py::str(key.attr("dtype")).cast<std::string>() == "bool") {
+    return asarray(key);
   }
   if (!py::isinstance<py::list>(key) && !(py::isinstance<py::array>(key) && py::len(key.attr("shape")) > 0)) return std::nullopt;
   Tensor t = asarray(key);
@@ -131,18 +140,23 @@ std::optional<Tensor> array_key(py::handle key) {
   return t;
 }
 
-// x[mask]: the elements (or sub-tensors) where the mask, which covers x's leading axes, is true.
-Tensor masked(const Tensor& self, const Tensor& mask) {
+// numpy's IndexErrors for a mask that does not cover x's leading axes.
+void check_mask(const Tensor& self, const Tensor& mask) {
   TS_CHECK(mask.ndim() <= self.ndim(), IndexError,
            "too many indices for tensor: tensor is " << self.ndim() << "-dimensional, but " << mask.ndim() << " were indexed");
-  Shape flat{1};
   for (int64_t d = 0; d < mask.ndim(); ++d) {
     TS_CHECK(mask.shape()[d] == self.shape()[d], IndexError,
              "boolean index did not match indexed array along axis " << d << "; size of axis is " << self.shape()[d]
                                                                      << " but size of corresponding boolean axis is "
                                                                      << mask.shape()[d]);
-    flat[0] *= mask.shape()[d];
   }
+}
+
+// x[mask]: the elements (or sub-tensors) where the mask, which covers x's leading axes, is true.
+Tensor masked(const Tensor& self, const Tensor& mask) {
+  check_mask(self, mask);
+  Shape flat{1};
+  for (int64_t d = 0; d < mask.ndim(); ++d) flat[0] *= mask.shape()[d];
   flat.insert(flat.end(), self.shape().begin() + mask.ndim(), self.shape().end());
   return gather(self.reshape(flat), 0, true_positions(mask));
 }
@@ -153,6 +167,24 @@ Tensor advanced_index(const Tensor& self, const Tensor& key) {
            "arrays used as indices must be of integer (or boolean) type, not " << dtype_name(key.dtype()));
   TS_CHECK(self.ndim() > 0, IndexError, "too many indices for tensor: tensor is 0-dimensional, but 1 were indexed");
   return take(self, key, py::int_(0));
+}
+
+// x[mask] = value: every selected element (or sub-tensor) takes the value, cast to x's dtype as numpy's setitem
+// casts: x = where(mask, value, x), the mask widened over x's trailing axes. The value is a scalar or a tensor
+// that broadcasts to one selected sub-tensor (what the standard asks); numpy's one value per selected element
+// (a leading axis of the selection's length) is not supported yet.
+void masked_assign(const Tensor& self, const Tensor& mask, py::handle value) {
+  check_mask(self, mask);
+  const Shape rest(self.shape().begin() + mask.ndim(), self.shape().end());
+  Tensor source = py::isinstance<Tensor>(value) ? value.cast<Tensor>().astype(self.dtype()) : asarray(value, self.dtype());
+  TS_CHECK(source.ndim() <= static_cast<int64_t>(rest.size()), TypeError,
+           "x[mask] = value takes a scalar or a value shaped like one selected element (" << shape_str(rest)
+               << "); one value per selected element (shape " << shape_str(source.shape()) << ") is not supported yet");
+  Shape widened = mask.shape();
+  for (size_t i = 0; i < rest.size(); ++i) widened.push_back(1);
+  Tensor target = self;
+  target.copy_from(pointwise(Registry::global().get("where"),
+                             {on_device(mask.reshape(widened), self.device()), on_device(source, self.device()), self}));
 }
 
 Tensor get_item(const Tensor& self, py::handle key) {
@@ -168,8 +200,12 @@ void bind_indexing(py::class_<Tensor>& cls) {
   cls.def(
       "__setitem__",
       [](const Tensor& self, py::handle key, py::handle value) {
-        TS_CHECK(!array_key(key), TypeError,
-                 "assigning through an integer or boolean array index is not supported yet; " << kSupported);
+        if (const std::optional<Tensor> array = array_key(key)) {
+          TS_CHECK(array->dtype() == DType::Bool, TypeError,
+                   "assigning through an integer array index is not supported yet (x[mask] = value is); " << kSupported);
+          masked_assign(self, *array, value);
+          return;
+        }
         Tensor target = index_view(self, key);
         Tensor source = py::isinstance<Tensor>(value) ? value.cast<Tensor>() : asarray(value, target.dtype());
         // copy_from reads while it writes; an overlapping source (t[1:] = t[:-1]) is copied first.
