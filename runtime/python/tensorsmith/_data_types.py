@@ -71,7 +71,8 @@ def result_type(*arrays_and_dtypes: object) -> _C.DType:
     dtype = functools.reduce(_C.promote_types, strong)  # with bfloat16, which numpy cannot promote: pairwise
     for scalar in sorted(weak, key=_weak_rank):
         if isinstance(scalar, complex) and not isdtype(dtype, "complex floating"):
-            dtype = _C.complex64 if dtype in (_C.float16, _C.bfloat16, _C.float32) else _C.complex128
+            # a real float keeps its precision (float32 + 1j is complex64), anything else is complex128
+            dtype = _C.promote_types(dtype, _C.complex64) if isdtype(dtype, "real floating") else _C.complex128
         elif isinstance(scalar, float) and not isdtype(dtype, ("real floating", "complex floating")):
             dtype = _C.float64
         elif not isinstance(scalar, bool) and isinstance(scalar, int) and dtype == _C.bool:

@@ -143,7 +143,7 @@ void visit_cpp_type(DType d, F&& f) {
 
 // The value of a Python int as T, or nullopt when it does not fit.
 template <typename T>
-std::optional<T> integer_as(py::handle obj) {
+std::optional<T> int_as(py::handle obj) {
   int overflow = 0;
   const long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
   if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
@@ -160,16 +160,6 @@ std::optional<T> integer_as(py::handle obj) {
     return std::nullopt;
   }
   return static_cast<T>(u);
-}
-
-// integer_as for any dtype's type: complex types hold no Python int here (nullopt).
-template <typename T>
-std::optional<T> int_as(py::handle obj) {
-  if constexpr (is_complex_v<T>) {
-    return std::nullopt;
-  } else {
-    return integer_as<T>(obj);
-  }
 }
 
 // A 0-d tensor of `dtype` holding a Python scalar of `kind` (kind <= dtype's kind).
@@ -201,7 +191,10 @@ Tensor weak_scalar_tensor(py::handle obj, Kind kind, DType dtype) {
 
 bool int_fits(py::handle obj, DType dtype) {
   bool fits = false;
-  visit_cpp_type(dtype, [&](auto zero) { fits = int_as<decltype(zero)>(obj).has_value(); });
+  visit_cpp_type(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    if constexpr (!is_complex_v<T>) fits = int_as<T>(obj).has_value();  // a complex dtype holds no Python int here
+  });
   return fits;
 }
 

@@ -131,7 +131,7 @@ std::optional<Tensor> array_key(py::handle key) {
     return t.ndim() > 0 || t.dtype() == DType::Bool ? std::optional<Tensor>(t) : std::nullopt;
   }
   if (PyBool_Check(key.ptr()) || py::isinstance(key, py::module_::import("numpy").attr("bool_"))) return asarray(key);
-  if (py::isinstance<py::array>(key) && py::len(key.attr("shape")) == 0 && py::str(key.attr("dtype")).cast<std::string>() == "bool") {
+  if (py::isinstance<py::array>(key) && py::len(key.attr("shape")) == 0 && key.cast<py::array>().dtype().kind() == 'b') {
     return asarray(key);
   }
   if (!py::isinstance<py::list>(key) && !(py::isinstance<py::array>(key) && py::len(key.attr("shape")) > 0)) return std::nullopt;
