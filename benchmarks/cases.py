@@ -64,6 +64,7 @@ NAMES = {
     "reductions": ("reduction/sum", "reduction/sum(axis=0)", "reduction/sum(axis=1)", "reduction/mean", "reduction/max",
                    "reduction/max(axis=1)", "index_reduction/argmax", "index_reduction/argmax(axis=1)",
                    "scan/cumulative_sum(axis=0)", "scan/cumulative_sum(axis=1)", "sort/sort(axis=1)", "sort/argsort(axis=1)"),
+    "selections": ("selection/take(axis=0)", "selection/concat(axis=0)", "selection/unique_values", "selection/x[mask]"),
     "normalizations": ("normalization/softmax", "normalization/log_softmax"),
     "matmuls": ("contraction/matmul float32", "contraction/matmul float64", "contraction/matmul int32"),
     "threads": ("threads/ops loop, 1 thread", "threads/ops loop, 2 threads"),
@@ -74,7 +75,7 @@ def build(sizes: Sizes, torch: Any | None, wanted: Callable[[str], bool] = lambd
     """The cases whose name `wanted` accepts, inputs made; call probe() on each before timing it."""
     rng = np.random.default_rng(0)
     builders = {"pointwise": (_pointwise, sizes.elements), "reductions": (_reductions, sizes.matrices),
-                "normalizations": (_normalizations, sizes.rows), "matmuls": (_matmuls, sizes.square),
+                "selections": (_selections, sizes.matrices), "normalizations": (_normalizations, sizes.rows), "matmuls": (_matmuls, sizes.square),
                 "threads": (_threads, sizes.elements)}  # fmt: skip
     cases: list[Case] = []
     for key, (builder, size_of) in builders.items():
@@ -210,6 +211,30 @@ def _reductions(size: str, shape: tuple[int, int], rng, torch) -> list[Case]:
               lambda: np.sort(a, axis=1, kind="stable"), lambda: torch.sort(t, dim=1, stable=True), torch),
         _case("sort", "argsort(axis=1)", size, shape, nbytes + rows * cols * 8, None, lambda: ts.argsort(ta, axis=1),
               lambda: np.argsort(a, axis=1, kind="stable"), lambda: torch.argsort(t, dim=1, stable=True), torch),
+    ]  # fmt: skip
+
+
+def _selections(size: str, shape: tuple[int, int], rng, torch) -> list[Case]:
+    """Gathers and data-dependent shapes: rows picked by index, two matrices joined, the distinct values of
+    small integers (many repeats), and the elements a half-true mask selects."""
+    (a, b), (ta, tb), tt = _operands(rng, shape, 2, torch)
+    t = tt or [None, None]
+    rows, cols = shape
+    index = rng.integers(0, rows, rows)
+    tindex, torch_index = ts.asarray(index), torch.from_numpy(index) if torch is not None else None
+    (ia,), (tia,), itt = _operands(rng, shape, 1, torch, dtype=np.int32)
+    mask = a > 0
+    tmask, torch_mask = ts.asarray(mask), torch.from_numpy(mask) if torch is not None else None
+    return [
+        _case("selection", "take(axis=0)", size, shape, 2 * a.nbytes + index.nbytes, None,
+              lambda: ts.take(ta, tindex, axis=0), lambda: np.take(a, index, axis=0),
+              lambda: torch.index_select(t[0], 0, torch_index), torch),
+        _case("selection", "concat(axis=0)", size, shape, 4 * a.nbytes, None, lambda: ts.concat([ta, tb], axis=0),
+              lambda: np.concatenate([a, b], axis=0), lambda: torch.cat([t[0], t[1]], dim=0), torch),
+        _case("selection", "unique_values", size, shape, ia.nbytes, None, lambda: ts.unique_values(tia),
+              lambda: np.unique_values(ia), lambda: torch.unique(itt[0]) if itt else None, torch),
+        _case("selection", "x[mask]", size, shape, a.nbytes + mask.nbytes, None, lambda: ta[tmask], lambda: a[mask],
+              lambda: t[0][torch_mask], torch),
     ]  # fmt: skip
 
 

@@ -13,6 +13,7 @@ SIGNED = ("int8", "int16", "int32", "int64")
 UNSIGNED = ("uint8", "uint16", "uint32", "uint64")
 FLOATING = ("float32", "float64", "float16", "bfloat16")  # real floating
 COMPLEX = ("complex64", "complex128")
+COMPLEX_PART = {"complex64": "float32", "complex128": "float64"}  # the real dtype of a complex dtype's two parts
 HALF = ("float16", "bfloat16")  # stored in 16 bits, computed in float
 # The Array API's dtype categories: `real` is its "real-valued" (integers and real floats), `numeric` includes
 # complex. An op that supports complex numbers names `complex`, `numeric` or `all`.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -141,6 +141,19 @@ class OpSpec:
 
     def field(self, name: str) -> str | None:
         return dict(self.fields).get(name)
+
+    def reference_callable(self) -> Callable[..., Any]:
+        """The numpy reference as a callable: tensors positionally, options by keyword; an option a call
+        does not give (sum's dtype=) takes its signature default, as the op's own binding does."""
+        names = [a.name for a in self.signature.arguments]
+        fn = self.reference.compile(names)
+        defaults = {a.name: a.default_value for a in self.signature.arguments if a.default is not None}
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            absent = {n: defaults[n] for n in names[len(args) :] if n in defaults and n not in kwargs}
+            return fn(*args, **kwargs, **absent)
+
+        return call
 
 
 @dataclass(frozen=True)
@@ -397,9 +410,9 @@ class _SpecParser:
         if len(tensors) not in family.arity or signature.arguments[: len(tensors)] != tensors:
             raise self.error("func", f"family {family.name} takes {_arity_text(family)} leading tensor arguments")
         rest = str(signature).split("(", 1)[1].rsplit(") ->", 1)[0].split(", ")[len(tensors) :]
-        expected = family.arguments
-        if ", ".join(rest) != expected:
-            raise self.error("func", f"family {family.name} expects the arguments after the tensors to be '{expected}'")
+        if ", ".join(rest) not in family.argument_forms():
+            raise self.error("func", f"family {family.name} expects the arguments after the tensors to be "
+                                     f"'{family.arguments}' (bracketed ones may be left out)")
 
     def _dtypes(self) -> tuple[str, ...]:
         return self._dtype_names("dtypes", self._list("dtypes"))

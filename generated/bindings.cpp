@@ -67,7 +67,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     const ts::OpDef* op = &registry.get("all");
     auto all = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
       return ts::python::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis),
-                                keepdims);
+                                keepdims, pybind11::none());
     };
     m.def("all", all, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
           py::arg("keepdims") = false,
@@ -86,7 +86,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     const ts::OpDef* op = &registry.get("any");
     auto any = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
       return ts::python::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis),
-                                keepdims);
+                                keepdims, pybind11::none());
     };
     m.def("any", any, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
           py::arg("keepdims") = false,
@@ -361,23 +361,25 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("cumulative_prod");
-    auto cumulative_prod = [op](pybind11::object x, pybind11::object axis, bool include_initial) {
+    auto cumulative_prod = [op](pybind11::object x, pybind11::object axis, pybind11::object dtype,
+                                bool include_initial) {
       return ts::python::scan(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axis_arg(axis),
-                              include_initial);
+                              include_initial, dtype);
     };
     m.def("cumulative_prod", cumulative_prod, py::arg("x"), py::pos_only(), py::kw_only(),
-          py::arg("axis") = pybind11::none(), py::arg("include_initial") = false,
+          py::arg("axis") = pybind11::none(), py::arg("dtype") = pybind11::none(), py::arg("include_initial") = false,
           "Running products along the axis (required above 1-D); ints accumulate in int64/uint64; include_initial "
           "starts with 1.");
   }
   {
     const ts::OpDef* op = &registry.get("cumulative_sum");
-    auto cumulative_sum = [op](pybind11::object x, pybind11::object axis, bool include_initial) {
+    auto cumulative_sum = [op](pybind11::object x, pybind11::object axis, pybind11::object dtype,
+                               bool include_initial) {
       return ts::python::scan(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axis_arg(axis),
-                              include_initial);
+                              include_initial, dtype);
     };
     m.def("cumulative_sum", cumulative_sum, py::arg("x"), py::pos_only(), py::kw_only(),
-          py::arg("axis") = pybind11::none(), py::arg("include_initial") = false,
+          py::arg("axis") = pybind11::none(), py::arg("dtype") = pybind11::none(), py::arg("include_initial") = false,
           "Running sums along the axis (required above 1-D); ints accumulate in int64/uint64; include_initial starts "
           "with 0.");
   }
@@ -425,8 +427,9 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     auto expm1 = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
     };
-    m.def("expm1", expm1, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
-          "exp(x) - 1, accurate for small x.");
+    m.def(
+        "expm1", expm1, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+        "exp(x) - 1, accurate for small x; of a complex number with a non-finite part, the standard's special values.");
   }
   {
     const ts::OpDef* op = &registry.get("floor");
@@ -664,7 +667,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     const ts::OpDef* op = &registry.get("max");
     auto max = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
       return ts::python::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis),
-                                keepdims);
+                                keepdims, pybind11::none());
     };
     m.def("max", max, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
           py::arg("keepdims") = false,
@@ -691,7 +694,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     const ts::OpDef* op = &registry.get("mean");
     auto mean = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
       return ts::python::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis),
-                                keepdims);
+                                keepdims, pybind11::none());
     };
     m.def("mean", mean, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
           py::arg("keepdims") = false, "Arithmetic mean over the given axes; integer inputs give float64.");
@@ -708,7 +711,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     const ts::OpDef* op = &registry.get("min");
     auto min = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
       return ts::python::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis),
-                                keepdims);
+                                keepdims, pybind11::none());
     };
     m.def("min", min, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
           py::arg("keepdims") = false,
@@ -818,20 +821,20 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("prod");
-    auto prod = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
+    auto prod = [op](pybind11::object x, pybind11::object axis, pybind11::object dtype, bool keepdims) {
       return ts::python::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis),
-                                keepdims);
+                                keepdims, dtype);
     };
     m.def("prod", prod, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
-          py::arg("keepdims") = false,
+          py::arg("dtype") = pybind11::none(), py::arg("keepdims") = false,
           "Product over the given axes (all when axis is None); ints accumulate in int64/uint64.");
     tensor_class.def(
         "prod",
-        [prod](pybind11::object x, pybind11::object axis, bool keepdims, pybind11::object dtype, pybind11::object out) {
-          ts::python::require_default_numpy_keywords(dtype, out);
-          return prod(x, axis, keepdims);
+        [prod](pybind11::object x, pybind11::object axis, pybind11::object dtype, bool keepdims, pybind11::object out) {
+          ts::python::require_default_numpy_keywords(pybind11::none(), out);
+          return prod(x, axis, dtype, keepdims);
         },
-        py::arg("axis") = pybind11::none(), py::arg("keepdims") = false, py::arg("dtype") = pybind11::none(),
+        py::arg("axis") = pybind11::none(), py::arg("dtype") = pybind11::none(), py::arg("keepdims") = false,
         py::arg("out") = pybind11::none(),
         "Product over the given axes (all when axis is None); ints accumulate in int64/uint64.");
   }
@@ -982,20 +985,20 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("sum");
-    auto sum = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
+    auto sum = [op](pybind11::object x, pybind11::object axis, pybind11::object dtype, bool keepdims) {
       return ts::python::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis),
-                                keepdims);
+                                keepdims, dtype);
     };
     m.def("sum", sum, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
-          py::arg("keepdims") = false,
+          py::arg("dtype") = pybind11::none(), py::arg("keepdims") = false,
           "Sum over the given axes (all when axis is None); ints accumulate in int64/uint64.");
     tensor_class.def(
         "sum",
-        [sum](pybind11::object x, pybind11::object axis, bool keepdims, pybind11::object dtype, pybind11::object out) {
-          ts::python::require_default_numpy_keywords(dtype, out);
-          return sum(x, axis, keepdims);
+        [sum](pybind11::object x, pybind11::object axis, pybind11::object dtype, bool keepdims, pybind11::object out) {
+          ts::python::require_default_numpy_keywords(pybind11::none(), out);
+          return sum(x, axis, dtype, keepdims);
         },
-        py::arg("axis") = pybind11::none(), py::arg("keepdims") = false, py::arg("dtype") = pybind11::none(),
+        py::arg("axis") = pybind11::none(), py::arg("dtype") = pybind11::none(), py::arg("keepdims") = false,
         py::arg("out") = pybind11::none(),
         "Sum over the given axes (all when axis is None); ints accumulate in int64/uint64.");
   }

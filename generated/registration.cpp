@@ -844,6 +844,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("floor", ts::Family::Pointwise, 1, ts::Promotion::Same, false, 0x1u)
       .with_types({
@@ -1051,6 +1053,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("log1p", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
       .with_types({
@@ -1067,6 +1071,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("log2", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
       .with_types({
@@ -1083,6 +1089,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("log_softmax", ts::Family::Normalization, 1, ts::Promotion::Float, false, 0x1u)
       .with_types({
@@ -1368,6 +1376,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       })
       .require({1, 0x1feu, 0.0, std::numeric_limits<double>::infinity(),
                 "Integers to negative integer powers are not allowed."});

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import ml_dtypes  # noqa: F401  (numpy's bfloat16: np.dtype("bfloat16") works once it is imported)
 import numpy as np
 
-from tensorsmith_forge.catalog.dtypes import COMPLEX, DTYPES, FLOATING, HALF, Promotion
+from tensorsmith_forge.catalog.dtypes import COMPLEX, COMPLEX_PART, DTYPES, FLOATING, HALF, Promotion
 from tensorsmith_forge.catalog.model import INPLACE_OPERATORS, REFLECTED_OPERATORS, OpSpec
 from tensorsmith_forge.catalog.signature import Argument, BaseType, ReturnTuple, Signature
 
@@ -88,7 +88,7 @@ def float_result(dtype: str) -> str:
 
 def real_part(dtype: str) -> str:
     """The real dtype of a complex dtype's parts (complex64 -> float32); any other dtype is its own."""
-    return {"complex64": "float32", "complex128": "float64"}.get(dtype, dtype)
+    return COMPLEX_PART.get(dtype, dtype)
 
 
 def compatible(a: str, b: str) -> bool:

@@ -141,6 +141,10 @@ def _method(spec: OpSpec, args: tuple[Argument, ...], no_out: str) -> dict[str, 
         return {"callable": wrapper, "arguments": f", {rest}" if rest else ""}
     if not spec.family.numpy_method_keywords:
         return {"callable": spec.name, "arguments": f", {rest}" if rest else ""}
+    if any(a.name == "dtype" for a in args):  # sum and prod take dtype= themselves: numpy's out= is left
+        wrapper = (f"[{spec.name}]({params}, pybind11::object out) {{ "
+                   f"ts::python::require_default_numpy_keywords(pybind11::none(), out); return {spec.name}({names}); }}")  # fmt: skip
+        return {"callable": wrapper, "arguments": f', {rest}, py::arg("out") = pybind11::none()'}
     wrapper = (f"[{spec.name}]({params}, pybind11::object dtype, pybind11::object out) {{ "
                f"ts::python::require_default_numpy_keywords(dtype, out); return {spec.name}({names}); }}")  # fmt: skip
     keywords = 'py::arg("dtype") = pybind11::none(), py::arg("out") = pybind11::none()'
@@ -168,7 +172,9 @@ def _engine_call(spec: OpSpec) -> str:
     handles = ", ".join(names)
     labels = ", ".join(f'"{n}"' for n in names)
     tensors = f"ts::python::tensor_operands(*op, {{{handles}}}, {{{labels}}})"
-    return spec.family.engine_call.format(tensors=tensors)
+    given = {a.name for a in spec.signature.arguments}  # an optional argument the spec leaves out: its default
+    options = {a.name: a.name if a.name in given else api.binding_default(a) for a in spec.family.optional_arguments}
+    return spec.family.engine_call.format(tensors=tensors, **options)
 
 
 def sources_context(catalog: Catalog, header: str) -> dict[str, object]:

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from tensorsmith_forge.catalog.dtypes import COMPLEX, FLOATING, HALF, Promotion
+from tensorsmith_forge.catalog.dtypes import COMPLEX, COMPLEX_PART, FLOATING, HALF, Promotion
 from tensorsmith_forge.catalog.model import CORRECTLY_ROUNDED, OpSpec
 
 from .inputs import Case, is_float
@@ -115,7 +115,7 @@ class Expected:
 
 
 def reference_function(spec: OpSpec):
-    return spec.reference.compile([a.name for a in spec.signature.arguments])
+    return spec.reference_callable()
 
 
 def expected_result(spec: OpSpec, case: Case, which: str = "a", fn=None) -> Expected:
@@ -188,7 +188,7 @@ def parts(a: np.ndarray) -> np.ndarray:
 def _compare_complex(spec: OpSpec, case: Case, which: str, meta: dict, got: np.ndarray, expected: Expected) -> Mismatch | None:
     """Each part within the parts' tolerance relative to the element's magnitude (or, for sums, to the sum of
     the terms' magnitudes); see the module's docstring."""
-    part = np.dtype(got.dtype.char.lower()).name  # complex64 -> float32
+    part = COMPLEX_PART[got.dtype.name]
     tol = tolerance(spec, case.dtype, part)
     want = parts(expected.values)
     with np.errstate(all="ignore"):

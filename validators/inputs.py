@@ -38,7 +38,7 @@ import ml_dtypes  # noqa: F401  (numpy's bfloat16 dtype, by name)
 import numpy as np
 
 from tensorsmith_forge.catalog.cases import S, CaseTemplate, pick
-from tensorsmith_forge.catalog.dtypes import COMPLEX, FLOATING, HALF, Promotion
+from tensorsmith_forge.catalog.dtypes import COMPLEX, COMPLEX_PART, FLOATING, HALF, Promotion
 from tensorsmith_forge.catalog.families import FamilyDef
 from tensorsmith_forge.catalog.model import OpSpec
 
@@ -164,7 +164,6 @@ def is_float(dtype: Any) -> bool:
     return dt.kind == "f" or dt.name == "bfloat16"
 
 
-COMPLEX_PART = {"complex64": "float32", "complex128": "float64"}  # the dtype of a complex dtype's two parts
 # Largest finite values: generated values beyond them would overflow to infinity when stored.
 HALF_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38}
 
@@ -251,7 +250,7 @@ class _Context:
 
 def _probe(spec: OpSpec, args: list[np.ndarray], kwargs: dict[str, Any]) -> np.ndarray | None:
     """The reference's result on a few probe values, quietly; None where it raises (a probe only)."""
-    fn = spec.reference.compile([a.name for a in spec.signature.arguments])
+    fn = spec.reference_callable()
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")

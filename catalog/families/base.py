@@ -12,6 +12,7 @@ import numpy as np
 
 from ..cases import CaseTemplate
 from ..dtypes import Promotion
+from ..signature import Argument, parse_signature
 
 # Case-table callables receive the gate's per-(op, dtype) context: `names` (the tensor inputs), `spec`,
 # `dtype`, `order_sensitive` (float results depend on the summation order), and `limits` (the engine's
@@ -27,7 +28,9 @@ class FamilyDef:
     doc: str
     # -- what a spec of the family may say
     arity: tuple[int, ...]  # how many leading tensor arguments
-    arguments: str  # the canonical signature text after the tensors (the engine takes exactly these)
+    # the canonical signature text after the tensors (the engine takes exactly these); an argument written in
+    # brackets (`[ScalarType? dtype=None]`) is one a spec may leave out, and the engine call then gets its default
+    arguments: str
     promotions: tuple[Promotion, ...]  # the promotion kinds it allows
     required_fields: tuple[str, ...]  # the C++ fields a spec must give (expr, combine, ...)
     optional_fields: tuple[str, ...] = ()
@@ -57,6 +60,21 @@ class FamilyDef:
     @property
     def fields(self) -> tuple[str, ...]:
         return self.required_fields + self.optional_fields
+
+    def argument_forms(self) -> tuple[str, ...]:
+        """Every text a spec may write after its tensors: each bracketed argument in or out."""
+        forms = [""]
+        for part in self.arguments.split(", "):
+            optional = part.startswith("[") and part.endswith("]")
+            text = part.strip("[]")
+            forms = [f"{f}, {text}" if f else text for f in forms] + (forms if optional else [])
+        return tuple(forms)
+
+    @property
+    def optional_arguments(self) -> tuple[Argument, ...]:
+        """The bracketed arguments (`ScalarType? dtype=None`): the engine call names each as `{name}`."""
+        texts = [p.strip("[]") for p in self.arguments.split(", ") if p.startswith("[")]
+        return parse_signature(f"f(*, {', '.join(texts)}) -> Tensor").arguments if texts else ()
 
     def contract_for(self, device: str) -> str:
         return dict(self.contract)[device]

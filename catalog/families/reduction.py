@@ -104,13 +104,13 @@ FAMILY = FamilyDef(
     name="reduction",
     doc="fold the elements over some axes with the op's identity, combine and finalize",
     arity=(1,),
-    arguments="/, *, int[]? axis=None, bool keepdims=False",
+    arguments="/, *, int[]? axis=None, [ScalarType? dtype=None], bool keepdims=False",
     promotions=(Promotion.reduce_same, Promotion.reduce_sum, Promotion.reduce_mean, Promotion.reduce_bool),
     required_fields=("combine",),
     optional_fields=("identity", "finalize"),
     field_defaults=(("identity", ""), ("finalize", "acc")),
     cpp_enum="ts::Family::Reduction",
-    engine_call="ts::python::reduce(*op, {tensors}[0], ts::python::axes_arg(axis), keepdims)",
+    engine_call="ts::python::reduce(*op, {tensors}[0], ts::python::axes_arg(axis), keepdims, {dtype})",
     numpy_method_keywords=True,
     accumulator=(("float16", "float"), ("bfloat16", "float")),  # max/min are exact; sums say their own accumulator (api.kernel_types)
     contract=(

@@ -82,11 +82,11 @@ FAMILY = FamilyDef(
     name="scan",
     doc="the running fold of the elements along one axis, with the op's identity and combine",
     arity=(1,),
-    arguments="/, *, int? axis=None, bool include_initial=False",
+    arguments="/, *, int? axis=None, [ScalarType? dtype=None], bool include_initial=False",
     promotions=(Promotion.reduce_sum,),
     required_fields=("identity", "combine"),
     cpp_enum="ts::Family::Scan",
-    engine_call="ts::python::scan(*op, {tensors}[0], ts::python::axis_arg(axis), include_initial)",
+    engine_call="ts::python::scan(*op, {tensors}[0], ts::python::axis_arg(axis), include_initial, {dtype})",
     contract=(
         ("cpu", "the body of `combine(acc, x)`: fold the next element x (as acc_t) into the running value acc; "
                 "the runtime (tensorsmith/scan_lines.h) runs it along every line in order"),

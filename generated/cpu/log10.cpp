@@ -55,6 +55,10 @@ void register_log10_cpu(ts::Registry& registry) {
                       ts::isa::variant<log10_cpu_kernel<ts::float16, float, ts::float16>>(isa));
   registry.set_kernel("log10", ts::DeviceType::CPU, ts::DType::BFloat16,
                       ts::isa::variant<log10_cpu_kernel<ts::bfloat16, float, ts::bfloat16>>(isa));
+  registry.set_kernel("log10", ts::DeviceType::CPU, ts::DType::Complex64,
+                      ts::isa::variant<log10_cpu_kernel<ts::complex64, ts::complex64, ts::complex64>>(isa));
+  registry.set_kernel("log10", ts::DeviceType::CPU, ts::DType::Complex128,
+                      ts::isa::variant<log10_cpu_kernel<ts::complex128, ts::complex128, ts::complex128>>(isa));
 }
 
 }  // namespace ts::generated

@@ -35,6 +35,11 @@ void register_log1p_cuda(ts::Registry& registry) {
                       reinterpret_cast<void*>(&log1p_cuda_kernel<ts::float16, float, ts::float16>::launch));
   registry.set_kernel("log1p", ts::DeviceType::CUDA, ts::DType::BFloat16,
                       reinterpret_cast<void*>(&log1p_cuda_kernel<ts::bfloat16, float, ts::bfloat16>::launch));
+  registry.set_kernel("log1p", ts::DeviceType::CUDA, ts::DType::Complex64,
+                      reinterpret_cast<void*>(&log1p_cuda_kernel<ts::complex64, ts::complex64, ts::complex64>::launch));
+  registry.set_kernel(
+      "log1p", ts::DeviceType::CUDA, ts::DType::Complex128,
+      reinterpret_cast<void*>(&log1p_cuda_kernel<ts::complex128, ts::complex128, ts::complex128>::launch));
 }
 
 }  // namespace ts::generated

@@ -136,6 +136,7 @@ class Tensor:
     def prod(
         self,
         axis: int | tuple[int, ...] | None = None,
+        dtype: DType | Any | None = None,
         keepdims: builtins.bool = False,
         dtype: None = None,
         out: None = None,
@@ -143,6 +144,7 @@ class Tensor:
     def sum(
         self,
         axis: int | tuple[int, ...] | None = None,
+        dtype: DType | Any | None = None,
         keepdims: builtins.bool = False,
         dtype: None = None,
         out: None = None,
@@ -358,12 +360,22 @@ def count_nonzero(
     """The number of nonzero (true) elements over the given axes (all when axis is None), as int64; NaN counts, -0.0 does not."""
 
 def cumulative_prod(
-    x: Tensor | ArrayLike, /, *, axis: int | None = None, include_initial: builtins.bool = False
+    x: Tensor | ArrayLike,
+    /,
+    *,
+    axis: int | None = None,
+    dtype: DType | Any | None = None,
+    include_initial: builtins.bool = False,
 ) -> Tensor:
     """Running products along the axis (required above 1-D); ints accumulate in int64/uint64; include_initial starts with 1."""
 
 def cumulative_sum(
-    x: Tensor | ArrayLike, /, *, axis: int | None = None, include_initial: builtins.bool = False
+    x: Tensor | ArrayLike,
+    /,
+    *,
+    axis: int | None = None,
+    dtype: DType | Any | None = None,
+    include_initial: builtins.bool = False,
 ) -> Tensor:
     """Running sums along the axis (required above 1-D); ints accumulate in int64/uint64; include_initial starts with 0."""
 
@@ -393,7 +405,7 @@ def expand_dims(x: Tensor, /, axis: int = 0) -> Tensor:
     """A view of x with a new axis of extent 1 at position `axis` (negative counts from the end of the result)."""
 
 def expm1(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
-    """exp(x) - 1, accurate for small x."""
+    """exp(x) - 1, accurate for small x; of a complex number with a non-finite part, the standard's special values."""
 
 def eye(
     n_rows: int,
@@ -590,7 +602,12 @@ def power(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tu
     """Alias of pow (the numpy name)."""
 
 def prod(
-    x: Tensor | ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False
+    x: Tensor | ArrayLike,
+    /,
+    *,
+    axis: int | tuple[int, ...] | None = None,
+    dtype: DType | Any | None = None,
+    keepdims: builtins.bool = False,
 ) -> Tensor:
     """Product over the given axes (all when axis is None); ints accumulate in int64/uint64."""
 
@@ -669,7 +686,12 @@ def subtract(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor |
     """Difference of each pair of elements, x1 - x2."""
 
 def sum(
-    x: Tensor | ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: builtins.bool = False
+    x: Tensor | ArrayLike,
+    /,
+    *,
+    axis: int | tuple[int, ...] | None = None,
+    dtype: DType | Any | None = None,
+    keepdims: builtins.bool = False,
 ) -> Tensor:
     """Sum over the given axes (all when axis is None); ints accumulate in int64/uint64."""
 

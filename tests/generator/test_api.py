@@ -311,10 +311,10 @@ def test_cpp_type_and_enum_tables_cover_every_dtype() -> None:
 
 
 def test_binding_defaults_and_stub_types() -> None:
-    sig = op("sum").signature  # (Tensor x, /, *, int[]? axis=None, bool keepdims=False)
-    x, axis, keepdims = sig.arguments
+    sig = op("sum").signature  # (Tensor x, /, *, int[]? axis=None, ScalarType? dtype=None, bool keepdims=False)
+    x, axis, dtype, keepdims = sig.arguments
     assert api.binding_default(x) is None
-    assert api.binding_default(axis) == "pybind11::none()"
+    assert api.binding_default(axis) == "pybind11::none()" and api.binding_default(dtype) == "pybind11::none()"
     assert api.binding_default(keepdims) == "false"
     assert api.binding_default(op("softmax").signature.arguments[1]) == "-1"
     assert api.pyi_type(axis) == "int | tuple[int, ...] | None"

@@ -49,11 +49,24 @@ def test_family_is_complete(fam: FamilyDef) -> None:
                 kernel = (ROOT / "generated" / api.kernel_path(spec, device)).read_text(encoding="utf-8")
                 assert re.search(r"kernel body \(proposer: (external|claude)\)", kernel), (spec.name, device)
         assert len(fam.contract_for(device)) > 40
-    # its canonical arguments parse in the signature language, after a tensor
-    parse_signature(f"f(Tensor x, {fam.arguments}) -> Tensor")
+    # its canonical arguments parse in the signature language, after a tensor, with and without each optional one
+    for form in fam.argument_forms():
+        parse_signature(f"f(Tensor x, {form}) -> Tensor")
     assert fam.promotions and set(fam.sums) <= set(fam.promotions)
     assert set(dict(fam.field_defaults)) <= set(fam.optional_fields)
+    # the engine call names the tensors and each optional argument (which gets its default where a spec leaves it out)
     assert "{tensors}" in fam.engine_call
+    assert all(f"{{{a.name}}}" in fam.engine_call and a.default is not None for a in fam.optional_arguments)
+
+
+def test_optional_family_arguments_may_be_left_out_and_reach_the_engine_with_their_default() -> None:
+    reduction = FAMILIES["reduction"]
+    assert reduction.argument_forms() == (
+        "/, *, int[]? axis=None, ScalarType? dtype=None, bool keepdims=False", "/, *, int[]? axis=None, bool keepdims=False")
+    assert [a.name for a in reduction.optional_arguments] == ["dtype"]
+    bindings = " ".join((ROOT / "generated" / "bindings.cpp").read_text(encoding="utf-8").split())  # as one line
+    assert "ts::python::reduce(*op, ts::python::tensor_operands(*op, {x}, {\"x\"})[0], ts::python::axes_arg(axis), keepdims, dtype);" in bindings
+    assert "ts::python::reduce(*op, ts::python::tensor_operands(*op, {x}, {\"x\"})[0], ts::python::axes_arg(axis), keepdims, pybind11::none());" in bindings
 
 
 @pytest.mark.parametrize("fam", FAMILIES.values(), ids=list(FAMILIES))

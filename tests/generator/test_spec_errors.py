@@ -85,8 +85,13 @@ CASES = [
          {"aa_bad.yaml": "func: zz(Tensor x, /) -> Tensor\nfamily: reduction\npromotion: reduce_sum\ndtypes: [all]\n"
                      "combine: acc + x\nreference: np.sum(x)\ndoc: d\n"},
          "aa_bad.yaml", 1, "func",
-         "family reduction expects the arguments after the tensors to be '/, *, int[]? axis=None, bool keepdims=False'", "func:",
+         "family reduction expects the arguments after the tensors to be '/, *, int[]? axis=None, "
+         "[ScalarType? dtype=None], bool keepdims=False' (bracketed ones may be left out)", "func:",
          cli=False),
+    Case("optional_family_argument_out_of_place",
+         {"aa_bad.yaml": "func: zz(Tensor x, /, *, int[]? axis=None, bool keepdims=False, ScalarType? dtype=None) -> Tensor\n"
+                         "family: reduction\npromotion: reduce_sum\ndtypes: [all]\ncombine: acc + x\nreference: np.sum(x)\ndoc: d\n"},
+         "aa_bad.yaml", 1, "func", "family reduction expects the arguments after the tensors to be", "func:", cli=False),
     Case("returns_not_tensor", {"aa_bad.yaml": unary(func="zz(Tensor x, /) -> int")},
          "aa_bad.yaml", 1, "func", "ops return 'Tensor', not 'int'", "func:", cli=False),
     Case("unknown_dtype", {"aa_bad.yaml": unary(dtypes="[numeric, float8]")},

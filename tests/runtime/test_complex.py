@@ -151,6 +151,7 @@ def test_inplace_complex_result_into_a_real_tensor_is_refused() -> None:
 def test_complex_ops_cover_arithmetic_transcendental_and_reductions() -> None:
     expected = {"abs", "add", "subtract", "multiply", "divide", "negative", "positive", "square", "reciprocal", "sign",
                 "conj", "real", "imag", "equal", "not_equal", "isnan", "isinf", "isfinite", "sqrt", "exp", "log", "sin",
+                "expm1", "log1p", "log2", "log10", "pow",
                 "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "where", "sum",
                 "prod", "mean", "matmul", "cumulative_sum", "cumulative_prod", "all", "any"}  # fmt: skip
     assert expected <= set(COMPLEX_OPS)
@@ -212,6 +213,56 @@ def test_branch_cuts_and_special_values_of_the_c_library_functions(name: str, dt
                             "atanh": "arctanh"}.get(name, name))(z)  # fmt: skip
     got = getattr(ts, name)(ts.asarray(z))
     same(got, want, 4e-6 if dtype == "complex64" else 1e-14)
+
+
+def widened(name: str, *args: np.ndarray) -> np.ndarray:
+    """numpy's function on the inputs in complex128, rounded to their dtype: what complex64 is judged against
+    (numpy's own complex64 loops lose parts to intermediate overflow: (1e30 + 1e30j) ** 2)."""
+    with np.errstate(all="ignore"):
+        return getattr(np, name)(*(a.astype(np.complex128) for a in args)).astype(args[0].dtype)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+@pytest.mark.parametrize("name", ["log1p", "log2", "log10"])
+def test_numpy_formulas_of_log1p_log2_log10(name: str, dtype: str) -> None:
+    """numpy's own complex loops (not the C library's): log|1 + z| + i arg(1 + z), log z scaled; special values
+    included. Small arguments keep log1p's accuracy relative to |z|."""
+    tiny = np.array([1e-5 + 2e-5j, -3e-4 - 1e-6j, 1e-12j, 2e-7], dtype=dtype)
+    z = np.concatenate([values(dtype), tiny])
+    same(getattr(ts, name)(ts.asarray(z)), widened(name, z), 4e-6 if dtype == "complex64" else 1e-14)
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_expm1_is_numpys_formula_and_the_standards_special_values(dtype: str) -> None:
+    z = values(dtype)
+    finite = np.isfinite(z)
+    got = np.asarray(ts.expm1(ts.asarray(z)))
+    same(ts.asarray(got[finite]), widened("expm1", z[finite]), 4e-6 if dtype == "complex64" else 1e-14)
+    with np.errstate(all="ignore"):  # elsewhere C99's exp(z) - 1, not numpy's NaN-making formula
+        same(ts.asarray(got[~finite]), (np.exp(z[~finite].astype(np.complex128)) - 1).astype(dtype), 0.0)
+    inf, nan = np.inf, np.nan
+    standard = {complex(inf, 0.0): complex(inf, 0.0), complex(-inf, inf): complex(-1.0, 0.0),
+                complex(-inf, nan): complex(-1.0, 0.0), complex(nan, 0.0): complex(nan, 0.0),
+                complex(0.0, 0.0): complex(0.0, 0.0), complex(2.0, inf): complex(nan, nan)}  # fmt: skip
+    args = np.array(list(standard), dtype=dtype)
+    got = np.asarray(ts.expm1(ts.asarray(args)))
+    want = np.array(list(standard.values()), dtype=dtype)
+    np.testing.assert_array_equal(got.real, want.real)  # NaN where NaN
+    np.testing.assert_array_equal(np.abs(got.imag), np.abs(want.imag))  # the standard leaves the zero's sign open
+
+
+@pytest.mark.parametrize("dtype", COMPLEX)
+def test_pow_follows_numpys_integer_powers_and_cpow(dtype: str) -> None:
+    """numpy's npy_cpow: z ** 0 is 1; 0 ** w is 0 or NaN by w's real part; integer exponents below 100 multiply
+    (the schoolbook product, whose infinities and NaNs numpy shows), others go to cpow."""
+    z = values(dtype)
+    exponents = np.array([0, 1, 2, 3, 4, -1, -2, -7, 99, 100, 0.5, -2.5, 1j, 2 + 0.5j, -3j, np.inf, np.nan], dtype=dtype)
+    base, exponent = np.meshgrid(z, np.concatenate([exponents, z]))
+    got = ts.pow(ts.asarray(base), ts.asarray(exponent))
+    same(got, widened("power", base, exponent), 2e-5 if dtype == "complex64" else 1e-12)
+    t = ts.asarray(z[:9])  # Python scalars: weak, the tensor's dtype
+    assert (t**2).dtype == t.dtype and (t ** (1 + 1j)).dtype == t.dtype and (2 ** t).dtype == t.dtype
+    same(t ** (1 + 1j), widened("power", z[:9], np.full(9, 1 + 1j, dtype=dtype)), 2e-5 if dtype == "complex64" else 1e-12)
 
 
 @pytest.mark.parametrize("dtype", COMPLEX)

@@ -342,26 +342,14 @@ def test_more_than_one_ellipsis() -> None:
 @pytest.mark.parametrize(
     ("key", "pattern"),
     [
-        ((0, [1]), r"an index list is supported only as the whole key \(x\[\[0, 2\]\], x\[mask\]\), not among other indices; "
-         + NOT_AN_INDEX),
-        ((np.array([0, 1]), 0), r"an index ndarray is supported only as the whole key"),
-        ((slice(None), ts.asarray([True, False, True])), r"an index tensor is supported only as the whole key"),
         ((0, False), r"boolean indices are not supported"),
-        (1.5, NOT_AN_INDEX + ", not float"),
-        ("a", NOT_AN_INDEX + ", not str"),
-        ({}, NOT_AN_INDEX + ", not dict"),
+        ((0, ts.asarray(True)), r"a 0-d bool tensor is not an index; " + NOT_AN_INDEX),
+        (1.5, NOT_AN_INDEX + ", integer or boolean arrays \\(numpy's advanced indexing\\), not float"),
+        ("a", NOT_AN_INDEX + ".*, not str"),
+        ({}, NOT_AN_INDEX + ".*, not dict"),
         (slice(1.5, None), r"slice indices must be integers or None or have an __index__ method"),  # numpy's words
     ],
-    ids=[
-        "list-in-tuple",
-        "ndarray-in-tuple",
-        "mask-in-tuple",
-        "bool-in-tuple",
-        "float",
-        "str",
-        "dict",
-        "float-slice",
-    ],
+    ids=["bool-in-tuple", "0d-bool-tensor-in-tuple", "float", "str", "dict", "float-slice"],
 )
 def test_unsupported_index_types_say_so(key, pattern: str) -> None:
     with pytest.raises(TypeError, match=pattern):
@@ -370,15 +358,32 @@ def test_unsupported_index_types_say_so(key, pattern: str) -> None:
         t23()[key] = 0
 
 
-@pytest.mark.parametrize("key", [[0, 1], np.array([1, 0]), ts.asarray([1])], ids=["list", "ndarray", "tensor"])
-def test_assigning_through_an_integer_index_array_says_so(key) -> None:
-    with pytest.raises(TypeError, match=r"assigning through an integer array index is not supported yet"):
-        t23()[key] = 0
+def test_a_bad_item_among_index_arrays_says_so() -> None:
+    with pytest.raises(TypeError, match=NOT_AN_INDEX + ".*, not float"):
+        t23()[[0], 1.5]
+    with pytest.raises(IndexError, match=r"arrays used as indices must be of integer \(or boolean\) type, not float64"):
+        t23()[0, [0.5]]
+    with pytest.raises(IndexError, match=r"index 3 is out of bounds for axis 1 with size 3"):
+        t23()[[0, 1], [0, 3]]
+    with pytest.raises(IndexError, match=r"index -3 is out of bounds for axis 0 with size 2"):
+        t23()[-3, [0]]
+    with pytest.raises(IndexError, match=r"too many indices for tensor: tensor is 2-dimensional, but 3 were indexed"):
+        t23()[[0], 0, 0]
+    with pytest.raises(IndexError, match=r"boolean index did not match indexed array along axis 1; size of axis is 3 "
+                                         r"but size of corresponding boolean axis is 2"):
+        t23()[0, [True, False]]
+    with pytest.raises(ValueError, match=r"shape mismatch|broadcast"):
+        t23()[[0, 1], [0, 1, 2]]
 
 
-def test_assigning_one_value_per_masked_element_says_so() -> None:
-    with pytest.raises(TypeError, match=r"one value per selected element \(shape \(2,\)\) is not supported yet"):
-        t23()[ts.asarray([[True, False, True], [False, False, False]])] = ts.asarray([1.0, 2.0])
+def test_assigning_through_index_arrays_checks_the_value_shape() -> None:
+    with pytest.raises(ValueError, match=r"shape mismatch: value array of shape \(3,\) could not be broadcast to indexing "
+                                         r"result of shape \(2,\)"):
+        t23()[[0, 1], 0] = [1.0, 2.0, 3.0]
+    with pytest.raises(ValueError, match=r"shape mismatch: value array of shape \(2,\) could not be broadcast"):
+        t23()[t23() > 1] = [1.0, 2.0]  # four selected elements
+    with pytest.raises(ValueError, match=r"assignment destination is read-only"):
+        ts.broadcast_to(ts.asarray([1.0, 2.0, 3.0]), (2, 3))[[0], [1]] = 5.0
 
 
 def test_slice_step_zero() -> None:

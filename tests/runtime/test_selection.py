@@ -96,6 +96,98 @@ def test_boolean_and_integer_array_keys_follow_numpy() -> None:
     assert float(np.asarray(x)[0, 0, 0]) == 0.0
 
 
+MIXED_KEYS = [
+    (slice(None), [0, 2]),
+    (0, [1, 2]),
+    ([1, 0], 2),
+    ([1, 0], [2, 0]),
+    ([[1], [0]], [0, 2, 1]),  # broadcast against each other
+    (0, slice(None), [3, 1]),  # arrays (the 0 counts) apart: the broadcast axes first
+    (slice(None), [0, 2], [1, 3]),  # adjacent, after a slice: in their place
+    (slice(1, 2), [[0, 2]], slice(None, None, -1)),
+    (Ellipsis, [3, 0]),
+    ([1], Ellipsis, 0),
+    (None, [1, 0], None, 0),
+    ([1, 0], None, [2, 0]),  # apart (a new axis between): first
+    (np.array([1, 0]), slice(None), np.int64(-1)),
+    (slice(None), np.array([True, False, True])),  # a mask among other items: its nonzero() positions
+    (0, np.array([[True, False, False, True], [False, True, False, False], [True, True, False, False]])),
+    (np.array([[True, False, True], [False, False, True]]), [0, 3, 1]),
+    ([1, -2], [-1, 0], [3, 0]),
+    ([], slice(None)),
+    (slice(None), [], 0),
+    (1, [[]]),
+]
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float64", "complex64", "bool"])
+def test_index_arrays_among_other_items_follow_numpy(dtype: str) -> None:
+    a = sample(dtype, (2, 3, 4), seed=11)
+    x = ts.asarray(a)
+    for key in MIXED_KEYS:
+        want = a[key]
+        got = x[tuple(ts.asarray(k) if isinstance(k, np.ndarray) and k.ndim and k.dtype == bool else k for k in key)]
+        assert got.shape == want.shape and got.dtype == ts.asarray(want).dtype, key
+        np.testing.assert_array_equal(np.asarray(got), want, err_msg=str(key))
+
+
+def test_index_arrays_among_other_items_follow_numpy_on_drawn_keys() -> None:
+    """Keys drawn as the Array API suite draws them (an int or an index array for every axis), and with slices."""
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        shape = tuple(int(n) for n in rng.integers(1, 5, size=rng.integers(1, 5)))
+        a = rng.integers(-50, 50, size=shape).astype(np.int32)
+        kinds = rng.integers(3, size=len(shape))  # 0: an index array, 1: an int, 2: a slice
+        kinds[rng.integers(len(shape))] = 0
+        index_shape = tuple(int(n) for n in rng.integers(1, 4, size=rng.integers(1, 3)))
+        key = []
+        for kind, n in zip(kinds, shape):
+            if kind == 0:
+                sub = tuple(m if rng.random() < 0.7 else 1 for m in index_shape)
+                key.append(rng.integers(-n, n, size=sub))
+            elif kind == 1:
+                key.append(int(rng.integers(-n, n)))
+            else:
+                key.append(slice(int(rng.integers(0, n)), None, int(rng.choice([1, 2]))))
+        key = tuple(key)
+        want = a[key]
+        got = ts.asarray(a)[tuple(ts.asarray(k) if isinstance(k, np.ndarray) and rng.random() < 0.5 else k for k in key)]
+        assert got.shape == want.shape, key
+        np.testing.assert_array_equal(np.asarray(got), want, err_msg=str(key))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float64", "complex64", "bool"])
+def test_assigning_through_index_arrays_follows_numpy(dtype: str) -> None:
+    a = sample(dtype, (2, 3, 4), seed=12)
+    whole_keys = [[1, 0, 1], np.array([[0], [1]]), ts.asarray([1]), np.array([], dtype=np.int64)]
+    masks = [(a.real > 0) if dtype != "bool" else a, np.array([True, False])]
+    for key in MIXED_KEYS + [(k,) for k in whole_keys] + [(m,) for m in masks]:
+        selected = a[tuple(np.asarray(k) if isinstance(k, ts.Tensor) else k for k in key)]
+        for value in (sample(dtype, selected.shape, seed=13),  # one value per selected element
+                      sample(dtype, selected.shape[-1:], seed=14),  # broadcast along the leading axes
+                      a.reshape(-1)[5]):  # a scalar
+            want = a.copy()
+            want[tuple(np.asarray(k) if isinstance(k, ts.Tensor) else k for k in key)] = value
+            x = ts.asarray(a.copy())
+            ts_key = tuple(ts.asarray(k) if isinstance(k, np.ndarray) and k.dtype == bool else k for k in key)
+            x[ts_key if len(ts_key) > 1 else ts_key[0]] = ts.asarray(value) if isinstance(value, np.ndarray) else value
+            np.testing.assert_array_equal(np.asarray(x), want, err_msg=f"{key} = {value!r}")
+
+
+def test_assigning_through_repeated_indices_keeps_the_last_value_and_reads_an_overlapping_value_first() -> None:
+    a = np.arange(10.0)
+    x = ts.asarray(a.copy())
+    x[[1, 3, 1]] = ts.asarray([7.0, 8.0, 9.0])
+    want = a.copy()
+    want[[1, 3, 1]] = [7.0, 8.0, 9.0]
+    np.testing.assert_array_equal(np.asarray(x), want)
+    y = ts.asarray(a.copy())
+    y[[0, 1, 2]] = y[1:4]  # the value views the tensor being written
+    want = a.copy()
+    want[[0, 1, 2]] = want[1:4].copy()
+    np.testing.assert_array_equal(np.asarray(y), want)
+
+
 def test_boolean_scalar_keys_add_an_axis_as_numpy() -> None:
     a = np.arange(6.0).reshape(2, 3)
     x = ts.asarray(a)
@@ -116,7 +208,7 @@ def test_masked_assignment_follows_numpy(dtype: str) -> None:
     for mask in masks:
         for value in values:
             if np.ndim(value) > a.ndim - mask.ndim:
-                continue  # one value per selected element: not supported (test_errors.py)
+                continue  # shaped for another mask (test_assigning_through_index_arrays_follows_numpy covers one per element)
             want = a.copy()
             want[mask] = value
             x = ts.asarray(a.copy())

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from tensorsmith_forge.catalog import cases as case_tables
-from tensorsmith_forge.catalog.dtypes import FLOATING
+from tensorsmith_forge.catalog.dtypes import COMPLEX, FLOATING
 from tensorsmith_forge.catalog.families import FAMILIES
 from tensorsmith_forge.catalog.model import load_catalog
 from tensorsmith_forge.validators import inputs
@@ -311,8 +311,8 @@ def test_cases_respect_the_domain_where_it_holds_and_one_case_breaks_it() -> Non
                         breaking.append(case.id)
         if dtype in ("int8", "int16", "int32", "int64"):
             assert breaking and set(breaking) == {breaking[0]} and not breaking[0].startswith("h"), (dtype, breaking)
-        elif dtype in FLOATING:
-            assert len(set(breaking)) > 3, dtype  # negative exponents are tested for floats
+        elif dtype in FLOATING or dtype in COMPLEX:
+            assert len(set(breaking)) > 3, dtype  # negative exponents are tested for floats (and complex real parts)
         else:
             assert not breaking, dtype  # unsigned: nothing to break
 

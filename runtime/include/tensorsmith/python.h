@@ -30,7 +30,7 @@ std::vector<Tensor> tensor_operands(const OpDef& op, std::initializer_list<pybin
                                     std::initializer_list<const char*> names);
 
 // numpy calls a reduction method with dtype= and out= (np.sum(t) -> t.sum(axis=None, dtype=None,
-// out=None)); tensorsmith reductions support neither yet, so anything but None raises TypeError.
+// out=None)); out= is not supported, nor dtype= where the op takes none, so anything but None raises TypeError.
 void require_default_numpy_keywords(pybind11::handle dtype, pybind11::handle out);
 
 // A pointwise op's result: a new tensor when `out` is None; else written into `out` (a Tensor, or
@@ -39,12 +39,15 @@ void require_default_numpy_keywords(pybind11::handle dtype, pybind11::handle out
 pybind11::object pointwise_into(const OpDef& op, const std::vector<Tensor>& inputs, pybind11::handle out);
 
 // The engines of engine.h as the generated bindings call them: without the GIL for large inputs, so that
-// other Python threads run meanwhile (the arguments are converted before, with it).
-Tensor reduce(const OpDef& op, const Tensor& x, const std::optional<std::vector<int64_t>>& axes, bool keepdims);
+// other Python threads run meanwhile (the arguments are converted before, with it). `dtype` (sum's, prod's
+// and the scans' dtype=; None for the ops that take none) is the standard's: the input cast to it first,
+// the result in it.
+Tensor reduce(const OpDef& op, const Tensor& x, const std::optional<std::vector<int64_t>>& axes, bool keepdims,
+              pybind11::handle dtype);
 Tensor index_reduce(const OpDef& op, const Tensor& x, std::optional<int64_t> axis, bool keepdims);
 Tensor normalize(const OpDef& op, const Tensor& x, int64_t axis);
 Tensor contract(const OpDef& op, const Tensor& a, const Tensor& b);
-Tensor scan(const OpDef& op, const Tensor& x, std::optional<int64_t> axis, bool include_initial);
+Tensor scan(const OpDef& op, const Tensor& x, std::optional<int64_t> axis, bool include_initial, pybind11::handle dtype);
 // `stable` is accepted as the standard has it: every sort kernel sorts stably, which serves either request.
 Tensor sort(const OpDef& op, const Tensor& x, int64_t axis, bool descending, bool stable);
 

@@ -946,4 +946,97 @@ TS_COMPLEX_LIBRARY_FUNCTION(acosh)
 TS_COMPLEX_LIBRARY_FUNCTION(atanh)
 #undef TS_COMPLEX_LIBRARY_FUNCTION
 
+// numpy's complex functions that are not the C library's (its funcs.inc and npy_math loops). complex64 is
+// computed in complex128 and rounded once, as the gate's reference computes it: numpy's float formulas lose
+// a part to cancellation or an intermediate overflow where the same formula in double does not.
+
+// numpy.expm1 of complex: expm1(x) cos y - 2 sin^2(y/2) + i e^x sin y (numpy's formula, exact near 0). A
+// non-finite part gives the standard's special values, exp(z) - 1 (C99 Annex G), where numpy's formula
+// makes NaNs (expm1(+inf + 0j) is +inf + 0j, expm1(-inf + inf j) is -1 + 0j).
+template <typename F>
+TS_HOST_DEVICE inline ts::complex<F> expm1(ts::complex<F> z) {
+  if constexpr (std::is_same_v<F, float>) {
+    return ts::complex<float>(expm1(ts::complex<double>(z)));
+  } else {
+    if (!is_finite(z)) return exp(z) - ts::complex<F>(F(1));
+    const F half_sine = std::sin(z.im / 2);
+    return {std::expm1(z.re) * std::cos(z.im) - 2 * half_sine * half_sine, std::exp(z.re) * std::sin(z.im)};
+  }
+}
+// numpy.log1p of complex: log|1 + z| + i arg(1 + z) (numpy's formula; its special values are the standard's).
+template <typename F>
+TS_HOST_DEVICE inline ts::complex<F> log1p(ts::complex<F> z) {
+  if constexpr (std::is_same_v<F, float>) {
+    return ts::complex<float>(log1p(ts::complex<double>(z)));
+  } else {
+    const F shifted = z.re + F(1);
+    return {std::log(std::hypot(shifted, z.im)), std::atan2(z.im, shifted)};
+  }
+}
+// numpy.log2 and numpy.log10 of complex: the natural logarithm's parts scaled by log2(e), log10(e).
+template <typename F>
+TS_HOST_DEVICE inline ts::complex<F> log2(ts::complex<F> z) {
+  if constexpr (std::is_same_v<F, float>) {
+    return ts::complex<float>(log2(ts::complex<double>(z)));
+  } else {
+    const ts::complex<F> natural = log(z);
+    constexpr F kLog2E = 1.44269504088896340735992468100189214;
+    return {natural.re * kLog2E, natural.im * kLog2E};
+  }
+}
+template <typename F>
+TS_HOST_DEVICE inline ts::complex<F> log10(ts::complex<F> z) {
+  if constexpr (std::is_same_v<F, float>) {
+    return ts::complex<float>(log10(ts::complex<double>(z)));
+  } else {
+    const ts::complex<F> natural = log(z);
+    constexpr F kLog10E = 0.434294481903251827651128918916605082;
+    return {natural.re * kLog10E, natural.im * kLog10E};
+  }
+}
+
+namespace complex_detail {
+// The product inside numpy's complex pow: the schoolbook one (not the ufunc multiply's fused parts), whose
+// infinities and NaNs numpy's integer powers show.
+template <typename F>
+TS_HOST_DEVICE constexpr ts::complex<F> schoolbook_product(ts::complex<F> a, ts::complex<F> b) {
+  return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+}
+}  // namespace complex_detail
+
+// numpy.power of complex (npy_cpow): z ** 0 is 1 (0 ** 0 too); 0 ** w is 0 where w's real part is positive,
+// else NaN; a real integer exponent below 100 in magnitude multiplies (squaring; a negative one divides 1
+// by the product); any other, the C library's cpow.
+template <typename F>
+TS_HOST_DEVICE inline ts::complex<F> pow(ts::complex<F> base, ts::complex<F> exponent) {
+  if constexpr (std::is_same_v<F, float>) {
+    return ts::complex<float>(pow(ts::complex<double>(base), ts::complex<double>(exponent)));
+  } else {
+    using complex_detail::schoolbook_product;
+    if (exponent.re == F(0) && exponent.im == F(0)) return {F(1), F(0)};
+    if (base.re == F(0) && base.im == F(0)) {
+      if (exponent.re > F(0)) return {F(0), F(0)};
+      const F nan = std::numeric_limits<F>::quiet_NaN();
+      return {nan, nan};
+    }
+    if (exponent.im == F(0) && std::fabs(exponent.re) < F(100) && exponent.re == std::trunc(exponent.re)) {
+      const int n = static_cast<int>(exponent.re);
+      if (n == 1) return base;
+      if (n == 2) return schoolbook_product(base, base);
+      if (n == 3) return schoolbook_product(base, schoolbook_product(base, base));
+      const int magnitude = n < 0 ? -n : n;
+      ts::complex<F> product(F(1));
+      ts::complex<F> square = base;
+      for (int bit = 1;; bit <<= 1) {
+        if (magnitude & bit) product = schoolbook_product(product, square);
+        if (magnitude < (bit << 1)) break;
+        square = schoolbook_product(square, square);
+      }
+      return n < 0 ? ts::complex<F>(F(1)) / product : product;
+    }
+    return complex_detail::from_library(
+        complex_detail::library::pow(complex_detail::to_library(base), complex_detail::to_library(exponent)));
+  }
+}
+
 }  // namespace ts::ops

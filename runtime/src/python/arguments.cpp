@@ -45,7 +45,7 @@ std::optional<std::vector<int64_t>> axes_arg(py::handle axis) {
 }
 
 void require_default_numpy_keywords(py::handle dtype, py::handle out) {
-  TS_CHECK(dtype.is_none(), TypeError, "dtype= is not supported by tensorsmith reductions yet; cast with astype() first");
+  TS_CHECK(dtype.is_none(), TypeError, "dtype= is not supported by this reduction (sum and prod take it); cast with astype() first");
   TS_CHECK(out.is_none(), TypeError, "out= is not supported by tensorsmith reductions yet");
 }
 

@@ -40,11 +40,11 @@ Tensor numpy_var(const Tensor& input, py::handle axis, py::handle correction, bo
   const double ddof = correction_arg(correction);
   const bool half = input.dtype() == DType::Float16 || input.dtype() == DType::BFloat16;
   const Tensor x = half ? input.astype(DType::Float32) : input;
-  const Tensor mean = python::reduce(op("mean"), x, axes, true);  // checks the axes
+  const Tensor mean = python::reduce(op("mean"), x, axes, true, py::none());  // checks the axes
   int64_t count = 1;  // the elements each mean is of: x's extent where mean keeps a 1
   for (int64_t i = 0; i < x.ndim(); ++i) count *= mean.shape()[i] == 1 ? x.shape()[i] : 1;
   const Tensor deviation = apply("subtract", {x, mean});
-  const Tensor squares = python::reduce(op("sum"), apply("multiply", {deviation, deviation}), axes, keepdims);
+  const Tensor squares = python::reduce(op("sum"), apply("multiply", {deviation, deviation}), axes, keepdims, py::none());
   const Tensor result =
       apply("divide", squares, py::float_(std::max(static_cast<double>(count) - ddof, 0.0)), "correction");
   return half ? result.astype(input.dtype()) : result;
@@ -130,7 +130,7 @@ Tensor standard_deviation(const Tensor& x, py::handle axis, py::handle correctio
 
 Tensor count_nonzero(const Tensor& x, py::handle axis, py::handle keepdims) {
   const Tensor nonzero = apply("not_equal", x, py::int_(0), "0");
-  return python::reduce(op("sum"), nonzero, axes_arg(axis), keepdims.cast<bool>());
+  return python::reduce(op("sum"), nonzero, axes_arg(axis), keepdims.cast<bool>(), py::none());
 }
 
 Tensor vecdot(const Tensor& x1, const Tensor& x2, py::handle axis_arg) {
@@ -143,7 +143,7 @@ Tensor vecdot(const Tensor& x1, const Tensor& x2, py::handle axis_arg) {
   const Tensor products = apply("multiply", {a, b});
   // Summed in sum's dtype (int64 for small integers, which wrap back to the same bits numpy's own loop
   // gives; bool counts, whose truth is numpy's or), then in the promoted dtype.
-  const Tensor sums = python::reduce(op("sum"), products, std::vector<int64_t>{-1}, false);
+  const Tensor sums = python::reduce(op("sum"), products, std::vector<int64_t>{-1}, false, py::none());
   return sums.dtype() == products.dtype() ? sums : sums.astype(products.dtype());
 }
 

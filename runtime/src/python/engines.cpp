@@ -7,8 +7,24 @@
 
 namespace ts::python {
 
-Tensor reduce(const OpDef& op, const Tensor& x, const std::optional<std::vector<int64_t>>& axes, bool keepdims) {
-  return without_gil_if_large(x.numel(), [&] { return ts::reduce(op, x, axes, keepdims); });
+namespace {
+
+// dtype=: None, or the dtype the input is cast to before the engine runs and its result after. Casting the
+// result too keeps the standard's result dtype where the engine accumulates wider (an int8 sum is int64, and
+// its wrap-around to int8 is the int8 sum numpy computes).
+std::optional<DType> requested_dtype(py::handle dtype) {
+  if (dtype.is_none()) return std::nullopt;
+  return dtype_arg(dtype);
+}
+
+Tensor in_dtype(const Tensor& t, std::optional<DType> dtype) { return dtype && t.dtype() != *dtype ? t.astype(*dtype) : t; }
+
+}  // namespace
+
+Tensor reduce(const OpDef& op, const Tensor& x, const std::optional<std::vector<int64_t>>& axes, bool keepdims,
+              py::handle dtype) {
+  const std::optional<DType> to = requested_dtype(dtype);
+  return without_gil_if_large(x.numel(), [&] { return in_dtype(ts::reduce(op, in_dtype(x, to), axes, keepdims), to); });
 }
 
 Tensor index_reduce(const OpDef& op, const Tensor& x, std::optional<int64_t> axis, bool keepdims) {
@@ -23,8 +39,9 @@ Tensor contract(const OpDef& op, const Tensor& a, const Tensor& b) {
   return without_gil_if_large(a.numel() + b.numel(), [&] { return ts::contract(op, a, b); });
 }
 
-Tensor scan(const OpDef& op, const Tensor& x, std::optional<int64_t> axis, bool include_initial) {
-  return without_gil_if_large(x.numel(), [&] { return ts::scan(op, x, axis, include_initial); });
+Tensor scan(const OpDef& op, const Tensor& x, std::optional<int64_t> axis, bool include_initial, py::handle dtype) {
+  const std::optional<DType> to = requested_dtype(dtype);
+  return without_gil_if_large(x.numel(), [&] { return in_dtype(ts::scan(op, in_dtype(x, to), axis, include_initial), to); });
 }
 
 Tensor sort(const OpDef& op, const Tensor& x, int64_t axis, bool descending, bool /*stable*/) {

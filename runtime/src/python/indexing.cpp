@@ -1,11 +1,13 @@
 // Basic indexing: ints, slices, None and Ellipsis (alone or in a tuple) give
-// views; __setitem__ copies a value into such a view. One integer or boolean array
-// as the whole key (x[[0, 2]], x[idx], x[x > 2]) gives a copy, as numpy's advanced
-// indexing does, and x[mask] = value assigns one value to every selected element;
-// arrays mixed with other items are refused with a clear error.
+// views; __setitem__ copies a value into such a view. Integer and boolean arrays,
+// as the whole key (x[[0, 2]], x[idx], x[x > 2]) or among other items (x[:, [0, 2]],
+// x[i, j], x[0, mask]), are numpy's advanced indexing: reading gives a copy, and
+// assigning writes a value broadcast to the selection's shape.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,13 +34,11 @@ Item classify(py::handle item) {
   if (py::isinstance<Tensor>(item)) {
     const Tensor& t = item.cast<const Tensor&>();
     TS_CHECK(t.ndim() == 0 && is_integer(t.dtype()), TypeError,
-             "an index tensor is supported only as the whole key (x[idx], x[mask]), not among other indices; " << kSupported);
+             "a 0-d " << dtype_name(t.dtype()) << " tensor is not an index; " << kSupported);
     return Item::Int;
   }
-  TS_CHECK(!py::isinstance<py::list>(item) && !py::isinstance<py::array>(item), TypeError,
-           "an index " << type_name(item) << " is supported only as the whole key (x[[0, 2]], x[mask]), not among other indices; "
-                       << kSupported);
-  TS_CHECK(PyIndex_Check(item.ptr()), TypeError, kSupported << ", not " << type_name(item));
+  TS_CHECK(PyIndex_Check(item.ptr()), TypeError,
+           kSupported << ", integer or boolean arrays (numpy's advanced indexing), not " << type_name(item));
   return Item::Int;
 }
 
@@ -169,27 +169,269 @@ Tensor advanced_index(const Tensor& self, const Tensor& key) {
   return take(self, key, py::int_(0));
 }
 
-// x[mask] = value: every selected element (or sub-tensor) takes the value, cast to x's dtype as numpy's setitem
-// casts: x = where(mask, value, x), the mask widened over x's trailing axes. The value is a scalar or a tensor
-// that broadcasts to one selected sub-tensor (what the standard asks); numpy's one value per selected element
-// (a leading axis of the selection's length) is not supported yet.
-void masked_assign(const Tensor& self, const Tensor& mask, py::handle value) {
+// x[mask] = value where value broadcasts to one selected element (or sub-tensor): every selected one takes it,
+// cast to x's dtype as numpy's setitem casts: x = where(mask, value, x), the mask widened over x's trailing
+// axes. (One value per selected element goes through advanced_set.)
+void masked_assign(const Tensor& self, const Tensor& mask, const Tensor& value) {
   check_mask(self, mask);
-  const Shape rest(self.shape().begin() + mask.ndim(), self.shape().end());
-  Tensor source = py::isinstance<Tensor>(value) ? value.cast<Tensor>().astype(self.dtype()) : asarray(value, self.dtype());
-  TS_CHECK(source.ndim() <= static_cast<int64_t>(rest.size()), TypeError,
-           "x[mask] = value takes a scalar or a value shaped like one selected element (" << shape_str(rest)
-               << "); one value per selected element (shape " << shape_str(source.shape()) << ") is not supported yet");
   Shape widened = mask.shape();
-  for (size_t i = 0; i < rest.size(); ++i) widened.push_back(1);
+  for (int64_t d = mask.ndim(); d < self.ndim(); ++d) widened.push_back(1);
   Tensor target = self;
-  target.copy_from(pointwise(Registry::global().get("where"),
-                             {on_device(mask.reshape(widened), self.device()), on_device(source, self.device()), self}));
+  target.copy_from(pointwise(Registry::global().get("where"), {on_device(mask.reshape(widened), self.device()),
+                                                                 on_device(value.astype(self.dtype()), self.device()), self}));
+}
+
+// An item of a tuple key that is an index array: a tensor, list or numpy array of one or more dimensions.
+bool is_index_array(py::handle item) {
+  if (py::isinstance<Tensor>(item)) return item.cast<const Tensor&>().ndim() > 0;
+  return py::isinstance<py::list>(item) || (py::isinstance<py::array>(item) && py::len(item.attr("shape")) > 0);
+}
+
+bool has_index_array(py::handle key) {
+  if (!py::isinstance<py::tuple>(key)) return false;
+  for (py::handle item : key.cast<py::tuple>()) {
+    if (is_index_array(item)) return true;
+  }
+  return false;
+}
+
+// One advanced index of a key: int64 positions on the host, and the axis of self it indexes.
+struct IndexArray {
+  Tensor positions;
+  int64_t axis;
+};
+
+// The index array an item of a key stands for (is_index_array), as a tensor; [] is an empty int64 one.
+Tensor index_array(py::handle item) {
+  Tensor index = asarray(item);
+  if (index.numel() == 0 && !is_integer(index.dtype()) && index.dtype() != DType::Bool) return index.astype(DType::Int64);
+  TS_CHECK(is_integer(index.dtype()) || index.dtype() == DType::Bool, IndexError,
+           "arrays used as indices must be of integer (or boolean) type, not " << dtype_name(index.dtype()));
+  return index;
+}
+
+// A boolean mask over self's axes from `axis` on, as numpy reads it: its nonzero() positions, one index
+// array per axis it covers.
+void add_mask(std::vector<IndexArray>& arrays, const Tensor& self, const Tensor& mask, int64_t axis) {
+  for (int64_t d = 0; d < mask.ndim(); ++d) {
+    TS_CHECK(mask.shape()[d] == self.shape()[axis + d], IndexError,
+             "boolean index did not match indexed array along axis " << axis + d << "; size of axis is "
+                 << self.shape()[axis + d] << " but size of corresponding boolean axis is " << mask.shape()[d]);
+  }
+  const std::vector<int64_t> flat = true_positions(mask);
+  int64_t inner = 1;
+  for (int64_t d = mask.ndim() - 1; d >= 0; --d) {
+    Tensor positions = Tensor::empty({static_cast<int64_t>(flat.size())}, DType::Int64);
+    auto* along = reinterpret_cast<int64_t*>(positions.data_ptr());
+    for (size_t i = 0; i < flat.size(); ++i) along[i] = flat[i] / inner % mask.shape()[d];
+    arrays.push_back({positions, axis + d});
+    inner *= mask.shape()[d];
+  }
+  std::reverse(arrays.end() - mask.ndim(), arrays.end());
+}
+
+// Where the elements a key with index arrays selects sit in the indexed tensor's storage (element offsets, in
+// the selection's row-major order), and the selection's shape: what x[key] reads and x[key] = v writes.
+struct Selection {
+  Shape shape;
+  std::vector<int64_t> offsets;
+};
+
+// The element offsets of every position of `view`'s axes `axes` (row-major over them), from `view`'s offset.
+std::vector<int64_t> axis_offsets(const Tensor& view, const std::vector<int64_t>& axes) {
+  std::vector<int64_t> offsets{0};
+  for (const int64_t axis : axes) {
+    std::vector<int64_t> next;
+    next.reserve(offsets.size() * static_cast<size_t>(view.shape()[axis]));
+    for (const int64_t base : offsets) {
+      for (int64_t i = 0; i < view.shape()[axis]; ++i) next.push_back(base + i * view.strides()[axis]);
+    }
+    offsets = std::move(next);
+  }
+  return offsets;
+}
+
+// numpy's advanced indexing (x[[0, 2]], x[:, [0, 2]], x[i, j], x[0, idx], x[..., mask]). A boolean array
+// stands for its nonzero() positions; every integer in the key is an index array too, and all of them
+// broadcast together. Their broadcast shape takes the indexed axes' place when those sit next to each other
+// in the key, else it comes first (numpy's rule: x[0, :, [1, 2]] has the shape (2, n)). Slices, None and the
+// ellipsis index as basic items do.
+Selection advanced_selection(const Tensor& self, const py::tuple& items) {
+  std::vector<std::optional<Tensor>> arrays_in_key;  // per item: its index array, if it is one
+  int64_t indexed = 0;
+  for (py::handle item : items) {
+    arrays_in_key.push_back(is_index_array(item) ? std::optional<Tensor>(index_array(item)) : std::nullopt);
+    const std::optional<Tensor>& array = arrays_in_key.back();
+    if (array) indexed += array->dtype() == DType::Bool ? array->ndim() : 1;
+    else if (!item.is_none() && item.ptr() != Py_Ellipsis) indexed += 1;
+  }
+  TS_CHECK(indexed <= self.ndim(), IndexError,
+           "too many indices for tensor: tensor is " << self.ndim() << "-dimensional, but " << indexed << " were indexed");
+
+  py::list basic;                  // the key with every advanced item replaced by `:` for each axis it covers
+  std::vector<IndexArray> arrays;  // in key order
+  std::vector<int64_t> view_axes;  // where each array's axis lands in the basic view
+  const py::object whole = py::slice(py::none(), py::none(), py::none());
+  int64_t axis = 0, view_axis = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const py::handle item = items[i];
+    const size_t before = arrays.size();
+    if (arrays_in_key[i] && arrays_in_key[i]->dtype() == DType::Bool) {
+      add_mask(arrays, self, *arrays_in_key[i], axis);
+    } else if (arrays_in_key[i]) {
+      arrays.push_back({to_device(*arrays_in_key[i], Device{}).astype(DType::Int64), axis});
+    } else if (!item.is_none() && item.ptr() != Py_Ellipsis && !PySlice_Check(item.ptr())) {
+      classify(item);  // TypeError for what is no index; an integer is a 0-d index array here, as numpy has it
+      const Tensor position = Tensor::empty({}, DType::Int64);
+      *reinterpret_cast<int64_t*>(position.data_ptr()) = int_index(item, self.shape()[axis], axis);
+      arrays.push_back({position, axis});
+    } else {
+      basic.append(item);
+      const int64_t kept = item.ptr() == Py_Ellipsis ? self.ndim() - indexed : 1;
+      axis += item.is_none() ? 0 : kept;
+      view_axis += kept;
+      continue;
+    }
+    for (size_t a = before; a < arrays.size(); ++a) {
+      basic.append(whole);
+      view_axes.push_back(view_axis++);
+      ++axis;
+    }
+  }
+  const Tensor view = index_view(self, py::tuple(basic));
+
+  // The arrays' broadcast shape, and for each of its positions the offset the arrays' positions (checked and
+  // wrapped) select in the view.
+  ShapeRefs shapes;
+  for (const IndexArray& a : arrays) shapes.push_back(&a.positions.shape());
+  const Shape broadcast = broadcast_shapes(shapes);
+  int64_t count = 1;
+  for (const int64_t extent : broadcast) count *= extent;
+  std::vector<int64_t> selected(static_cast<size_t>(count), 0);
+  for (size_t j = 0; j < arrays.size(); ++j) {
+    const int64_t size = self.shape()[arrays[j].axis];
+    const int64_t stride = view.strides()[view_axes[j]];
+    const Tensor expanded = arrays[j].positions.expand(broadcast).contiguous();
+    const auto* values = reinterpret_cast<const int64_t*>(expanded.data_ptr());
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t v = values[i];
+      TS_CHECK(v >= -size && v < size, IndexError,
+               "index " << v << " is out of bounds for axis " << arrays[j].axis << " with size " << size);
+      selected[static_cast<size_t>(i)] += (v < 0 ? v + size : v) * stride;
+    }
+  }
+
+  // The view's other axes keep their order, around the broadcast shape: before it those that precede the
+  // indexed axes when these are adjacent, after it the rest.
+  bool adjacent = true;
+  for (size_t j = 1; j < view_axes.size(); ++j) adjacent &= view_axes[j] == view_axes[j - 1] + 1;
+  std::vector<int64_t> before, after;
+  for (int64_t d = 0; d < view.ndim(); ++d) {
+    if (std::find(view_axes.begin(), view_axes.end(), d) != view_axes.end()) continue;
+    (adjacent && d < view_axes.front() ? before : after).push_back(d);
+  }
+  Selection selection;
+  for (const int64_t d : before) selection.shape.push_back(view.shape()[d]);
+  selection.shape.insert(selection.shape.end(), broadcast.begin(), broadcast.end());
+  for (const int64_t d : after) selection.shape.push_back(view.shape()[d]);
+  const std::vector<int64_t> leading = axis_offsets(view, before), trailing = axis_offsets(view, after);
+  selection.offsets.reserve(leading.size() * selected.size() * trailing.size());
+  for (const int64_t lead : leading) {
+    for (const int64_t pick : selected) {
+      for (const int64_t trail : trailing) selection.offsets.push_back(view.offset() + lead + pick + trail);
+    }
+  }
+  return selection;
+}
+
+// Copies `Size`-byte elements: to[i] = from[offsets[i]] (gathering) or to[offsets[i]] = from[i] (scattering;
+// the last of repeated offsets wins, as in numpy).
+template <size_t Size>
+void move_elements(char* to, const char* from, const std::vector<int64_t>& offsets, bool gathering) {
+  for (size_t i = 0; i < offsets.size(); ++i) {
+    const auto at = static_cast<size_t>(offsets[i]) * Size;
+    std::memcpy(to + (gathering ? i * Size : at), from + (gathering ? at : i * Size), Size);
+  }
+}
+
+void move_elements(char* to, const char* from, const std::vector<int64_t>& offsets, size_t itemsize, bool gathering) {
+  switch (itemsize) {
+    case 1: return move_elements<1>(to, from, offsets, gathering);
+    case 2: return move_elements<2>(to, from, offsets, gathering);
+    case 4: return move_elements<4>(to, from, offsets, gathering);
+    case 8: return move_elements<8>(to, from, offsets, gathering);
+    case 16: return move_elements<16>(to, from, offsets, gathering);
+    default: TS_CHECK(false, TypeError, "no element copy for items of " << itemsize << " bytes");
+  }
+}
+
+// t's values in host memory, contiguous (itself where it is both already).
+Tensor on_host(const Tensor& t) { return to_device(t, Device{}).contiguous(); }
+
+// Whether numpy's broadcasting takes `from` to `to` (to's shape unchanged).
+bool broadcasts_to(const Shape& from, const Shape& to) {
+  if (from.size() > to.size()) return false;
+  for (size_t i = 1; i <= from.size(); ++i) {
+    if (from[from.size() - i] != 1 && from[from.size() - i] != to[to.size() - i]) return false;
+  }
+  return true;
+}
+
+// The storage's first element (offsets count from it).
+char* storage_base(const Tensor& t) { return static_cast<char*>(t.storage()->data()); }
+
+// x[key] for a key with index arrays among other items: a copy. A CUDA tensor is read through a host copy
+// (the selection's size depends on the data).
+Tensor advanced_get(const Tensor& self, const py::tuple& items) {
+  const Tensor source = self.device().type == DeviceType::CPU ? self : on_host(self);
+  const Selection selection = advanced_selection(source, items);
+  Tensor out = Tensor::empty(selection.shape, self.dtype());
+  move_elements(out.data_ptr(), storage_base(source), selection.offsets, self.itemsize(), true);
+  return to_device(out, self.device());
+}
+
+// x[key] = value for a key with index arrays: value, cast to x's dtype as numpy's setitem casts, broadcast to
+// the selection's shape and written element by element (a CUDA tensor through a host copy, copied back).
+void advanced_set(const Tensor& self, const py::tuple& items, const Tensor& value) {
+  TS_CHECK(self.writeable(), ValueError, "assignment destination is read-only");
+  Tensor target = self.device().type == DeviceType::CPU ? self : on_host(self);
+  const Selection selection = advanced_selection(target, items);
+  Tensor source = on_host(value);
+  if (source.dtype() != self.dtype()) source = source.astype(self.dtype());
+  TS_CHECK(broadcasts_to(source.shape(), selection.shape), ValueError,
+           "shape mismatch: value array of shape " << shape_str(source.shape())
+               << " could not be broadcast to indexing result of shape " << shape_str(selection.shape));
+  source = source.expand(selection.shape).contiguous();
+  if (may_overlap(source, target)) source = source.clone();
+  move_elements(storage_base(target), source.data_ptr(), selection.offsets, self.itemsize(), false);
+  if (self.device().type != DeviceType::CPU) {
+    Tensor destination = self;
+    destination.copy_from(target);
+  }
 }
 
 Tensor get_item(const Tensor& self, py::handle key) {
   if (const std::optional<Tensor> array = array_key(key)) return advanced_index(self, *array);
+  if (has_index_array(key)) return advanced_get(self, key.cast<py::tuple>());
   return index_view(self, key);
+}
+
+void set_item(const Tensor& self, py::handle key, py::handle value_object) {
+  const std::optional<Tensor> array = array_key(key);
+  if (!array && !has_index_array(key)) {
+    Tensor target = index_view(self, key);
+    Tensor source = py::isinstance<Tensor>(value_object) ? value_object.cast<Tensor>() : asarray(value_object, target.dtype());
+    // copy_from reads while it writes; an overlapping source (t[1:] = t[:-1]) is copied first.
+    if (may_overlap(target, source)) source = source.clone();
+    target.copy_from(source);
+    return;
+  }
+  const Tensor value = py::isinstance<Tensor>(value_object) ? value_object.cast<Tensor>() : asarray(value_object, self.dtype());
+  if (array && array->dtype() == DType::Bool && (array->ndim() == 0 || value.ndim() <= self.ndim() - array->ndim())) {
+    masked_assign(self, *array, value);  // one value for every selected element: on the tensor's device
+    return;
+  }
+  advanced_set(self, array ? py::make_tuple(key) : key.cast<py::tuple>(), value);
 }
 
 }  // namespace
@@ -197,22 +439,7 @@ Tensor get_item(const Tensor& self, py::handle key) {
 void bind_indexing(py::class_<Tensor>& cls) {
   cls.def("__getitem__", &get_item, py::arg("key"));
 
-  cls.def(
-      "__setitem__",
-      [](const Tensor& self, py::handle key, py::handle value) {
-        if (const std::optional<Tensor> array = array_key(key)) {
-          TS_CHECK(array->dtype() == DType::Bool, TypeError,
-                   "assigning through an integer array index is not supported yet (x[mask] = value is); " << kSupported);
-          masked_assign(self, *array, value);
-          return;
-        }
-        Tensor target = index_view(self, key);
-        Tensor source = py::isinstance<Tensor>(value) ? value.cast<Tensor>() : asarray(value, target.dtype());
-        // copy_from reads while it writes; an overlapping source (t[1:] = t[:-1]) is copied first.
-        if (may_overlap(target, source)) source = source.clone();
-        target.copy_from(source);
-      },
-      py::arg("key"), py::arg("value"));
+  cls.def("__setitem__", &set_item, py::arg("key"), py::arg("value"));
 }
 
 }  // namespace ts::python
