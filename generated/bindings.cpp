@@ -137,7 +137,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     m.def("argsort", argsort, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = -1,
           py::arg("descending") = false, py::arg("stable") = true,
           "The int64 positions that sort x along the axis (ascending with NaN last, or descending with NaN first); "
-          "stable: equal elements keep their order.");
+          "stable: equal elements keep their order; complex numbers in numpy's lexicographic order.");
   }
   {
     const ts::OpDef* op = &registry.get("asin");
@@ -946,7 +946,8 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     m.def("sort", sort, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = -1,
           py::arg("descending") = false, py::arg("stable") = true,
           "x sorted along the axis: ascending with NaN last, or descending with NaN first; every sort is stable (equal "
-          "elements, -0.0 and +0.0 among them, keep their order).");
+          "elements, -0.0 and +0.0 among them, keep their order); complex numbers in numpy's lexicographic order (real "
+          "parts, then imaginary ones; a NaN part after every number).");
   }
   {
     const ts::OpDef* op = &registry.get("sqrt");

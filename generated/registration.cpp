@@ -513,6 +513,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Int64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Int64},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Int64},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Int64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Int64},
       });
   registry.define("asin", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
       .with_types({
@@ -1586,6 +1588,8 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+          {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Complex64},
+          {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Complex128},
       });
   registry.define("sqrt", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
       .with_types({

@@ -282,7 +282,7 @@ def argmin(x: Tensor | ArrayLike, /, *, axis: int | None = None, keepdims: built
 def argsort(
     x: Tensor | ArrayLike, /, *, axis: int = -1, descending: builtins.bool = False, stable: builtins.bool = True
 ) -> Tensor:
-    """The int64 positions that sort x along the axis (ascending with NaN last, or descending with NaN first); stable: equal elements keep their order."""
+    """The int64 positions that sort x along the axis (ascending with NaN last, or descending with NaN first); stable: equal elements keep their order; complex numbers in numpy's lexicographic order."""
 
 def asin(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Inverse sine of each element, in radians, in [-pi/2, pi/2]; NaN outside [-1, 1]."""
@@ -663,7 +663,7 @@ def softmax(x: Tensor | ArrayLike, /, *, axis: int = -1) -> Tensor:
 def sort(
     x: Tensor | ArrayLike, /, *, axis: int = -1, descending: builtins.bool = False, stable: builtins.bool = True
 ) -> Tensor:
-    """x sorted along the axis: ascending with NaN last, or descending with NaN first; every sort is stable (equal elements, -0.0 and +0.0 among them, keep their order)."""
+    """x sorted along the axis: ascending with NaN last, or descending with NaN first; every sort is stable (equal elements, -0.0 and +0.0 among them, keep their order); complex numbers in numpy's lexicographic order (real parts, then imaginary ones; a NaN part after every number)."""
 
 def sqrt(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Non-negative square root of each element; NaN for negative inputs."""

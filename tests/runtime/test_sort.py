@@ -39,6 +39,29 @@ def test_nan_and_signed_zeros_keep_numpy_places() -> None:
     np.testing.assert_array_equal(np.asarray(ts.argsort(ts.asarray(a))), np.argsort(a, kind="stable"))
 
 
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+def test_complex_numbers_sort_in_numpys_lexicographic_order(dtype: str) -> None:
+    """Real parts first, then imaginary ones; a NaN imaginary part after every number, then a NaN real part,
+    both NaN last (numpy's CFLOAT_LT); ties (-0.0 and +0.0 parts among them) keep their order."""
+    part = [0.0, -0.0, 1.0, -1.0, 2.5, np.inf, -np.inf, np.nan]
+    grid = np.array([complex(a, b) for a in part for b in part] * 2, dtype=dtype)
+    rng = np.random.default_rng(6)
+    for a in (grid, rng.permutation(grid), rng.permutation(grid).reshape(8, 16)):
+        x = ts.asarray(a)
+        np.testing.assert_array_equal(np.asarray(ts.argsort(x)), np.argsort(a, axis=-1, kind="stable"))
+        np.testing.assert_array_equal(np.asarray(ts.argsort(x, axis=0)), np.argsort(a, axis=0, kind="stable"))
+        np.testing.assert_array_equal(np.asarray(ts.argsort(x, descending=True)), stable_descending_positions(a, -1))
+        got = np.asarray(ts.sort(x))
+        np.testing.assert_array_equal(got.view(np.uint8), np.sort(a, kind="stable").view(np.uint8))  # every bit
+    values = rng.integers(-2, 3, size=(2, 300)).astype(np.float64)
+    z = (values[0] + 1j * values[1]).astype(dtype)  # many ties
+    np.testing.assert_array_equal(np.asarray(ts.unique_values(ts.asarray(z))), np.unique(z))
+    result = ts.unique_all(ts.asarray(z))
+    want = np.unique(z, return_index=True, return_inverse=True, return_counts=True)
+    for got_part, want_part in zip(result, want):
+        np.testing.assert_array_equal(np.asarray(got_part).reshape(-1), np.asarray(want_part).reshape(-1))
+
+
 def test_views_long_rows_and_many_rows() -> None:
     rng = np.random.default_rng(8)
     base = rng.standard_normal((300, 400)).astype(np.float32)

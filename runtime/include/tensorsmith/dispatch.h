@@ -102,7 +102,7 @@ using ScanKernel = void (*)(const ScanArgs& args);
 // or descending: ties keep their order either way). The sorted values go to `values` or the int64 positions
 // they came from to `indices` (row-major; the other is null). `scratch` holds rows * n *
 // kSortScratchPerElement bytes (16-byte aligned) for the kernel's own use: kernels may not allocate.
-constexpr int64_t kSortScratchPerElement = 32;
+constexpr int64_t kSortScratchPerElement = 48;  // two (value, int64 position) items of the widest type, complex128
 struct SortArgs {
   char* values;
   int64_t* indices;

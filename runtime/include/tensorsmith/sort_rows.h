@@ -17,7 +17,6 @@ struct Item {
   T value;
   int64_t at;
 };
-static_assert(sizeof(Item<double>) * 2 <= kSortScratchPerElement, "the engine's scratch holds two items per element");
 
 constexpr int64_t kInsertionRun = 16;  // runs this short are sorted by insertion before merging
 
@@ -33,6 +32,7 @@ TS_HOST_DEVICE inline bool before(const Item<T>& a, const Item<T>& b, bool desce
 // row's two halves of scratch (ties take the left run's element first).
 template <typename K, typename T, typename compute_t>
 TS_HOST_DEVICE inline void sort_row(const SortArgs& args, int64_t r) {
+  static_assert(sizeof(Item<T>) * 2 <= kSortScratchPerElement, "the engine's scratch holds two items per element");
   const int64_t n = args.n;
   const T* row = reinterpret_cast<const T*>(args.in) + r * n;
   Item<T>* from = reinterpret_cast<Item<T>*>(args.scratch + r * n * kSortScratchPerElement);
