@@ -125,12 +125,16 @@ Tensor index_view(const Tensor& self, py::handle key) {
 // The key as an index array, where it is one: a tensor of one or more dimensions, a list, a numpy array, or a
 // boolean scalar (True or a 0-d bool tensor: a 0-d mask, which numpy reads as a new axis of length 1 or 0).
 std::optional<Tensor> array_key(py::handle key) {
+  // The basic keys first, at no cost (x[1:3] in a loop: looking numpy's bool_ up took most of its time).
+  PyObject* k = key.ptr();
+  if (PySlice_Check(k) || PyTuple_Check(k) || PyLong_CheckExact(k) || k == Py_None || k == Py_Ellipsis) return std::nullopt;
   if (py::isinstance<Tensor>(key)) {
     const Tensor& t = key.cast<const Tensor&>();
     // a 0-d integer tensor is a basic index
     return t.ndim() > 0 || t.dtype() == DType::Bool ? std::optional<Tensor>(t) : std::nullopt;
   }
-  if (PyBool_Check(key.ptr()) || py::isinstance(key, py::module_::import("numpy").attr("bool_"))) return asarray(key);
+  static const auto* numpy_bool = new py::object(py::module_::import("numpy").attr("bool_"));  // never destroyed
+  if (PyBool_Check(k) || py::isinstance(key, *numpy_bool)) return asarray(key);
   if (py::isinstance<py::array>(key) && py::len(key.attr("shape")) == 0 && key.cast<py::array>().dtype().kind() == 'b') {
     return asarray(key);
   }
