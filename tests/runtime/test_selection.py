@@ -73,6 +73,25 @@ def test_unique_functions_follow_numpy(dtype: str) -> None:
         np.testing.assert_array_equal(np.asarray(getattr(every, field)), getattr(want, field), err_msg=field)
 
 
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int16", "int32", "uint32", "int64", "uint64"])
+def test_unique_of_integers_by_counting_and_by_sorting_agree_with_numpy(dtype: str) -> None:
+    """Integers whose values span a short range are counted (a stable counting sort); a wide span (the type's
+    extremes together) takes the comparison sort. Both give numpy's answers, first indices and inverse included."""
+    rng = np.random.default_rng(9)
+    info = np.iinfo(dtype) if dtype != "bool" else None
+    narrow = rng.integers(0, 2, 500).astype(dtype) if dtype == "bool" else rng.integers(-5, 6, 500).astype(dtype)
+    cases = [narrow, narrow[::-3], np.full(7, narrow[0]), narrow[:1]]
+    if info is not None:
+        wide = narrow.copy()
+        wide[[3, 77, 200]] = [info.min, info.max, info.min]  # the span of the whole type
+        cases.append(wide)
+    for a in cases:
+        every, want = ts.unique_all(ts.asarray(a)), np.unique_all(a)
+        for field in ("values", "indices", "inverse_indices", "counts"):
+            np.testing.assert_array_equal(np.asarray(getattr(every, field)), getattr(want, field), err_msg=field)
+        assert np.asarray(every.values).dtype == a.dtype
+
+
 def test_unique_keeps_every_nan_and_one_zero() -> None:
     a = np.array([np.nan, 0.0, 1.0, np.nan, -0.0, 1.0], dtype=np.float32)
     got = ts.unique_counts(ts.asarray(a))

@@ -6,8 +6,10 @@
 // run on the tensor's own device.
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -198,8 +200,62 @@ struct Runs {
   std::vector<int64_t> starts;  // the sorted position where each run starts
 };
 
+// The runs of an integer (or bool) tensor whose values span a short range, by a stable counting sort in host
+// memory: one pass counts each value, one places each position, the same order as the stable comparison sort
+// in linear time. nullopt where the range is too wide for a table of counts.
+template <typename T>
+std::optional<Runs> counted_runs(const Tensor& flat) {
+  const T* data = reinterpret_cast<const T*>(flat.data_ptr());
+  const int64_t n = flat.numel();
+  if (n == 0) return std::nullopt;
+  T low = data[0], high = data[0];
+  for (int64_t i = 1; i < n; ++i) {
+    low = data[i] < low ? data[i] : low;
+    high = data[i] > high ? data[i] : high;
+  }
+  // Offsets from `low` as unsigned differences: exact whenever the span is short, for every integer type.
+  const auto offset = [low](T v) { return static_cast<uint64_t>(v) - static_cast<uint64_t>(low); };
+  const uint64_t span = offset(high);
+  if (span >= 4 * static_cast<uint64_t>(n) + 65536) return std::nullopt;
+  std::vector<int64_t> next(span + 1, 0);  // each value's count, then the next sorted position it takes
+  for (int64_t i = 0; i < n; ++i) ++next[offset(data[i])];
+  Runs runs;
+  runs.sorted = Tensor::empty({n}, flat.dtype());
+  T* sorted = reinterpret_cast<T*>(runs.sorted.data_ptr());
+  int64_t position = 0;
+  for (uint64_t v = 0; v <= span; ++v) {
+    const int64_t count = next[v];
+    if (count == 0) continue;
+    runs.starts.push_back(position);
+    std::fill(sorted + position, sorted + position + count, static_cast<T>(static_cast<uint64_t>(low) + v));
+    next[v] = position;
+    position += count;
+  }
+  runs.order.resize(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) runs.order[static_cast<size_t>(next[offset(data[i])]++)] = i;
+  return runs;
+}
+
+std::optional<Runs> integer_runs(const Tensor& flat) {
+  switch (flat.dtype()) {
+    case DType::Bool: return counted_runs<bool>(flat);
+    case DType::Int8: return counted_runs<int8_t>(flat);
+    case DType::Int16: return counted_runs<int16_t>(flat);
+    case DType::Int32: return counted_runs<int32_t>(flat);
+    case DType::Int64: return counted_runs<int64_t>(flat);
+    case DType::UInt8: return counted_runs<uint8_t>(flat);
+    case DType::UInt16: return counted_runs<uint16_t>(flat);
+    case DType::UInt32: return counted_runs<uint32_t>(flat);
+    case DType::UInt64: return counted_runs<uint64_t>(flat);
+    default: return std::nullopt;
+  }
+}
+
 Runs runs_of(const Tensor& x) {
   const Tensor flat = x.reshape({-1});
+  if (is_integer(x.dtype()) || x.dtype() == DType::Bool) {
+    if (std::optional<Runs> counted = integer_runs(on_host(flat))) return std::move(*counted);
+  }
   Runs runs;
   const Tensor order = python::sort(op("argsort"), flat, 0, false, true);
   runs.order = int64_values(order, "unique");
