@@ -57,6 +57,15 @@ GOALS = (  # issue 7: (case name, peer, the most tensorsmith's time may be as a 
     ("selection/unique_values/large", "torch", 1.2),
     ("selection/x[mask]/large", "torch", 1.2),
     ("pointwise/multiply complex64/large", "torch", 1.2),
+    # issue 24: numpy as well as PyTorch, on the rows where numpy was ahead
+    ("reduction/sum(axis=0)/large", "numpy", 1.0),
+    ("reduction/sum(axis=1) of x.T/large", "numpy", 1.0),
+    ("pointwise/pow/large", "numpy", 1.0),
+    ("pointwise/exp/small", "numpy", 1.0),
+    ("pointwise/x[1:3] * 2.0/small", "numpy", 1.0),
+    ("contraction/batched matmul float32/medium", "numpy", 1.0),
+    ("selection/x[mask]/large", "numpy", 1.0),
+    ("selection/unique_values/large", "numpy", 1.0),
 )
 SHARE_GOALS = (  # issue 7: (case name, the least fraction of the bandwidth bound tensorsmith's GB/s may be)
     ("pointwise/add/large", 0.85),

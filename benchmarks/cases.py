@@ -60,13 +60,16 @@ class Case:
 # The case names each builder makes (family/op), so that a filtered run builds only what it times.
 NAMES = {
     "pointwise": ("pointwise/exp", "pointwise/add", "pointwise/multiply", "pointwise/add(out=)", "pointwise/atan2",
-                  "pointwise/floor_divide", "pointwise/bitwise_and int32", "pointwise/multiply complex64"),
-    "reductions": ("reduction/sum", "reduction/sum(axis=0)", "reduction/sum(axis=1)", "reduction/mean", "reduction/max",
+                  "pointwise/floor_divide", "pointwise/bitwise_and int32", "pointwise/multiply complex64",
+                  "pointwise/pow", "pointwise/x[1:3] * 2.0"),
+    "reductions": ("reduction/sum", "reduction/sum(axis=0)", "reduction/sum(axis=1)", "reduction/sum(axis=1) of x.T",
+                   "reduction/mean", "reduction/max",
                    "reduction/max(axis=1)", "index_reduction/argmax", "index_reduction/argmax(axis=1)",
                    "scan/cumulative_sum(axis=0)", "scan/cumulative_sum(axis=1)", "sort/sort(axis=1)", "sort/argsort(axis=1)"),
     "selections": ("selection/take(axis=0)", "selection/concat(axis=0)", "selection/unique_values", "selection/x[mask]"),
     "normalizations": ("normalization/softmax", "normalization/log_softmax"),
-    "matmuls": ("contraction/matmul float32", "contraction/matmul float64", "contraction/matmul int32"),
+    "matmuls": ("contraction/matmul float32", "contraction/matmul float64", "contraction/matmul int32",
+                "contraction/batched matmul float32"),
     "threads": ("threads/ops loop, 1 thread", "threads/ops loop, 2 threads"),
 }  # fmt: skip
 
@@ -122,6 +125,8 @@ def _pointwise(size: str, n: int, rng, torch) -> list[Case]:
     it = itt or [None] * 2
     (ca, cb), (tca, tcb), ctt = _operands(rng, (n,), 2, torch, dtype=np.complex64)
     ct = ctt or [None] * 2
+    pa = np.abs(a) + np.float32(0.5)
+    tpa, pt = ts.asarray(pa), torch.from_numpy(pa) if torch is not None else None
     item = a.itemsize
     return [
         _case("pointwise", "exp", size, (n,), 2 * n * item, None,
@@ -144,6 +149,12 @@ def _pointwise(size: str, n: int, rng, torch) -> list[Case]:
               lambda: torch.bitwise_and(it[0], it[1]), torch),
         _case("pointwise", "multiply complex64", size, (n,), 3 * n * ca.itemsize, None,
               lambda: ts.multiply(tca, tcb), lambda: np.multiply(ca, cb), lambda: torch.mul(ct[0], ct[1]), torch),
+        # positive bases (no NaN from a negative base to a fractional power): the libraries' float paths
+        _case("pointwise", "pow", size, (n,), 3 * n * item, None, lambda: ts.pow(tpa, tb), lambda: np.power(pa, b),
+              lambda: torch.pow(pt, t[1]), torch),
+        # the small-op path with a view and a Python scalar (the issue's `t[1:3] * 2.0`; a copy of 2 elements at n=4)
+        _case("pointwise", "x[1:3] * 2.0", size, (n,), 4 * item, None, lambda: ta[1:3] * 2.0, lambda: a[1:3] * 2.0,
+              lambda: t[0][1:3] * 2.0, torch),
     ]  # fmt: skip
 
 
@@ -192,6 +203,8 @@ def _reductions(size: str, shape: tuple[int, int], rng, torch) -> list[Case]:
               lambda: ts.sum(ta, axis=0), lambda: np.sum(a, axis=0), lambda: torch.sum(t, dim=0), torch),
         _case("reduction", "sum(axis=1)", size, shape, nbytes + rows * a.itemsize, None,
               lambda: ts.sum(ta, axis=1), lambda: np.sum(a, axis=1), lambda: torch.sum(t, dim=1), torch),
+        _case("reduction", "sum(axis=1) of x.T", size, shape, nbytes + cols * a.itemsize, None,
+              lambda: ts.sum(ta.mT, axis=1), lambda: np.sum(a.T, axis=1), lambda: torch.sum(t.T, dim=1), torch),
         _case("reduction", "mean", size, shape, nbytes, None,
               lambda: ts.mean(ta), lambda: np.mean(a), lambda: torch.mean(t), torch),
         _case("reduction", "max", size, shape, nbytes, None,
@@ -272,4 +285,9 @@ def _matmuls(size: str, n: int, rng, torch) -> list[Case]:
         name = f"matmul {np.dtype(dtype).name}"
         cases.append(_case("contraction", name, size, (n, n), None, 2 * n**3, lambda ta=ta, tb=tb: ts.matmul(ta, tb),
                            lambda a=a, b=b: np.matmul(a, b), lambda t=t: torch.matmul(t[0], t[1]), torch))  # fmt: skip
+    if size == "medium":  # 64 products of 128x128 matrices, one call (the issue's batched case)
+        (a, b), (ta, tb), tt = _operands(rng, (64, 128, 128), 2, torch)
+        t = tt or [None, None]
+        cases.append(_case("contraction", "batched matmul float32", size, (64, 128, 128), None, 2 * 64 * 128**3,
+                           lambda: ts.matmul(ta, tb), lambda: np.matmul(a, b), lambda: torch.matmul(t[0], t[1]), torch))
     return cases
