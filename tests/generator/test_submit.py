@@ -11,17 +11,6 @@ from tensorsmith_forge.generator.agent.transcript import accepted_body
 from tensorsmith_forge.generator.submissions import Attempt, SubmissionLog, transcript
 
 KNOWN_BAD = Path(__file__).resolve().parents[1] / "known_bad"
-# numpy's ascending order for every dtype the sort specs declare (real types: NaN last; complex: CFLOAT_LT)
-NUMPY_ORDER = """if constexpr (ts::is_complex_v<compute_t>) {
-  const bool a_im_nan = a.im != a.im, b_im_nan = b.im != b.im;
-  if (a.re < b.re) return !a_im_nan || b_im_nan;
-  if (a.re > b.re) return b_im_nan && !a_im_nan;
-  if (a.re == b.re || (a.re != a.re && b.re != b.re)) return a.im < b.im || (b_im_nan && !a_im_nan);
-  return b.re != b.re;
-} else {
-  return a < b || (b != b && a == a);
-}
-"""
 
 
 def _attempt(body: str, status: str) -> Attempt:
@@ -55,7 +44,8 @@ def test_submit_records_a_rejected_then_an_accepted_attempt(checkout: Path, tsge
     cuda_before = (generated / "cuda" / "argsort.cu").read_bytes()
     cpu_before = (generated / "cpu" / "argsort.cpp").read_bytes()
     good = checkout / "good.cpp"
-    good.write_text(NUMPY_ORDER, encoding="utf-8")
+    # a good body: the one the catalog's own argsort kernel was accepted with (its transcript's)
+    good.write_text(accepted_body((generated / "transcripts" / "argsort.cpu.jsonl").read_text(encoding="utf-8"))[0], encoding="utf-8")
 
     queue = tsgen(checkout, "tasks")
     assert queue.returncode == 0 and "0 kernel(s) need an author" in queue.stdout, queue.stdout
