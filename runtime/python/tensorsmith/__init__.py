@@ -22,6 +22,7 @@ _cublas = _preload_cublas(_C.build_info())  # None unless built with CUDA and th
 
 from tensorsmith._data_types import astype, can_cast, finfo, iinfo, isdtype, result_type  # noqa: E402
 from tensorsmith._namespace_info import __array_namespace_info__  # noqa: E402
+from tensorsmith import random  # noqa: E402  (ts.random.Generator)
 
 # The Array API's constants (newaxis indexes as None does).
 e = _math.e
@@ -32,7 +33,7 @@ newaxis = None
 
 __all__ = [name for name in dir(_C) if not name.startswith("_")] + [
     "__array_namespace_info__", "astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type",
-    "e", "pi", "inf", "nan", "newaxis",
+    "e", "pi", "inf", "nan", "newaxis", "random",
 ]  # fmt: skip
 __version__ = _version("tensorsmith")
 __array_api_version__ = "2024.12"
