@@ -156,18 +156,16 @@ void check_mask(const Tensor& self, const Tensor& mask) {
   }
 }
 
-// x[mask]: the elements (or sub-tensors) where the mask, which covers x's leading axes, is true.
-// Copies the rows of `from` whose `keep` byte is nonzero to `to`, in order; returns how many. Every row is
+// Copies the rows of `from` whose `keep` byte is nonzero to `to`, in order. Every row is
 // stored and the output position advances by the keep byte: no branch to mispredict on a random mask. `to`
 // has room for one row more than are kept.
 template <size_t RowBytes>
-int64_t compact_rows(char* to, const char* from, const uint8_t* keep, int64_t rows) {
+void compact_rows(char* to, const char* from, const uint8_t* keep, int64_t rows) {
   int64_t kept = 0;
   for (int64_t i = 0; i < rows; ++i) {
     std::memcpy(to + kept * RowBytes, from + i * RowBytes, RowBytes);
     kept += keep[i] != 0;
   }
-  return kept;
 }
 
 // x[mask] of a CPU tensor: x's rows over the mask's axes, copied in one pass where the mask is true.
@@ -203,6 +201,7 @@ Tensor masked_on_host(const Tensor& self, const Tensor& mask) {
   return out.slice(0, 0, count, 1);
 }
 
+// x[mask]: the elements (or sub-tensors) where the mask, which covers x's leading axes, is true.
 Tensor masked(const Tensor& self, const Tensor& mask) {
   check_mask(self, mask);
   if (self.device().type == DeviceType::CPU && mask.device().type == DeviceType::CPU) return masked_on_host(self, mask);
