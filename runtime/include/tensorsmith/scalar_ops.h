@@ -973,26 +973,23 @@ TS_HOST_DEVICE inline ts::complex<F> log1p(ts::complex<F> z) {
     return {std::log(std::hypot(shifted, z.im)), std::atan2(z.im, shifted)};
   }
 }
-// numpy.log2 and numpy.log10 of complex: the natural logarithm's parts scaled by log2(e), log10(e).
+namespace complex_detail {
+// The logarithm in another base: the natural logarithm's parts scaled by that base's logarithm of e.
+template <typename F>
+TS_HOST_DEVICE inline ts::complex<F> scaled_log(ts::complex<F> z, double log_e) {
+  const ts::complex<double> natural = log(ts::complex<double>(z));
+  return ts::complex<F>(ts::complex<double>{natural.re * log_e, natural.im * log_e});
+}
+}  // namespace complex_detail
+
+// numpy.log2 and numpy.log10 of complex: numpy's own loops (clog's parts scaled by log2(e), log10(e)).
 template <typename F>
 TS_HOST_DEVICE inline ts::complex<F> log2(ts::complex<F> z) {
-  if constexpr (std::is_same_v<F, float>) {
-    return ts::complex<float>(log2(ts::complex<double>(z)));
-  } else {
-    const ts::complex<F> natural = log(z);
-    constexpr F kLog2E = 1.44269504088896340735992468100189214;
-    return {natural.re * kLog2E, natural.im * kLog2E};
-  }
+  return complex_detail::scaled_log(z, 1.4426950408889634);
 }
 template <typename F>
 TS_HOST_DEVICE inline ts::complex<F> log10(ts::complex<F> z) {
-  if constexpr (std::is_same_v<F, float>) {
-    return ts::complex<float>(log10(ts::complex<double>(z)));
-  } else {
-    const ts::complex<F> natural = log(z);
-    constexpr F kLog10E = 0.434294481903251827651128918916605082;
-    return {natural.re * kLog10E, natural.im * kLog10E};
-  }
+  return complex_detail::scaled_log(z, 0.4342944819032518);
 }
 
 namespace complex_detail {
