@@ -301,6 +301,8 @@ Tensor on_device(const Tensor& t, Device device) {
   return moved;
 }
 
+Tensor on_host(const Tensor& t) { return to_device(t, Device{}).contiguous(); }
+
 std::vector<Tensor> tensor_operands(const OpDef& op, std::initializer_list<py::handle> arg_list,
                                     std::initializer_list<const char*> name_list) {
   const py::handle* args = arg_list.begin();

@@ -88,6 +88,8 @@ py::object clamp_int(py::handle value, DType dtype);
 std::string type_name(py::handle obj);
 // `t` on `device`: itself when already there, else a copy.
 Tensor on_device(const Tensor& t, Device device);
+// t's values in host memory, contiguous (itself where it is both already).
+Tensor on_host(const Tensor& t);
 
 // ---- the GIL (engines.cpp) ------------------------------------------------------------
 // Elements of input from which an engine runs without the GIL: below, releasing and taking it back would

@@ -415,9 +415,6 @@ void move_elements(char* to, const char* from, const std::vector<int64_t>& offse
   }
 }
 
-// t's values in host memory, contiguous (itself where it is both already).
-Tensor on_host(const Tensor& t) { return to_device(t, Device{}).contiguous(); }
-
 // Whether numpy's broadcasting takes `from` to `to` (to's shape unchanged).
 bool broadcasts_to(const Shape& from, const Shape& to) {
   if (from.size() > to.size()) return false;

@@ -25,8 +25,6 @@ namespace {
 
 const OpDef& op(const char* name) { return Registry::global().get(name); }
 
-Tensor on_host(const Tensor& t) { return to_device(t, Device{}).contiguous(); }
-
 // The integer tensor's values as int64, read in host memory; TypeError for any other dtype.
 std::vector<int64_t> int64_values(const Tensor& indices, const char* function) {
   TS_CHECK(is_integer(indices.dtype()), TypeError,
