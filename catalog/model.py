@@ -15,6 +15,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
+from .derivatives import Derivatives, FormulaError, entry_lines, helper_names, parse_derivatives
 from .dtypes import DTYPE_CLASSES, DTYPES, PROMOTION_ARITY, Promotion
 from .errors import Location, SpecError
 from .families import FAMILIES, FamilyDef, UnknownFamily
@@ -54,11 +55,11 @@ OPERATORS = (*(f"__{name}__" for name in BINARY_OPERATOR_NAMES), *REFLECTED_OPER
              *COMPARISON_OPERATORS, *UNARY_OPERATORS)  # fmt: skip
 
 COMMON_FIELDS = ("func", "family", "dtypes", "promotion", "reference", "doc", "tags", "variants", "operators",
-                 "tolerances", "accuracy", "domain", "proposer")  # fmt: skip
+                 "tolerances", "accuracy", "domain", "proposer", "derivatives")  # fmt: skip
 ALIAS_FIELDS = ("func", "alias_of", "doc")
 # An op implemented by hand in the core (or by composing other ops) rather than by a generated kernel: its
 # binding, stub, docs and differential tests still come from its spec.
-COMPOSITE_FIELDS = ("func", "implementation", "reference", "doc", "examples", "tags")
+COMPOSITE_FIELDS = ("func", "implementation", "reference", "doc", "examples", "tags", "derivatives")
 # What a composite's C++ function may return: a Tensor, a list of them (py::list), a tuple (py::tuple) of
 # any length, or a tuple of named tensors (the Array API's named tuples, unique_all's).
 COMPOSITE_RETURNS = ("Tensor", "Tensor[]", "(Tensor, ...)", "(Tensor name, ...)")
@@ -130,6 +131,8 @@ class OpSpec:
     accuracy: Accuracy | None = None  # pointwise only; None: correctly rounded
     domain: tuple[DomainBound, ...] = ()
     proposer: str = "template"
+    derivatives: Derivatives | None = None  # None: no derivative written yet (backward through it raises)
+    kernel_text: str = ""  # `text` without the derivatives, which no kernel depends on (hashed for its verdict)
 
     @property
     def name(self) -> str:
@@ -187,6 +190,7 @@ class CompositeSpec:
     # (a tensor list's, a list of shapes)
     examples: tuple[tuple[tuple[str, Any], ...], ...]
     tags: tuple[str, ...] = ()
+    derivatives: Derivatives | None = None
 
     @property
     def name(self) -> str:
@@ -213,7 +217,7 @@ def load_catalog(root: Path, spec_dir: str = "specs") -> Catalog:
     """Parses and validates every specs/*.yaml; raises the first SpecError."""
     paths = sorted((root / spec_dir).glob("*.yaml"))
     parsed = [parse_spec_file(root, path) for path in paths]
-    return _check_catalog(parsed)
+    return _check_catalog(parsed, helper_names(root))
 
 
 def parse_spec_file(root: Path, path: Path) -> OpSpec | AliasSpec | CompositeSpec:
@@ -289,6 +293,8 @@ class _SpecParser:
             accuracy=self._accuracy(family),
             domain=self._domain(signature, family),
             proposer=self._choice("proposer", PROPOSERS, default="template"),
+            derivatives=self._derivatives(signature),
+            kernel_text=self._without("derivatives"),
         )
 
     def _composite(self, signature: Signature) -> CompositeSpec:
@@ -303,7 +309,7 @@ class _SpecParser:
             raise self.error("implementation", f"expected a qualified C++ function name in namespace ts (ts::python::reshape), got {implementation!r}")
         params = [a.name for a in signature.arguments]
         return CompositeSpec(self.path, self.lines["func"], self.text, signature, implementation, self._reference(params),
-                             self._str("doc"), self._examples(signature), self._tags())  # fmt: skip
+                             self._str("doc"), self._examples(signature), self._tags(), self._derivatives(signature))  # fmt: skip
 
     def _examples(self, signature: Signature) -> tuple[tuple[tuple[str, Any], ...], ...]:
         raw = self._require("examples")
@@ -331,6 +337,29 @@ class _SpecParser:
         return tuple(examples)
 
     # -- fields
+
+    def _derivatives(self, signature: Signature) -> Derivatives | None:
+        if "derivatives" not in self.values:
+            return None
+        tensors = tuple(a.name for a in signature.arguments if a.type.is_tensor or a.type.is_tensor_list)
+        lines = entry_lines(self.text, self.lines["derivatives"])
+        try:
+            return parse_derivatives(self.values["derivatives"], tensors, tuple(a.name for a in signature.arguments), lines)
+        except FormulaError as exc:
+            entry = str(exc).split(":", 1)[0]
+            line = lines.get(entry, self.lines["derivatives"])
+            raise SpecError(Location(self.path, line), "derivatives", str(exc)) from None
+
+    def _without(self, field: str) -> str:
+        """The spec text without `field` (its key line and the indented lines under it)."""
+        if field not in self.values:
+            return self.text
+        lines = self.text.splitlines(keepends=True)
+        start = self.lines[field] - 1
+        end = start + 1
+        while end < len(lines) and (not lines[end].strip() or lines[end][0].isspace()):
+            end += 1
+        return "".join(lines[:start] + lines[end:])
 
     def _family_fields(self) -> Iterable[str]:
         name = self.values.get("family")
@@ -567,7 +596,7 @@ def _describe(value: object) -> str:
 # ---- cross-spec checks ---------------------------------------------------------------------------
 
 
-def _check_catalog(parsed: list[OpSpec | AliasSpec | CompositeSpec]) -> Catalog:
+def _check_catalog(parsed: list[OpSpec | AliasSpec | CompositeSpec], helpers: tuple[str, ...] = ()) -> Catalog:
     seen: dict[str, OpSpec | AliasSpec | CompositeSpec] = {}
     for spec in parsed:
         if spec.name in seen:
@@ -585,4 +614,12 @@ def _check_catalog(parsed: list[OpSpec | AliasSpec | CompositeSpec]) -> Catalog:
         expected = str(target.signature).replace(f"{target.name}(", f"{alias.name}(", 1)
         if str(alias.signature) != expected:
             raise SpecError(Location(alias.path, alias.line), "func", f"an alias must have its target's signature: {expected!r}")
+    callable_names = set(seen) | set(helpers)
+    for spec in (*ops, *composites):
+        for derivative in spec.derivatives.formulas if spec.derivatives else ():
+            unknown = sorted(set(derivative.calls) - callable_names)
+            if unknown:
+                raise SpecError(Location(spec.path, derivative.line), "derivatives",
+                                f"{derivative.input}: {unknown[0]!r} is neither an op of the catalog nor a helper "
+                                f"({', '.join(sorted(helpers))})")  # fmt: skip
     return Catalog(ops, aliases, composites)

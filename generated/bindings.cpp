@@ -3,6 +3,7 @@
 // Python bindings of the catalog: module functions, Tensor methods and operators.
 #include <pybind11/pybind11.h>
 
+#include "tensorsmith/autograd.h"
 #include "tensorsmith/engine.h"
 #include "tensorsmith/python.h"
 
@@ -14,8 +15,14 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   ts::Registry& registry = ts::Registry::global();
   {
     const ts::OpDef* op = &registry.get("abs");
-    auto abs = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "abs", "specs/abs.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {0}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto abs = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("abs", abs, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Absolute value of each element; the magnitude |z| of a complex one, in its parts' real dtype.");
@@ -29,24 +36,42 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("acos");
-    auto acos = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "acos", "specs/acos.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {0}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto acos = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("acos", acos, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Inverse cosine of each element, in radians, in [0, pi]; NaN outside [-1, 1].");
   }
   {
     const ts::OpDef* op = &registry.get("acosh");
-    auto acosh = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "acosh", "specs/acosh.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {0}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto acosh = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("acosh", acosh, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Inverse hyperbolic cosine of each element; NaN below 1.");
   }
   {
     const ts::OpDef* op = &registry.get("add");
-    auto add = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "add", "specs/add.yaml", ts::autograd::Kind::Formulas, {"x1", "x2", "out"}, {0, 1}, {}, 2, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto add = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("add", add, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Sum of each pair of elements, x1 + x2.");
@@ -65,9 +90,15 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("all");
-    auto all = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
+    static const ts::autograd::OpInfo autograd{
+        "all", "specs/all.yaml", ts::autograd::Kind::NotDifferentiable, {"x", "axis", "keepdims"}, {}, {}, -1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
       return ts::python::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis),
                                 keepdims, pybind11::none());
+    };
+    auto all = [forward](pybind11::object x, pybind11::object axis, bool keepdims) {
+      return ts::autograd::recorded(autograd, forward, x, axis, keepdims);
     };
     m.def("all", all, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
           py::arg("keepdims") = false,
@@ -84,9 +115,15 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("any");
-    auto any = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
+    static const ts::autograd::OpInfo autograd{
+        "any", "specs/any.yaml", ts::autograd::Kind::NotDifferentiable, {"x", "axis", "keepdims"}, {}, {}, -1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
       return ts::python::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis),
                                 keepdims, pybind11::none());
+    };
+    auto any = [forward](pybind11::object x, pybind11::object axis, bool keepdims) {
+      return ts::autograd::recorded(autograd, forward, x, axis, keepdims);
     };
     m.def("any", any, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
           py::arg("keepdims") = false,
@@ -103,9 +140,16 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("argmax");
-    auto argmax = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
+    static const ts::autograd::OpInfo autograd{
+        "argmax", "specs/argmax.yaml", ts::autograd::Kind::NotDifferentiable, {"x", "axis", "keepdims"}, {}, {}, -1,
+        false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
       return ts::python::index_reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axis_arg(axis),
                                       keepdims);
+    };
+    auto argmax = [forward](pybind11::object x, pybind11::object axis, bool keepdims) {
+      return ts::autograd::recorded(autograd, forward, x, axis, keepdims);
     };
     m.def("argmax", argmax, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
           py::arg("keepdims") = false,
@@ -117,9 +161,16 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("argmin");
-    auto argmin = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
+    static const ts::autograd::OpInfo autograd{
+        "argmin", "specs/argmin.yaml", ts::autograd::Kind::NotDifferentiable, {"x", "axis", "keepdims"}, {}, {}, -1,
+        false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
       return ts::python::index_reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axis_arg(axis),
                                       keepdims);
+    };
+    auto argmin = [forward](pybind11::object x, pybind11::object axis, bool keepdims) {
+      return ts::autograd::recorded(autograd, forward, x, axis, keepdims);
     };
     m.def("argmin", argmin, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
           py::arg("keepdims") = false,
@@ -131,8 +182,20 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("argsort");
-    auto argsort = [op](pybind11::object x, int64_t axis, bool descending, bool stable) {
+    static const ts::autograd::OpInfo autograd{"argsort",
+                                               "specs/argsort.yaml",
+                                               ts::autograd::Kind::NotDifferentiable,
+                                               {"x", "axis", "descending", "stable"},
+                                               {},
+                                               {},
+                                               -1,
+                                               false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, int64_t axis, bool descending, bool stable) {
       return ts::python::sort(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], axis, descending, stable);
+    };
+    auto argsort = [forward](pybind11::object x, int64_t axis, bool descending, bool stable) {
+      return ts::autograd::recorded(autograd, forward, x, axis, descending, stable);
     };
     m.def("argsort", argsort, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = -1,
           py::arg("descending") = false, py::arg("stable") = true,
@@ -141,32 +204,56 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("asin");
-    auto asin = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "asin", "specs/asin.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {0}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto asin = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("asin", asin, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Inverse sine of each element, in radians, in [-pi/2, pi/2]; NaN outside [-1, 1].");
   }
   {
     const ts::OpDef* op = &registry.get("asinh");
-    auto asinh = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "asinh", "specs/asinh.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {0}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto asinh = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("asinh", asinh, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Inverse hyperbolic sine of each element.");
   }
   {
     const ts::OpDef* op = &registry.get("atan");
-    auto atan = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "atan", "specs/atan.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {0}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto atan = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("atan", atan, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Inverse tangent of each element, in radians, in [-pi/2, pi/2].");
   }
   {
     const ts::OpDef* op = &registry.get("atan2");
-    auto atan2 = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "atan2", "specs/atan2.yaml", ts::autograd::Kind::Formulas, {"x1", "x2", "out"}, {0, 1}, {0, 1}, 2, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto atan2 = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("atan2", atan2, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(),
@@ -175,16 +262,29 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("atanh");
-    auto atanh = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "atanh", "specs/atanh.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {0}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto atanh = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("atanh", atanh, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Inverse hyperbolic tangent of each element; +-inf at +-1, NaN outside [-1, 1].");
   }
   {
     const ts::OpDef* op = &registry.get("bitwise_and");
-    auto bitwise_and = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "bitwise_and", "specs/bitwise_and.yaml", ts::autograd::Kind::NotDifferentiable, {"x1", "x2", "out"}, {}, {}, 2,
+        false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto bitwise_and = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("bitwise_and", bitwise_and, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(), "Bitwise AND of each pair of elements (logical AND for bool).");
@@ -207,8 +307,20 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("bitwise_invert");
-    auto bitwise_invert = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{"bitwise_invert",
+                                               "specs/bitwise_invert.yaml",
+                                               ts::autograd::Kind::NotDifferentiable,
+                                               {"x", "out"},
+                                               {},
+                                               {},
+                                               1,
+                                               false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto bitwise_invert = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("bitwise_invert", bitwise_invert, py::arg("x"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(), "Bitwise NOT of each element (logical NOT for bool).");
@@ -218,8 +330,20 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("bitwise_left_shift");
-    auto bitwise_left_shift = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{"bitwise_left_shift",
+                                               "specs/bitwise_left_shift.yaml",
+                                               ts::autograd::Kind::NotDifferentiable,
+                                               {"x1", "x2", "out"},
+                                               {},
+                                               {},
+                                               2,
+                                               false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto bitwise_left_shift = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("bitwise_left_shift", bitwise_left_shift, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(),
@@ -245,8 +369,15 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("bitwise_or");
-    auto bitwise_or = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "bitwise_or", "specs/bitwise_or.yaml", ts::autograd::Kind::NotDifferentiable, {"x1", "x2", "out"}, {}, {}, 2,
+        false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto bitwise_or = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("bitwise_or", bitwise_or, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(), "Bitwise OR of each pair of elements (logical OR for bool).");
@@ -269,8 +400,20 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("bitwise_right_shift");
-    auto bitwise_right_shift = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{"bitwise_right_shift",
+                                               "specs/bitwise_right_shift.yaml",
+                                               ts::autograd::Kind::NotDifferentiable,
+                                               {"x1", "x2", "out"},
+                                               {},
+                                               {},
+                                               2,
+                                               false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto bitwise_right_shift = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("bitwise_right_shift", bitwise_right_shift, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(),
@@ -297,8 +440,15 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("bitwise_xor");
-    auto bitwise_xor = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "bitwise_xor", "specs/bitwise_xor.yaml", ts::autograd::Kind::NotDifferentiable, {"x1", "x2", "out"}, {}, {}, 2,
+        false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto bitwise_xor = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("bitwise_xor", bitwise_xor, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(), "Bitwise XOR of each pair of elements (logical XOR for bool).");
@@ -321,50 +471,92 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("ceil");
-    auto ceil = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "ceil", "specs/ceil.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto ceil = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("ceil", ceil, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Smallest integer not less than each element; integer inputs keep their dtype.");
   }
   {
     const ts::OpDef* op = &registry.get("conj");
-    auto conj = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "conj", "specs/conj.yaml", ts::autograd::Kind::NotImplemented, {"x", "out"}, {0}, {}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto conj = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("conj", conj, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Complex conjugate of each element (the imaginary part negated); real numbers are their own.");
   }
   {
     const ts::OpDef* op = &registry.get("copysign");
-    auto copysign = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "copysign", "specs/copysign.yaml", ts::autograd::Kind::Formulas, {"x1", "x2", "out"}, {0, 1}, {0}, 2, true};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto copysign = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("copysign", copysign, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(), "The magnitude of x1 with the sign bit of x2 (NaN's sign included).");
   }
   {
     const ts::OpDef* op = &registry.get("cos");
-    auto cos = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "cos", "specs/cos.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {0}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto cos = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("cos", cos, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Cosine of each element, in radians.");
   }
   {
     const ts::OpDef* op = &registry.get("cosh");
-    auto cosh = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "cosh", "specs/cosh.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {0}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto cosh = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("cosh", cosh, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Hyperbolic cosine of each element.");
   }
   {
     const ts::OpDef* op = &registry.get("cumulative_prod");
-    auto cumulative_prod = [op](pybind11::object x, pybind11::object axis, pybind11::object dtype,
-                                bool include_initial) {
+    static const ts::autograd::OpInfo autograd{"cumulative_prod",
+                                               "specs/cumulative_prod.yaml",
+                                               ts::autograd::Kind::NotImplemented,
+                                               {"x", "axis", "dtype", "include_initial"},
+                                               {0},
+                                               {},
+                                               -1,
+                                               false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object axis, pybind11::object dtype, bool include_initial) {
       return ts::python::scan(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axis_arg(axis),
                               include_initial, dtype);
+    };
+    auto cumulative_prod = [forward](pybind11::object x, pybind11::object axis, pybind11::object dtype,
+                                     bool include_initial) {
+      return ts::autograd::recorded(autograd, forward, x, axis, dtype, include_initial);
     };
     m.def("cumulative_prod", cumulative_prod, py::arg("x"), py::pos_only(), py::kw_only(),
           py::arg("axis") = pybind11::none(), py::arg("dtype") = pybind11::none(), py::arg("include_initial") = false,
@@ -373,10 +565,22 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("cumulative_sum");
-    auto cumulative_sum = [op](pybind11::object x, pybind11::object axis, pybind11::object dtype,
-                               bool include_initial) {
+    static const ts::autograd::OpInfo autograd{"cumulative_sum",
+                                               "specs/cumulative_sum.yaml",
+                                               ts::autograd::Kind::Formulas,
+                                               {"x", "axis", "dtype", "include_initial"},
+                                               {0},
+                                               {1, 3},
+                                               -1,
+                                               false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object axis, pybind11::object dtype, bool include_initial) {
       return ts::python::scan(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axis_arg(axis),
                               include_initial, dtype);
+    };
+    auto cumulative_sum = [forward](pybind11::object x, pybind11::object axis, pybind11::object dtype,
+                                    bool include_initial) {
+      return ts::autograd::recorded(autograd, forward, x, axis, dtype, include_initial);
     };
     m.def("cumulative_sum", cumulative_sum, py::arg("x"), py::pos_only(), py::kw_only(),
           py::arg("axis") = pybind11::none(), py::arg("dtype") = pybind11::none(), py::arg("include_initial") = false,
@@ -385,8 +589,14 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("divide");
-    auto divide = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "divide", "specs/divide.yaml", ts::autograd::Kind::Formulas, {"x1", "x2", "out"}, {0, 1}, {0, 1}, 2, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto divide = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("divide", divide, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(), "True division x1 / x2; integer inputs give float64.");
@@ -404,8 +614,14 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("equal");
-    auto equal = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "equal", "specs/equal.yaml", ts::autograd::Kind::NotDifferentiable, {"x1", "x2", "out"}, {}, {}, 2, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto equal = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("equal", equal, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(), "x1 == x2 for each pair, as bool.");
@@ -416,16 +632,28 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("exp");
-    auto exp = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "exp", "specs/exp.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {}, 1, true};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto exp = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("exp", exp, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Exponential e**x of each element.");
   }
   {
     const ts::OpDef* op = &registry.get("expm1");
-    auto expm1 = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "expm1", "specs/expm1.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {}, 1, true};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto expm1 = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def(
         "expm1", expm1, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
@@ -433,16 +661,34 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("floor");
-    auto floor = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "floor", "specs/floor.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto floor = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("floor", floor, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Largest integer not greater than each element; integer inputs keep their dtype.");
   }
   {
     const ts::OpDef* op = &registry.get("floor_divide");
-    auto floor_divide = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{"floor_divide",
+                                               "specs/floor_divide.yaml",
+                                               ts::autograd::Kind::NotDifferentiable,
+                                               {"x1", "x2", "out"},
+                                               {},
+                                               {},
+                                               2,
+                                               false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto floor_divide = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("floor_divide", floor_divide, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(),
@@ -467,8 +713,14 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("greater");
-    auto greater = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "greater", "specs/greater.yaml", ts::autograd::Kind::NotDifferentiable, {"x1", "x2", "out"}, {}, {}, 2, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto greater = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("greater", greater, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(), "x1 > x2 for each pair, as bool.");
@@ -479,8 +731,20 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("greater_equal");
-    auto greater_equal = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{"greater_equal",
+                                               "specs/greater_equal.yaml",
+                                               ts::autograd::Kind::NotDifferentiable,
+                                               {"x1", "x2", "out"},
+                                               {},
+                                               {},
+                                               2,
+                                               false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto greater_equal = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("greater_equal", greater_equal, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(), "x1 >= x2 for each pair, as bool.");
@@ -493,8 +757,14 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("hypot");
-    auto hypot = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "hypot", "specs/hypot.yaml", ts::autograd::Kind::Formulas, {"x1", "x2", "out"}, {0, 1}, {0, 1}, 2, true};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto hypot = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("hypot", hypot, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(),
@@ -503,40 +773,70 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("imag");
-    auto imag = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "imag", "specs/imag.yaml", ts::autograd::Kind::NotImplemented, {"x", "out"}, {0}, {}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto imag = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("imag", imag, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Imaginary part of each element, in its parts' real dtype (float32 for complex64); zero for real numbers.");
   }
   {
     const ts::OpDef* op = &registry.get("isfinite");
-    auto isfinite = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "isfinite", "specs/isfinite.yaml", ts::autograd::Kind::NotDifferentiable, {"x", "out"}, {}, {}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto isfinite = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("isfinite", isfinite, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Whether each element is neither infinite nor NaN.");
   }
   {
     const ts::OpDef* op = &registry.get("isinf");
-    auto isinf = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "isinf", "specs/isinf.yaml", ts::autograd::Kind::NotDifferentiable, {"x", "out"}, {}, {}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto isinf = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("isinf", isinf, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Whether each element is +inf or -inf.");
   }
   {
     const ts::OpDef* op = &registry.get("isnan");
-    auto isnan = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "isnan", "specs/isnan.yaml", ts::autograd::Kind::NotDifferentiable, {"x", "out"}, {}, {}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto isnan = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("isnan", isnan, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Whether each element is NaN.");
   }
   {
     const ts::OpDef* op = &registry.get("less");
-    auto less = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "less", "specs/less.yaml", ts::autograd::Kind::NotDifferentiable, {"x1", "x2", "out"}, {}, {}, 2, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto less = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("less", less, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "x1 < x2 for each pair, as bool.");
@@ -546,8 +846,15 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("less_equal");
-    auto less_equal = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "less_equal", "specs/less_equal.yaml", ts::autograd::Kind::NotDifferentiable, {"x1", "x2", "out"}, {}, {}, 2,
+        false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto less_equal = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("less_equal", less_equal, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(), "x1 <= x2 for each pair, as bool.");
@@ -560,48 +867,85 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("log");
-    auto log = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "log", "specs/log.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {0}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto log = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("log", log, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Natural logarithm of each element; NaN below 0 and -inf at 0.");
   }
   {
     const ts::OpDef* op = &registry.get("log10");
-    auto log10 = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "log10", "specs/log10.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {0}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto log10 = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("log10", log10, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Base-10 logarithm of each element.");
   }
   {
     const ts::OpDef* op = &registry.get("log1p");
-    auto log1p = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "log1p", "specs/log1p.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {0}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto log1p = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("log1p", log1p, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "log(1 + x), accurate for small x.");
   }
   {
     const ts::OpDef* op = &registry.get("log2");
-    auto log2 = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "log2", "specs/log2.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {0}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto log2 = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("log2", log2, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Base-2 logarithm of each element.");
   }
   {
     const ts::OpDef* op = &registry.get("log_softmax");
-    auto log_softmax = [op](pybind11::object x, int64_t axis) {
+    static const ts::autograd::OpInfo autograd{
+        "log_softmax", "specs/log_softmax.yaml", ts::autograd::Kind::Formulas, {"x", "axis"}, {0}, {1}, -1, true};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, int64_t axis) {
       return ts::python::normalize(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], axis);
+    };
+    auto log_softmax = [forward](pybind11::object x, int64_t axis) {
+      return ts::autograd::recorded(autograd, forward, x, axis);
     };
     m.def("log_softmax", log_softmax, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = -1,
           "log(softmax(x)) along axis, computed stably as x - max - log(sum(exp(x - max))).");
   }
   {
     const ts::OpDef* op = &registry.get("logaddexp");
-    auto logaddexp = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "logaddexp", "specs/logaddexp.yaml", ts::autograd::Kind::Formulas, {"x1", "x2", "out"}, {0, 1}, {0, 1}, 2,
+        false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto logaddexp = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("logaddexp", logaddexp, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(),
@@ -609,43 +953,76 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("logical_and");
-    auto logical_and = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "logical_and", "specs/logical_and.yaml", ts::autograd::Kind::NotDifferentiable, {"x1", "x2", "out"}, {}, {}, 2,
+        false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto logical_and = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("logical_and", logical_and, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(), "Logical AND of each pair, as bool.");
   }
   {
     const ts::OpDef* op = &registry.get("logical_not");
-    auto logical_not = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "logical_not", "specs/logical_not.yaml", ts::autograd::Kind::NotDifferentiable, {"x", "out"}, {}, {}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto logical_not = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("logical_not", logical_not, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Logical NOT of each element, as bool.");
   }
   {
     const ts::OpDef* op = &registry.get("logical_or");
-    auto logical_or = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "logical_or", "specs/logical_or.yaml", ts::autograd::Kind::NotDifferentiable, {"x1", "x2", "out"}, {}, {}, 2,
+        false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto logical_or = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("logical_or", logical_or, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(), "Logical OR of each pair, as bool.");
   }
   {
     const ts::OpDef* op = &registry.get("logical_xor");
-    auto logical_xor = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "logical_xor", "specs/logical_xor.yaml", ts::autograd::Kind::NotDifferentiable, {"x1", "x2", "out"}, {}, {}, 2,
+        false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto logical_xor = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("logical_xor", logical_xor, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(), "Logical XOR of each pair of elements, as bool.");
   }
   {
     const ts::OpDef* op = &registry.get("matmul");
-    auto matmul = [op](pybind11::object x1, pybind11::object x2) {
+    static const ts::autograd::OpInfo autograd{
+        "matmul", "specs/matmul.yaml", ts::autograd::Kind::Formulas, {"x1", "x2"}, {0, 1}, {0, 1}, -1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2) {
       return [&] {
         const auto t = ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"});
         return ts::python::contract(*op, t[0], t[1]);
       }();
+    };
+    auto matmul = [forward](pybind11::object x1, pybind11::object x2) {
+      return ts::autograd::recorded(autograd, forward, x1, x2);
     };
     m.def("matmul", matmul, py::arg("x1"), py::arg("x2"), py::pos_only(),
           "Matrix product with numpy semantics; 1-D operands are promoted to matrices and leading batch dimensions "
@@ -665,9 +1042,15 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("max");
-    auto max = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
+    static const ts::autograd::OpInfo autograd{
+        "max", "specs/max.yaml", ts::autograd::Kind::Formulas, {"x", "axis", "keepdims"}, {0}, {1, 2, 0}, -1, true};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
       return ts::python::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis),
                                 keepdims, pybind11::none());
+    };
+    auto max = [forward](pybind11::object x, pybind11::object axis, bool keepdims) {
+      return ts::autograd::recorded(autograd, forward, x, axis, keepdims);
     };
     m.def("max", max, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
           py::arg("keepdims") = false,
@@ -684,17 +1067,29 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("maximum");
-    auto maximum = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "maximum", "specs/maximum.yaml", ts::autograd::Kind::Formulas, {"x1", "x2", "out"}, {0, 1}, {0, 1}, 2, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto maximum = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("maximum", maximum, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(), "Element-wise maximum; NaN if either is NaN.");
   }
   {
     const ts::OpDef* op = &registry.get("mean");
-    auto mean = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
+    static const ts::autograd::OpInfo autograd{
+        "mean", "specs/mean.yaml", ts::autograd::Kind::Formulas, {"x", "axis", "keepdims"}, {0}, {1, 2, 0}, -1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
       return ts::python::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis),
                                 keepdims, pybind11::none());
+    };
+    auto mean = [forward](pybind11::object x, pybind11::object axis, bool keepdims) {
+      return ts::autograd::recorded(autograd, forward, x, axis, keepdims);
     };
     m.def("mean", mean, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
           py::arg("keepdims") = false, "Arithmetic mean over the given axes; integer inputs give float64.");
@@ -709,9 +1104,15 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("min");
-    auto min = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
+    static const ts::autograd::OpInfo autograd{
+        "min", "specs/min.yaml", ts::autograd::Kind::Formulas, {"x", "axis", "keepdims"}, {0}, {1, 2, 0}, -1, true};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object axis, bool keepdims) {
       return ts::python::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis),
                                 keepdims, pybind11::none());
+    };
+    auto min = [forward](pybind11::object x, pybind11::object axis, bool keepdims) {
+      return ts::autograd::recorded(autograd, forward, x, axis, keepdims);
     };
     m.def("min", min, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
           py::arg("keepdims") = false,
@@ -728,16 +1129,28 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("minimum");
-    auto minimum = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "minimum", "specs/minimum.yaml", ts::autograd::Kind::Formulas, {"x1", "x2", "out"}, {0, 1}, {0, 1}, 2, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto minimum = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("minimum", minimum, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(), "Element-wise minimum; NaN if either is NaN.");
   }
   {
     const ts::OpDef* op = &registry.get("multiply");
-    auto multiply = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "multiply", "specs/multiply.yaml", ts::autograd::Kind::Formulas, {"x1", "x2", "out"}, {0, 1}, {0, 1}, 2, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto multiply = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("multiply", multiply, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(), "Product of each pair of elements, x1 * x2.");
@@ -758,8 +1171,14 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("negative");
-    auto negative = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "negative", "specs/negative.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto negative = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("negative", negative, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Numerical negative of each element, -x.");
@@ -771,8 +1190,15 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("nextafter");
-    auto nextafter = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "nextafter", "specs/nextafter.yaml", ts::autograd::Kind::NotImplemented, {"x1", "x2", "out"}, {0, 1}, {}, 2,
+        false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto nextafter = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("nextafter", nextafter, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(),
@@ -780,8 +1206,15 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("not_equal");
-    auto not_equal = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "not_equal", "specs/not_equal.yaml", ts::autograd::Kind::NotDifferentiable, {"x1", "x2", "out"}, {}, {}, 2,
+        false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto not_equal = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("not_equal", not_equal, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(), "x1 != x2 for each pair, as bool.");
@@ -792,8 +1225,14 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("positive");
-    auto positive = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "positive", "specs/positive.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto positive = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("positive", positive, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "+x: a copy of each element.");
@@ -802,8 +1241,14 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("pow");
-    auto pow = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "pow", "specs/pow.yaml", ts::autograd::Kind::Formulas, {"x1", "x2", "out"}, {0, 1}, {0, 1}, 2, true};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto pow = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("pow", pow, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "x1 raised to the power x2; a negative integer exponent raises ValueError, as in numpy.");
@@ -821,9 +1266,16 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("prod");
-    auto prod = [op](pybind11::object x, pybind11::object axis, pybind11::object dtype, bool keepdims) {
+    static const ts::autograd::OpInfo autograd{
+        "prod", "specs/prod.yaml", ts::autograd::Kind::Formulas, {"x", "axis", "dtype", "keepdims"}, {0}, {1, 3, 0}, -1,
+        false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object axis, pybind11::object dtype, bool keepdims) {
       return ts::python::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis),
                                 keepdims, dtype);
+    };
+    auto prod = [forward](pybind11::object x, pybind11::object axis, pybind11::object dtype, bool keepdims) {
+      return ts::autograd::recorded(autograd, forward, x, axis, dtype, keepdims);
     };
     m.def("prod", prod, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
           py::arg("dtype") = pybind11::none(), py::arg("keepdims") = false,
@@ -840,32 +1292,57 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("real");
-    auto real = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "real", "specs/real.yaml", ts::autograd::Kind::NotImplemented, {"x", "out"}, {0}, {}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto real = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("real", real, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Real part of each element, in its parts' real dtype (float32 for complex64); real numbers are their own.");
   }
   {
     const ts::OpDef* op = &registry.get("reciprocal");
-    auto reciprocal = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "reciprocal", "specs/reciprocal.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {}, 1, true};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto reciprocal = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("reciprocal", reciprocal, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "1 / x for each element.");
   }
   {
     const ts::OpDef* op = &registry.get("relu");
-    auto relu = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "relu", "specs/relu.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {}, 1, true};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto relu = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("relu", relu, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Rectified linear unit, max(x, 0); NaN stays NaN.");
   }
   {
     const ts::OpDef* op = &registry.get("remainder");
-    auto remainder = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "remainder", "specs/remainder.yaml", ts::autograd::Kind::Formulas, {"x1", "x2", "out"}, {0, 1}, {0, 1}, 2,
+        false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto remainder = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("remainder", remainder, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(),
@@ -884,64 +1361,118 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("round");
-    auto round = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "round", "specs/round.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto round = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("round", round, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Each element rounded to the nearest integer, halves to even; integers are returned unchanged.");
   }
   {
     const ts::OpDef* op = &registry.get("sigmoid");
-    auto sigmoid = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "sigmoid", "specs/sigmoid.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {}, 1, true};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto sigmoid = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("sigmoid", sigmoid, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Logistic sigmoid 1 / (1 + exp(-x)).");
   }
   {
     const ts::OpDef* op = &registry.get("sign");
-    auto sign = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "sign", "specs/sign.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto sign = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("sign", sign, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "-1, 0 or 1 by the sign of each element (NaN for NaN).");
   }
   {
     const ts::OpDef* op = &registry.get("signbit");
-    auto signbit = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "signbit", "specs/signbit.yaml", ts::autograd::Kind::NotDifferentiable, {"x", "out"}, {}, {}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto signbit = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("signbit", signbit, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Whether each element's sign bit is set (-0.0 and negative NaNs included).");
   }
   {
     const ts::OpDef* op = &registry.get("sin");
-    auto sin = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "sin", "specs/sin.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {0}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto sin = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("sin", sin, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Sine of each element, in radians.");
   }
   {
     const ts::OpDef* op = &registry.get("sinh");
-    auto sinh = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "sinh", "specs/sinh.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {0}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto sinh = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("sinh", sinh, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Hyperbolic sine of each element.");
   }
   {
     const ts::OpDef* op = &registry.get("softmax");
-    auto softmax = [op](pybind11::object x, int64_t axis) {
+    static const ts::autograd::OpInfo autograd{
+        "softmax", "specs/softmax.yaml", ts::autograd::Kind::Formulas, {"x", "axis"}, {0}, {1}, -1, true};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, int64_t axis) {
       return ts::python::normalize(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], axis);
+    };
+    auto softmax = [forward](pybind11::object x, int64_t axis) {
+      return ts::autograd::recorded(autograd, forward, x, axis);
     };
     m.def("softmax", softmax, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = -1,
           "exp(x) / sum(exp(x)) along axis, computed stably by subtracting the maximum first.");
   }
   {
     const ts::OpDef* op = &registry.get("sort");
-    auto sort = [op](pybind11::object x, int64_t axis, bool descending, bool stable) {
+    static const ts::autograd::OpInfo autograd{"sort",
+                                               "specs/sort.yaml",
+                                               ts::autograd::Kind::Formulas,
+                                               {"x", "axis", "descending", "stable"},
+                                               {0},
+                                               {1, 2, 3, 0},
+                                               -1,
+                                               false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, int64_t axis, bool descending, bool stable) {
       return ts::python::sort(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], axis, descending, stable);
+    };
+    auto sort = [forward](pybind11::object x, int64_t axis, bool descending, bool stable) {
+      return ts::autograd::recorded(autograd, forward, x, axis, descending, stable);
     };
     m.def("sort", sort, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = -1,
           py::arg("descending") = false, py::arg("stable") = true,
@@ -951,24 +1482,42 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("sqrt");
-    auto sqrt = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "sqrt", "specs/sqrt.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {}, 1, true};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto sqrt = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("sqrt", sqrt, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Non-negative square root of each element; NaN for negative inputs.");
   }
   {
     const ts::OpDef* op = &registry.get("square");
-    auto square = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "square", "specs/square.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {0}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto square = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("square", square, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "x * x for each element (integers wrap).");
   }
   {
     const ts::OpDef* op = &registry.get("subtract");
-    auto subtract = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "subtract", "specs/subtract.yaml", ts::autograd::Kind::Formulas, {"x1", "x2", "out"}, {0, 1}, {}, 2, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x1, x2}, {"x1", "x2"}), out);
+    };
+    auto subtract = [forward](pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x1, x2, out);
     };
     m.def("subtract", subtract, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(), "Difference of each pair of elements, x1 - x2.");
@@ -986,9 +1535,16 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("sum");
-    auto sum = [op](pybind11::object x, pybind11::object axis, pybind11::object dtype, bool keepdims) {
+    static const ts::autograd::OpInfo autograd{
+        "sum", "specs/sum.yaml", ts::autograd::Kind::Formulas, {"x", "axis", "dtype", "keepdims"}, {0}, {1, 3, 0}, -1,
+        false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object axis, pybind11::object dtype, bool keepdims) {
       return ts::python::reduce(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axes_arg(axis),
                                 keepdims, dtype);
+    };
+    auto sum = [forward](pybind11::object x, pybind11::object axis, pybind11::object dtype, bool keepdims) {
+      return ts::autograd::recorded(autograd, forward, x, axis, dtype, keepdims);
     };
     m.def("sum", sum, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
           py::arg("dtype") = pybind11::none(), py::arg("keepdims") = false,
@@ -1005,189 +1561,562 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     const ts::OpDef* op = &registry.get("tan");
-    auto tan = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "tan", "specs/tan.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {}, 1, true};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto tan = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("tan", tan, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Tangent of each element, in radians.");
   }
   {
     const ts::OpDef* op = &registry.get("tanh");
-    auto tanh = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "tanh", "specs/tanh.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {}, 1, true};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto tanh = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("tanh", tanh, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Hyperbolic tangent of each element.");
   }
   {
     const ts::OpDef* op = &registry.get("trunc");
-    auto trunc = [op](pybind11::object x, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "trunc", "specs/trunc.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto trunc = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
     };
     m.def("trunc", trunc, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Each element rounded towards zero; integers and bool are returned unchanged.");
   }
   {
     const ts::OpDef* op = &registry.get("where");
-    auto where = [op](pybind11::object condition, pybind11::object x1, pybind11::object x2, pybind11::object out) {
+    static const ts::autograd::OpInfo autograd{
+        "where", "specs/where.yaml", ts::autograd::Kind::Formulas, {"condition", "x1", "x2", "out"}, {1, 2}, {0}, 3,
+        false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object condition, pybind11::object x1, pybind11::object x2, pybind11::object out) {
       return ts::python::pointwise_into(
           *op, ts::python::tensor_operands(*op, {condition, x1, x2}, {"condition", "x1", "x2"}), out);
+    };
+    auto where = [forward](pybind11::object condition, pybind11::object x1, pybind11::object x2, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, condition, x1, x2, out);
     };
     m.def("where", where, py::arg("condition"), py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(),
           "Elements of x1 where condition is true, else of x2; all three broadcast together.");
   }
   // composite ops: the core's own functions
-  m.def("arange", &ts::python::arange, py::arg("start"), py::pos_only(), py::arg("stop") = pybind11::none(),
-        py::arg("step") = 1, py::kw_only(), py::arg("dtype") = pybind11::none(), py::arg("device") = pybind11::none(),
-        "Evenly spaced values in [start, stop) by `step` (in [0, start) without stop), as numpy's: ceil((stop - start) "
-        "/ step) of them, of `dtype` (default int64, or float64 when any argument is a float).");
-  m.def("broadcast_arrays", &ts::python::broadcast_arrays,
-        "Read-only views of the arrays broadcast to their common shape, as a list.");
-  m.def("broadcast_to", &ts::python::broadcast_to, py::arg("x"), py::pos_only(), py::arg("shape"),
-        "A read-through view of x broadcast to `shape`.");
-  m.def("clip", &ts::python::clip, py::arg("x"), py::pos_only(), py::arg("min") = pybind11::none(),
-        py::arg("max") = pybind11::none(),
-        "x with each element limited to [min, max]: minimum(maximum(x, min), max), as numpy's (NaN propagates; min > "
-        "max gives max). min and max are tensors or Python scalars; None leaves that side open. A Python int outside "
-        "x's integer dtype is taken at the dtype's limit.");
-  m.def("concat", &ts::python::concat, py::arg("arrays"), py::pos_only(), py::kw_only(), py::arg("axis") = 0,
+  {
+    static const ts::autograd::OpInfo autograd{"arange",
+                                               "specs/arange.yaml",
+                                               ts::autograd::Kind::NotDifferentiable,
+                                               {"start", "stop", "step", "dtype", "device"},
+                                               {},
+                                               {},
+                                               -1,
+                                               false};
+    ts::autograd::register_op(autograd);
+    m.def("arange", ts::autograd::recorded_function(autograd, &ts::python::arange), py::arg("start"), py::pos_only(),
+          py::arg("stop") = pybind11::none(), py::arg("step") = 1, py::kw_only(), py::arg("dtype") = pybind11::none(),
+          py::arg("device") = pybind11::none(),
+          "Evenly spaced values in [start, stop) by `step` (in [0, start) without stop), as numpy's: ceil((stop - "
+          "start) / step) of them, of `dtype` (default int64, or float64 when any argument is a float).");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{"broadcast_arrays",
+                                               "specs/broadcast_arrays.yaml",
+                                               ts::autograd::Kind::NotImplemented,
+                                               {"arrays"},
+                                               {0},
+                                               {},
+                                               -1,
+                                               false};
+    ts::autograd::register_op(autograd);
+    m.def("broadcast_arrays", ts::autograd::recorded_function(autograd, &ts::python::broadcast_arrays),
+          "Read-only views of the arrays broadcast to their common shape, as a list.");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "broadcast_to", "specs/broadcast_to.yaml", ts::autograd::Kind::Formulas, {"x", "shape"}, {0}, {}, -1, false};
+    ts::autograd::register_op(autograd);
+    m.def("broadcast_to", ts::autograd::recorded_function(autograd, &ts::python::broadcast_to), py::arg("x"),
+          py::pos_only(), py::arg("shape"), "A read-through view of x broadcast to `shape`.");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "clip", "specs/clip.yaml", ts::autograd::Kind::Formulas, {"x", "min", "max"}, {0, 1, 2}, {2, 1, 0}, -1, false};
+    ts::autograd::register_op(autograd);
+    m.def("clip", ts::autograd::recorded_function(autograd, &ts::python::clip), py::arg("x"), py::pos_only(),
+          py::arg("min") = pybind11::none(), py::arg("max") = pybind11::none(),
+          "x with each element limited to [min, max]: minimum(maximum(x, min), max), as numpy's (NaN propagates; min > "
+          "max gives max). min and max are tensors or Python scalars; None leaves that side open. A Python int outside "
+          "x's integer dtype is taken at the dtype's limit.");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "concat", "specs/concat.yaml", ts::autograd::Kind::Formulas, {"arrays", "axis"}, {0}, {0, 1}, -1, false};
+    ts::autograd::register_op(autograd);
+    m.def(
+        "concat", ts::autograd::recorded_function(autograd, &ts::python::concat), py::arg("arrays"), py::pos_only(),
+        py::kw_only(), py::arg("axis") = 0,
         "The arrays joined along an existing axis (flattened first when axis is None), in the dtype they promote to.");
-  m.def("count_nonzero", &ts::python::count_nonzero, py::arg("x"), py::pos_only(), py::kw_only(),
-        py::arg("axis") = pybind11::none(), py::arg("keepdims") = false,
-        "The number of nonzero (true) elements over the given axes (all when axis is None), as int64; NaN counts, -0.0 "
-        "does not.");
-  m.def(
-      "diff", &ts::python::diff, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = -1, py::arg("n") = 1,
-      py::arg("prepend") = pybind11::none(), py::arg("append") = pybind11::none(),
-      "The n-th discrete difference along `axis`: out[i] = x[i + 1] - x[i], n times (for bool, x[i + 1] != x[i], as "
-      "numpy's), after prepend and append (same shape as x but along axis) are joined to x; n = 0 returns x's values.");
-  m.def(
-      "empty", &ts::python::empty, py::arg("shape"), py::kw_only(), py::arg("dtype") = pybind11::none(),
-      py::arg("device") = pybind11::none(),
-      "A new tensor of `shape` with unspecified contents, of `dtype` (default float64) on `device` (default the CPU).");
-  m.def("empty_like", &ts::python::empty_like, py::arg("x"), py::pos_only(), py::kw_only(),
-        py::arg("dtype") = pybind11::none(), py::arg("device") = pybind11::none(),
-        "A new tensor shaped like x with unspecified contents, of x's dtype and device unless `dtype` or `device` says "
-        "otherwise.");
-  m.def("expand_dims", &ts::python::expand_dims, py::arg("x"), py::pos_only(), py::arg("axis") = 0,
-        "A view of x with a new axis of extent 1 at position `axis` (negative counts from the end of the result).");
-  m.def("eye", &ts::python::eye, py::arg("n_rows"), py::arg("n_cols") = pybind11::none(), py::pos_only(), py::kw_only(),
-        py::arg("k") = 0, py::arg("dtype") = pybind11::none(), py::arg("device") = pybind11::none(),
-        "An n_rows x n_cols (default square) tensor with ones on the k-th diagonal (k > 0 above the main one) and "
-        "zeros elsewhere, of `dtype` (default float64).");
-  m.def("flip", &ts::python::flip, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
-        "A view of x with the order of elements reversed along `axis` (an int, a tuple, or every axis when None).");
-  m.def("full", &ts::python::full, py::arg("shape"), py::arg("fill_value"), py::kw_only(),
-        py::arg("dtype") = pybind11::none(), py::arg("device") = pybind11::none(),
-        "A new tensor of `shape` filled with `fill_value` (a Python bool, int or float), of `dtype` (default from the "
-        "value's type, bool, int64 or float64) on `device`.");
-  m.def("full_like", &ts::python::full_like, py::arg("x"), py::pos_only(), py::arg("fill_value"), py::kw_only(),
-        py::arg("dtype") = pybind11::none(), py::arg("device") = pybind11::none(),
-        "A new tensor shaped like x filled with `fill_value`, of x's dtype and device unless `dtype` or `device` says "
-        "otherwise.");
-  m.def("linspace", &ts::python::linspace, py::arg("start"), py::arg("stop"), py::pos_only(), py::arg("num"),
+  }
+  {
+    static const ts::autograd::OpInfo autograd{"count_nonzero",
+                                               "specs/count_nonzero.yaml",
+                                               ts::autograd::Kind::NotDifferentiable,
+                                               {"x", "axis", "keepdims"},
+                                               {},
+                                               {},
+                                               -1,
+                                               false};
+    ts::autograd::register_op(autograd);
+    m.def("count_nonzero", ts::autograd::recorded_function(autograd, &ts::python::count_nonzero), py::arg("x"),
+          py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(), py::arg("keepdims") = false,
+          "The number of nonzero (true) elements over the given axes (all when axis is None), as int64; NaN counts, "
+          "-0.0 does not.");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{"diff",
+                                               "specs/diff.yaml",
+                                               ts::autograd::Kind::NotImplemented,
+                                               {"x", "axis", "n", "prepend", "append"},
+                                               {0, 3, 4},
+                                               {},
+                                               -1,
+                                               false};
+    ts::autograd::register_op(autograd);
+    m.def("diff", ts::autograd::recorded_function(autograd, &ts::python::diff), py::arg("x"), py::pos_only(),
+          py::kw_only(), py::arg("axis") = -1, py::arg("n") = 1, py::arg("prepend") = pybind11::none(),
+          py::arg("append") = pybind11::none(),
+          "The n-th discrete difference along `axis`: out[i] = x[i + 1] - x[i], n times (for bool, x[i + 1] != x[i], "
+          "as numpy's), after prepend and append (same shape as x but along axis) are joined to x; n = 0 returns x's "
+          "values.");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "empty", "specs/empty.yaml", ts::autograd::Kind::NotDifferentiable, {"shape", "dtype", "device"}, {}, {}, -1,
+        false};
+    ts::autograd::register_op(autograd);
+    m.def("empty", ts::autograd::recorded_function(autograd, &ts::python::empty), py::arg("shape"), py::kw_only(),
+          py::arg("dtype") = pybind11::none(), py::arg("device") = pybind11::none(),
+          "A new tensor of `shape` with unspecified contents, of `dtype` (default float64) on `device` (default the "
+          "CPU).");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{"empty_like",
+                                               "specs/empty_like.yaml",
+                                               ts::autograd::Kind::NotDifferentiable,
+                                               {"x", "dtype", "device"},
+                                               {},
+                                               {},
+                                               -1,
+                                               false};
+    ts::autograd::register_op(autograd);
+    m.def("empty_like", ts::autograd::recorded_function(autograd, &ts::python::empty_like), py::arg("x"),
+          py::pos_only(), py::kw_only(), py::arg("dtype") = pybind11::none(), py::arg("device") = pybind11::none(),
+          "A new tensor shaped like x with unspecified contents, of x's dtype and device unless `dtype` or `device` "
+          "says otherwise.");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "expand_dims", "specs/expand_dims.yaml", ts::autograd::Kind::Formulas, {"x", "axis"}, {0}, {0}, -1, false};
+    ts::autograd::register_op(autograd);
+    m.def("expand_dims", ts::autograd::recorded_function(autograd, &ts::python::expand_dims), py::arg("x"),
+          py::pos_only(), py::arg("axis") = 0,
+          "A view of x with a new axis of extent 1 at position `axis` (negative counts from the end of the result).");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{"eye",
+                                               "specs/eye.yaml",
+                                               ts::autograd::Kind::NotDifferentiable,
+                                               {"n_rows", "n_cols", "k", "dtype", "device"},
+                                               {},
+                                               {},
+                                               -1,
+                                               false};
+    ts::autograd::register_op(autograd);
+    m.def("eye", ts::autograd::recorded_function(autograd, &ts::python::eye), py::arg("n_rows"),
+          py::arg("n_cols") = pybind11::none(), py::pos_only(), py::kw_only(), py::arg("k") = 0,
+          py::arg("dtype") = pybind11::none(), py::arg("device") = pybind11::none(),
+          "An n_rows x n_cols (default square) tensor with ones on the k-th diagonal (k > 0 above the main one) and "
+          "zeros elsewhere, of `dtype` (default float64).");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "flip", "specs/flip.yaml", ts::autograd::Kind::Formulas, {"x", "axis"}, {0}, {1}, -1, false};
+    ts::autograd::register_op(autograd);
+    m.def("flip", ts::autograd::recorded_function(autograd, &ts::python::flip), py::arg("x"), py::pos_only(),
+          py::kw_only(), py::arg("axis") = pybind11::none(),
+          "A view of x with the order of elements reversed along `axis` (an int, a tuple, or every axis when None).");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{"full",
+                                               "specs/full.yaml",
+                                               ts::autograd::Kind::NotDifferentiable,
+                                               {"shape", "fill_value", "dtype", "device"},
+                                               {},
+                                               {},
+                                               -1,
+                                               false};
+    ts::autograd::register_op(autograd);
+    m.def("full", ts::autograd::recorded_function(autograd, &ts::python::full), py::arg("shape"), py::arg("fill_value"),
+          py::kw_only(), py::arg("dtype") = pybind11::none(), py::arg("device") = pybind11::none(),
+          "A new tensor of `shape` filled with `fill_value` (a Python bool, int or float), of `dtype` (default from "
+          "the value's type, bool, int64 or float64) on `device`.");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{"full_like",
+                                               "specs/full_like.yaml",
+                                               ts::autograd::Kind::NotDifferentiable,
+                                               {"x", "fill_value", "dtype", "device"},
+                                               {},
+                                               {},
+                                               -1,
+                                               false};
+    ts::autograd::register_op(autograd);
+    m.def("full_like", ts::autograd::recorded_function(autograd, &ts::python::full_like), py::arg("x"), py::pos_only(),
+          py::arg("fill_value"), py::kw_only(), py::arg("dtype") = pybind11::none(),
+          py::arg("device") = pybind11::none(),
+          "A new tensor shaped like x filled with `fill_value`, of x's dtype and device unless `dtype` or `device` "
+          "says otherwise.");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{"linspace",
+                                               "specs/linspace.yaml",
+                                               ts::autograd::Kind::NotDifferentiable,
+                                               {"start", "stop", "num", "dtype", "device", "endpoint"},
+                                               {},
+                                               {},
+                                               -1,
+                                               false};
+    ts::autograd::register_op(autograd);
+    m.def("linspace", ts::autograd::recorded_function(autograd, &ts::python::linspace), py::arg("start"),
+          py::arg("stop"), py::pos_only(), py::arg("num"), py::kw_only(), py::arg("dtype") = pybind11::none(),
+          py::arg("device") = pybind11::none(), py::arg("endpoint") = true,
+          "`num` evenly spaced values from start to stop (stop included unless endpoint=False), computed in float64 as "
+          "numpy's (integer dtypes take the floor), of `dtype` (default float64).");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "matrix_transpose", "specs/matrix_transpose.yaml", ts::autograd::Kind::Formulas, {"x"}, {0}, {}, -1, false};
+    ts::autograd::register_op(autograd);
+    m.def("matrix_transpose", ts::autograd::recorded_function(autograd, &ts::python::matrix_transpose), py::arg("x"),
+          py::pos_only(), "A view of x with its last two axes swapped (a stack of matrices transposed).");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "meshgrid", "specs/meshgrid.yaml", ts::autograd::Kind::NotImplemented, {"arrays", "indexing"}, {0}, {}, -1,
+        false};
+    ts::autograd::register_op(autograd);
+    m.def("meshgrid", ts::autograd::recorded_function(autograd, &ts::python::meshgrid),
+          py::arg("indexing") = pybind11::str("xy"),
+          "Coordinate grids from 1-D arrays, as a list of new tensors, each in its array's dtype: with indexing='xy' "
+          "(Cartesian) the first two axes are swapped, with 'ij' (matrix) the i-th array runs along axis i.");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{"moveaxis",
+                                               "specs/moveaxis.yaml",
+                                               ts::autograd::Kind::Formulas,
+                                               {"x", "source", "destination"},
+                                               {0},
+                                               {2, 1},
+                                               -1,
+                                               false};
+    ts::autograd::register_op(autograd);
+    m.def("moveaxis", ts::autograd::recorded_function(autograd, &ts::python::moveaxis), py::arg("x"), py::arg("source"),
+          py::arg("destination"), py::pos_only(),
+          "A view of x with the axes `source` moved to the positions `destination`; the other axes keep their order.");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "nonzero", "specs/nonzero.yaml", ts::autograd::Kind::NotDifferentiable, {"x"}, {}, {}, -1, false};
+    ts::autograd::register_op(autograd);
+    m.def("nonzero", ts::autograd::recorded_function(autograd, &ts::python::nonzero), py::arg("x"), py::pos_only(),
+          "The int64 indices of x's nonzero (true; NaN counts) elements, one tensor per axis, in row-major order; a "
+          "0-d x raises ValueError as numpy does.");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "ones", "specs/ones.yaml", ts::autograd::Kind::NotDifferentiable, {"shape", "dtype", "device"}, {}, {}, -1,
+        false};
+    ts::autograd::register_op(autograd);
+    m.def("ones", ts::autograd::recorded_function(autograd, &ts::python::ones), py::arg("shape"), py::kw_only(),
+          py::arg("dtype") = pybind11::none(), py::arg("device") = pybind11::none(),
+          "A new tensor of `shape` filled with 1, of `dtype` (default float64) on `device` (default the CPU).");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{"ones_like",
+                                               "specs/ones_like.yaml",
+                                               ts::autograd::Kind::NotDifferentiable,
+                                               {"x", "dtype", "device"},
+                                               {},
+                                               {},
+                                               -1,
+                                               false};
+    ts::autograd::register_op(autograd);
+    m.def(
+        "ones_like", ts::autograd::recorded_function(autograd, &ts::python::ones_like), py::arg("x"), py::pos_only(),
         py::kw_only(), py::arg("dtype") = pybind11::none(), py::arg("device") = pybind11::none(),
-        py::arg("endpoint") = true,
-        "`num` evenly spaced values from start to stop (stop included unless endpoint=False), computed in float64 as "
-        "numpy's (integer dtypes take the floor), of `dtype` (default float64).");
-  m.def("matrix_transpose", &ts::python::matrix_transpose, py::arg("x"), py::pos_only(),
-        "A view of x with its last two axes swapped (a stack of matrices transposed).");
-  m.def("meshgrid", &ts::python::meshgrid, py::arg("indexing") = pybind11::str("xy"),
-        "Coordinate grids from 1-D arrays, as a list of new tensors, each in its array's dtype: with indexing='xy' "
-        "(Cartesian) the first two axes are swapped, with 'ij' (matrix) the i-th array runs along axis i.");
-  m.def("moveaxis", &ts::python::moveaxis, py::arg("x"), py::arg("source"), py::arg("destination"), py::pos_only(),
-        "A view of x with the axes `source` moved to the positions `destination`; the other axes keep their order.");
-  m.def("nonzero", &ts::python::nonzero, py::arg("x"), py::pos_only(),
-        "The int64 indices of x's nonzero (true; NaN counts) elements, one tensor per axis, in row-major order; a 0-d "
-        "x raises ValueError as numpy does.");
-  m.def("ones", &ts::python::ones, py::arg("shape"), py::kw_only(), py::arg("dtype") = pybind11::none(),
-        py::arg("device") = pybind11::none(),
-        "A new tensor of `shape` filled with 1, of `dtype` (default float64) on `device` (default the CPU).");
-  m.def("ones_like", &ts::python::ones_like, py::arg("x"), py::pos_only(), py::kw_only(),
-        py::arg("dtype") = pybind11::none(), py::arg("device") = pybind11::none(),
         "A new tensor shaped like x filled with 1, of x's dtype and device unless `dtype` or `device` says otherwise.");
-  m.def("permute_dims", &ts::python::permute_dims, py::arg("x"), py::pos_only(), py::arg("axes"),
-        "A view of x with its axes in the order `axes` (negative axes count from the end).");
-  m.def("repeat", &ts::python::repeat, py::arg("x"), py::arg("repeats"), py::pos_only(), py::kw_only(),
-        py::arg("axis") = pybind11::none(),
-        "Each element of x repeated along `axis` (of the flattened x when None): `repeats` times when it is an int, "
-        "else repeats[j] times for position j (a 1-D integer tensor of one count or one per position).");
-  m.def("reshape", &ts::python::reshape, py::arg("x"), py::pos_only(), py::arg("shape"), py::kw_only(),
-        py::arg("copy") = pybind11::none(),
-        "x with a new shape (one extent may be -1); a view when the strides allow, else a copy (copy=False refuses "
-        "one).");
-  m.def("roll", &ts::python::roll, py::arg("x"), py::pos_only(), py::arg("shift"), py::kw_only(),
-        py::arg("axis") = pybind11::none(),
-        "x with its elements shifted by `shift` places along `axis` (of the flattened tensor when None), wrapping "
-        "around.");
-  m.def("searchsorted", &ts::python::searchsorted, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
-        py::arg("side") = pybind11::str("left"), py::arg("sorter") = pybind11::none(),
-        "For each element of x2, the int64 index where it would go in the 1-D x1 sorted (before equal elements for "
-        "side='left', after them for 'right'; NaN sorts last): numpy's answer for a sorted x1, or one sorted by "
-        "`sorter`, and the same insertion point in sorted(x1) for any other.");
-  m.def("squeeze", &ts::python::squeeze, py::arg("x"), py::pos_only(), py::arg("axis"),
-        "A view of x without the axes `axis` (an int or a tuple), each of which must have extent 1.");
-  m.def("stack", &ts::python::stack, py::arg("arrays"), py::pos_only(), py::kw_only(), py::arg("axis") = 0,
-        "The arrays, all of one shape, joined along a new axis at position `axis`, in the dtype they promote to.");
-  m.def("std", &ts::python::standard_deviation, py::arg("x"), py::pos_only(), py::kw_only(),
-        py::arg("axis") = pybind11::none(), py::arg("correction") = 0.0, py::arg("keepdims") = false,
-        "Standard deviation over the given axes (all when axis is None): the square root of var with the same "
-        "correction, as numpy's std with ddof=correction. Integer and bool inputs give float64; float16 and bfloat16 "
-        "compute in float32.");
-  m.def("take", &ts::python::take, py::arg("x"), py::arg("indices"), py::pos_only(), py::kw_only(),
-        py::arg("axis") = pybind11::none(),
-        "The elements of x at `indices` along `axis` (of the flattened x when None); negative indices count from the "
-        "end, others out of range raise IndexError. On a CUDA device the gather runs in host memory.");
-  m.def("take_along_axis", &ts::python::take_along_axis, py::arg("x"), py::arg("indices"), py::pos_only(),
-        py::kw_only(), py::arg("axis") = -1,
-        "The elements of x at `indices`, one set per position of the other axes (which broadcast), along `axis`; "
-        "indices must have x's number of dimensions. On a CUDA device the gather runs in host memory.");
-  m.def("tensordot", &ts::python::tensordot, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
-        py::arg("axes") = 2,
-        "The sum of products over the last `axes` axes of x1 and the first `axes` of x2 (an int), or over the axes "
-        "named by a pair of sequences, (x1's axes, x2's axes); the remaining axes of x1 then of x2 make the result, in "
-        "the dtype they promote to.");
-  m.def("tile", &ts::python::tile, py::arg("x"), py::arg("repetitions"), py::pos_only(),
-        "x repeated `repetitions[i]` times along each axis i, as numpy's tile (the shorter of x's shape and "
-        "repetitions is padded with leading 1s).");
-  m.def("tril", &ts::python::tril, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("k") = 0,
-        "x with the elements on and below the k-th diagonal of its last two axes kept and the others 0 (k > 0 is above "
-        "the main diagonal).");
-  m.def("triu", &ts::python::triu, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("k") = 0,
-        "x with the elements on and above the k-th diagonal of its last two axes kept and the others 0 (k > 0 is above "
-        "the main diagonal).");
-  m.def(
-      "unique_all", &ts::python::unique_all, py::arg("x"), py::pos_only(),
-      "The distinct elements of x (as unique_values), the flattened index of each one's first occurrence, the inverse "
-      "indices in x's shape and the counts (int64), as the named tuple (values, indices, inverse_indices, counts).");
-  m.def("unique_counts", &ts::python::unique_counts, py::arg("x"), py::pos_only(),
-        "The distinct elements of x (as unique_values) and how often each occurs (int64), as the named tuple (values, "
-        "counts).");
-  m.def("unique_inverse", &ts::python::unique_inverse, py::arg("x"), py::pos_only(),
-        "The distinct elements of x (as unique_values) and, in x's shape, the index into them of each element (int64), "
-        "as the named tuple (values, inverse_indices).");
-  m.def(
-      "unique_values", &ts::python::unique_values, py::arg("x"), py::pos_only(),
-      "The distinct elements of x (flattened), sorted (the standard leaves the order open; numpy gives integers in "
-      "hash order); NaNs are each distinct, -0.0 and +0.0 one. On a CUDA device the runs are gathered in host memory.");
-  m.def("unstack", &ts::python::unstack, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = 0,
-        "The views of x along `axis`, as a tuple (one per index along axis; stack's inverse).");
-  m.def("var", &ts::python::variance, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
-        py::arg("correction") = 0.0, py::arg("keepdims") = false,
-        "Variance over the given axes (all when axis is None): the sum of squared deviations from the mean divided by "
-        "max(N - correction, 0), as numpy's var with ddof=correction (correction=1: the unbiased sample variance). "
-        "Integer and bool inputs give float64; float16 and bfloat16 compute in float32.");
-  m.def("vecdot", &ts::python::vecdot, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
-        py::arg("axis") = -1,
-        "The dot product of the vectors along `axis` of each operand, over their broadcast remaining axes, in the "
-        "dtype they promote to (integers wrap as numpy's do).");
-  m.def("zeros", &ts::python::zeros, py::arg("shape"), py::kw_only(), py::arg("dtype") = pybind11::none(),
-        py::arg("device") = pybind11::none(),
-        "A new tensor of `shape` filled with 0, of `dtype` (default float64) on `device` (default the CPU).");
-  m.def("zeros_like", &ts::python::zeros_like, py::arg("x"), py::pos_only(), py::kw_only(),
-        py::arg("dtype") = pybind11::none(), py::arg("device") = pybind11::none(),
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "permute_dims", "specs/permute_dims.yaml", ts::autograd::Kind::Formulas, {"x", "axes"}, {0}, {1}, -1, false};
+    ts::autograd::register_op(autograd);
+    m.def("permute_dims", ts::autograd::recorded_function(autograd, &ts::python::permute_dims), py::arg("x"),
+          py::pos_only(), py::arg("axes"),
+          "A view of x with its axes in the order `axes` (negative axes count from the end).");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "repeat", "specs/repeat.yaml", ts::autograd::Kind::Formulas, {"x", "repeats", "axis"}, {0}, {2, 1, 0}, -1,
+        false};
+    ts::autograd::register_op(autograd);
+    m.def("repeat", ts::autograd::recorded_function(autograd, &ts::python::repeat), py::arg("x"), py::arg("repeats"),
+          py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
+          "Each element of x repeated along `axis` (of the flattened x when None): `repeats` times when it is an int, "
+          "else repeats[j] times for position j (a 1-D integer tensor of one count or one per position).");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "reshape", "specs/reshape.yaml", ts::autograd::Kind::Formulas, {"x", "shape", "copy"}, {0}, {0}, -1, false};
+    ts::autograd::register_op(autograd);
+    m.def("reshape", ts::autograd::recorded_function(autograd, &ts::python::reshape), py::arg("x"), py::pos_only(),
+          py::arg("shape"), py::kw_only(), py::arg("copy") = pybind11::none(),
+          "x with a new shape (one extent may be -1); a view when the strides allow, else a copy (copy=False refuses "
+          "one).");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "roll", "specs/roll.yaml", ts::autograd::Kind::Formulas, {"x", "shift", "axis"}, {0}, {2, 1}, -1, false};
+    ts::autograd::register_op(autograd);
+    m.def("roll", ts::autograd::recorded_function(autograd, &ts::python::roll), py::arg("x"), py::pos_only(),
+          py::arg("shift"), py::kw_only(), py::arg("axis") = pybind11::none(),
+          "x with its elements shifted by `shift` places along `axis` (of the flattened tensor when None), wrapping "
+          "around.");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{"searchsorted",
+                                               "specs/searchsorted.yaml",
+                                               ts::autograd::Kind::NotDifferentiable,
+                                               {"x1", "x2", "side", "sorter"},
+                                               {},
+                                               {},
+                                               -1,
+                                               false};
+    ts::autograd::register_op(autograd);
+    m.def("searchsorted", ts::autograd::recorded_function(autograd, &ts::python::searchsorted), py::arg("x1"),
+          py::arg("x2"), py::pos_only(), py::kw_only(), py::arg("side") = pybind11::str("left"),
+          py::arg("sorter") = pybind11::none(),
+          "For each element of x2, the int64 index where it would go in the 1-D x1 sorted (before equal elements for "
+          "side='left', after them for 'right'; NaN sorts last): numpy's answer for a sorted x1, or one sorted by "
+          "`sorter`, and the same insertion point in sorted(x1) for any other.");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "squeeze", "specs/squeeze.yaml", ts::autograd::Kind::Formulas, {"x", "axis"}, {0}, {0}, -1, false};
+    ts::autograd::register_op(autograd);
+    m.def("squeeze", ts::autograd::recorded_function(autograd, &ts::python::squeeze), py::arg("x"), py::pos_only(),
+          py::arg("axis"),
+          "A view of x without the axes `axis` (an int or a tuple), each of which must have extent 1.");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "stack", "specs/stack.yaml", ts::autograd::Kind::Formulas, {"arrays", "axis"}, {0}, {1}, -1, false};
+    ts::autograd::register_op(autograd);
+    m.def("stack", ts::autograd::recorded_function(autograd, &ts::python::stack), py::arg("arrays"), py::pos_only(),
+          py::kw_only(), py::arg("axis") = 0,
+          "The arrays, all of one shape, joined along a new axis at position `axis`, in the dtype they promote to.");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{"std",
+                                               "specs/std.yaml",
+                                               ts::autograd::Kind::Formulas,
+                                               {"x", "axis", "correction", "keepdims"},
+                                               {0},
+                                               {1, 2, 3, 0},
+                                               -1,
+                                               true};
+    ts::autograd::register_op(autograd);
+    m.def("std", ts::autograd::recorded_function(autograd, &ts::python::standard_deviation), py::arg("x"),
+          py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(), py::arg("correction") = 0.0,
+          py::arg("keepdims") = false,
+          "Standard deviation over the given axes (all when axis is None): the square root of var with the same "
+          "correction, as numpy's std with ddof=correction. Integer and bool inputs give float64; float16 and bfloat16 "
+          "compute in float32.");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "take", "specs/take.yaml", ts::autograd::Kind::Formulas, {"x", "indices", "axis"}, {0}, {2, 1, 0}, -1, false};
+    ts::autograd::register_op(autograd);
+    m.def("take", ts::autograd::recorded_function(autograd, &ts::python::take), py::arg("x"), py::arg("indices"),
+          py::pos_only(), py::kw_only(), py::arg("axis") = pybind11::none(),
+          "The elements of x at `indices` along `axis` (of the flattened x when None); negative indices count from the "
+          "end, others out of range raise IndexError. On a CUDA device the gather runs in host memory.");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{"take_along_axis",
+                                               "specs/take_along_axis.yaml",
+                                               ts::autograd::Kind::Formulas,
+                                               {"x", "indices", "axis"},
+                                               {0},
+                                               {2, 1, 0},
+                                               -1,
+                                               false};
+    ts::autograd::register_op(autograd);
+    m.def("take_along_axis", ts::autograd::recorded_function(autograd, &ts::python::take_along_axis), py::arg("x"),
+          py::arg("indices"), py::pos_only(), py::kw_only(), py::arg("axis") = -1,
+          "The elements of x at `indices`, one set per position of the other axes (which broadcast), along `axis`; "
+          "indices must have x's number of dimensions. On a CUDA device the gather runs in host memory.");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "tensordot", "specs/tensordot.yaml", ts::autograd::Kind::NotImplemented, {"x1", "x2", "axes"}, {0, 1}, {}, -1,
+        false};
+    ts::autograd::register_op(autograd);
+    m.def("tensordot", ts::autograd::recorded_function(autograd, &ts::python::tensordot), py::arg("x1"), py::arg("x2"),
+          py::pos_only(), py::kw_only(), py::arg("axes") = 2,
+          "The sum of products over the last `axes` axes of x1 and the first `axes` of x2 (an int), or over the axes "
+          "named by a pair of sequences, (x1's axes, x2's axes); the remaining axes of x1 then of x2 make the result, "
+          "in the dtype they promote to.");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "tile", "specs/tile.yaml", ts::autograd::Kind::Formulas, {"x", "repetitions"}, {0}, {1, 0}, -1, false};
+    ts::autograd::register_op(autograd);
+    m.def("tile", ts::autograd::recorded_function(autograd, &ts::python::tile), py::arg("x"), py::arg("repetitions"),
+          py::pos_only(),
+          "x repeated `repetitions[i]` times along each axis i, as numpy's tile (the shorter of x's shape and "
+          "repetitions is padded with leading 1s).");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "tril", "specs/tril.yaml", ts::autograd::Kind::Formulas, {"x", "k"}, {0}, {1}, -1, false};
+    ts::autograd::register_op(autograd);
+    m.def("tril", ts::autograd::recorded_function(autograd, &ts::python::tril), py::arg("x"), py::pos_only(),
+          py::kw_only(), py::arg("k") = 0,
+          "x with the elements on and below the k-th diagonal of its last two axes kept and the others 0 (k > 0 is "
+          "above the main diagonal).");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "triu", "specs/triu.yaml", ts::autograd::Kind::Formulas, {"x", "k"}, {0}, {1}, -1, false};
+    ts::autograd::register_op(autograd);
+    m.def("triu", ts::autograd::recorded_function(autograd, &ts::python::triu), py::arg("x"), py::pos_only(),
+          py::kw_only(), py::arg("k") = 0,
+          "x with the elements on and above the k-th diagonal of its last two axes kept and the others 0 (k > 0 is "
+          "above the main diagonal).");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "unique_all", "specs/unique_all.yaml", ts::autograd::Kind::NotDifferentiable, {"x"}, {}, {}, -1, false};
+    ts::autograd::register_op(autograd);
+    m.def("unique_all", ts::autograd::recorded_function(autograd, &ts::python::unique_all), py::arg("x"),
+          py::pos_only(),
+          "The distinct elements of x (as unique_values), the flattened index of each one's first occurrence, the "
+          "inverse indices in x's shape and the counts (int64), as the named tuple (values, indices, inverse_indices, "
+          "counts).");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "unique_counts", "specs/unique_counts.yaml", ts::autograd::Kind::NotDifferentiable, {"x"}, {}, {}, -1, false};
+    ts::autograd::register_op(autograd);
+    m.def("unique_counts", ts::autograd::recorded_function(autograd, &ts::python::unique_counts), py::arg("x"),
+          py::pos_only(),
+          "The distinct elements of x (as unique_values) and how often each occurs (int64), as the named tuple "
+          "(values, counts).");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "unique_inverse", "specs/unique_inverse.yaml", ts::autograd::Kind::NotDifferentiable, {"x"}, {}, {}, -1, false};
+    ts::autograd::register_op(autograd);
+    m.def("unique_inverse", ts::autograd::recorded_function(autograd, &ts::python::unique_inverse), py::arg("x"),
+          py::pos_only(),
+          "The distinct elements of x (as unique_values) and, in x's shape, the index into them of each element "
+          "(int64), as the named tuple (values, inverse_indices).");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "unique_values", "specs/unique_values.yaml", ts::autograd::Kind::NotDifferentiable, {"x"}, {}, {}, -1, false};
+    ts::autograd::register_op(autograd);
+    m.def("unique_values", ts::autograd::recorded_function(autograd, &ts::python::unique_values), py::arg("x"),
+          py::pos_only(),
+          "The distinct elements of x (flattened), sorted (the standard leaves the order open; numpy gives integers in "
+          "hash order); NaNs are each distinct, -0.0 and +0.0 one. On a CUDA device the runs are gathered in host "
+          "memory.");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "unstack", "specs/unstack.yaml", ts::autograd::Kind::NotImplemented, {"x", "axis"}, {0}, {}, -1, false};
+    ts::autograd::register_op(autograd);
+    m.def("unstack", ts::autograd::recorded_function(autograd, &ts::python::unstack), py::arg("x"), py::pos_only(),
+          py::kw_only(), py::arg("axis") = 0,
+          "The views of x along `axis`, as a tuple (one per index along axis; stack's inverse).");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{"var",
+                                               "specs/var.yaml",
+                                               ts::autograd::Kind::Formulas,
+                                               {"x", "axis", "correction", "keepdims"},
+                                               {0},
+                                               {1, 2, 3, 0},
+                                               -1,
+                                               false};
+    ts::autograd::register_op(autograd);
+    m.def("var", ts::autograd::recorded_function(autograd, &ts::python::variance), py::arg("x"), py::pos_only(),
+          py::kw_only(), py::arg("axis") = pybind11::none(), py::arg("correction") = 0.0, py::arg("keepdims") = false,
+          "Variance over the given axes (all when axis is None): the sum of squared deviations from the mean divided "
+          "by max(N - correction, 0), as numpy's var with ddof=correction (correction=1: the unbiased sample "
+          "variance). Integer and bool inputs give float64; float16 and bfloat16 compute in float32.");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "vecdot", "specs/vecdot.yaml", ts::autograd::Kind::Formulas, {"x1", "x2", "axis"}, {0, 1}, {2, 0, 1}, -1,
+        false};
+    ts::autograd::register_op(autograd);
+    m.def("vecdot", ts::autograd::recorded_function(autograd, &ts::python::vecdot), py::arg("x1"), py::arg("x2"),
+          py::pos_only(), py::kw_only(), py::arg("axis") = -1,
+          "The dot product of the vectors along `axis` of each operand, over their broadcast remaining axes, in the "
+          "dtype they promote to (integers wrap as numpy's do).");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{
+        "zeros", "specs/zeros.yaml", ts::autograd::Kind::NotDifferentiable, {"shape", "dtype", "device"}, {}, {}, -1,
+        false};
+    ts::autograd::register_op(autograd);
+    m.def("zeros", ts::autograd::recorded_function(autograd, &ts::python::zeros), py::arg("shape"), py::kw_only(),
+          py::arg("dtype") = pybind11::none(), py::arg("device") = pybind11::none(),
+          "A new tensor of `shape` filled with 0, of `dtype` (default float64) on `device` (default the CPU).");
+  }
+  {
+    static const ts::autograd::OpInfo autograd{"zeros_like",
+                                               "specs/zeros_like.yaml",
+                                               ts::autograd::Kind::NotDifferentiable,
+                                               {"x", "dtype", "device"},
+                                               {},
+                                               {},
+                                               -1,
+                                               false};
+    ts::autograd::register_op(autograd);
+    m.def(
+        "zeros_like", ts::autograd::recorded_function(autograd, &ts::python::zeros_like), py::arg("x"), py::pos_only(),
+        py::kw_only(), py::arg("dtype") = pybind11::none(), py::arg("device") = pybind11::none(),
         "A new tensor shaped like x filled with 0, of x's dtype and device unless `dtype` or `device` says otherwise.");
+  }
 }
 
 }  // namespace ts::generated

@@ -13,7 +13,7 @@ import ml_dtypes  # noqa: F401  (numpy's bfloat16: np.dtype("bfloat16") works on
 import numpy as np
 
 from tensorsmith_forge.catalog.dtypes import COMPLEX, COMPLEX_PART, DTYPES, FLOATING, HALF, Promotion
-from tensorsmith_forge.catalog.model import INPLACE_OPERATORS, REFLECTED_OPERATORS, OpSpec
+from tensorsmith_forge.catalog.model import INPLACE_OPERATORS, REFLECTED_OPERATORS, CompositeSpec, OpSpec
 from tensorsmith_forge.catalog.signature import Argument, BaseType, ReturnTuple, Signature
 
 DEVICES = ("cpu", "cuda")  # every op gets a kernel for each; an op missing on one is left out of the runtime
@@ -257,6 +257,37 @@ def binding_cpp_type(spec: OpSpec, arg: Argument) -> str:
     if arg.type.optional or arg.type.is_list:
         return "pybind11::object"  # None / int / sequence, converted by ts::python helpers
     return {BaseType.int: "int64_t", BaseType.bool: "bool", BaseType.float: "double"}[arg.type.base]
+
+
+def binding_argument_names(spec: OpSpec | CompositeSpec) -> tuple[str, ...]:
+    """The arguments of an op's binding, in order: its signature's, then out= where it takes one."""
+    names = tuple(a.name for a in spec.signature.arguments)
+    return names + ("out",) if isinstance(spec, OpSpec) and takes_out(spec) else names
+
+
+def autograd_kind(spec: OpSpec | CompositeSpec) -> str:
+    """The ts::autograd::Kind of an op: its spec's derivatives, none declared, or none written yet."""
+    if spec.derivatives is None:
+        return "ts::autograd::Kind::NotImplemented"
+    return "ts::autograd::Kind::Formulas" if spec.derivatives.differentiable else "ts::autograd::Kind::NotDifferentiable"
+
+
+def differentiable_positions(spec: OpSpec | CompositeSpec) -> tuple[int, ...]:
+    """Binding argument positions gradients flow to: each tensor argument with a formula (or, without
+    derivatives yet, every tensor argument, so backward names the missing formula)."""
+    names = binding_argument_names(spec)
+    if spec.derivatives is None:
+        tensors = [a.name for a in spec.signature.arguments if a.type.is_tensor or a.type.is_tensor_list or a.kind == "variadic"]
+        return tuple(names.index(n) for n in tensors)
+    return tuple(names.index(d.input) for d in spec.derivatives.formulas if d.differentiable)
+
+
+def saved_positions(spec: OpSpec | CompositeSpec) -> tuple[int, ...]:
+    """Binding argument positions the formulas read (kept alive and version-checked for backward)."""
+    if spec.derivatives is None:
+        return ()
+    names = binding_argument_names(spec)
+    return tuple(names.index(n) for n in spec.derivatives.saved_arguments())
 
 
 def takes_out(spec: OpSpec) -> bool:

@@ -19,8 +19,9 @@ from pathlib import Path
 from tensorsmith_forge.catalog.dtypes import DTYPE_CLASSES
 from tensorsmith_forge.catalog.errors import SpecError
 from tensorsmith_forge.catalog.files import write_atomic
-from tensorsmith_forge.catalog.model import OpSpec, load_catalog
+from tensorsmith_forge.catalog.model import CompositeSpec, OpSpec, load_catalog
 from tensorsmith_forge.validators import static_check
+from tensorsmith_forge.validators.derivatives.check import check_catalog
 from tensorsmith_forge.validators.gate import Candidate, Gate, Verdict
 
 from . import api, dest, review, selection
@@ -135,6 +136,7 @@ def _regen(project: Project, args: argparse.Namespace) -> int:
         raise GeneratorError("--jobs must be at least 1")
     if args.check and args.proposer != "template":
         raise GeneratorError("--check compares generated/ with what is stored; it takes no --proposer")
+    _check_derivatives(project, args.ops)
     gate = make_gate(project)
     board = Board() if args.proposer == "claude" else None
     progress = (lambda line: None) if args.check or board else (lambda line: print(line, flush=True))
@@ -156,6 +158,17 @@ def _regen(project: Project, args: argparse.Namespace) -> int:
     elif not args.no_build:
         print("generated/ unchanged; nothing to build")
     return 1 if report.rejected else 0
+
+
+def _check_derivatives(project: Project, ops_glob: str | None) -> None:
+    """The gate's derivative check (validators/derivatives): every formula of the selected specs against finite
+    differences of its reference; a wrong one stops the run before anything is written."""
+    catalog = load_catalog(project.root)
+    failures = check_catalog(catalog, lambda name: ops_glob is None or fnmatch.fnmatchcase(name, ops_glob))
+    for failure in failures:
+        print(f"rejected derivative: {failure}", flush=True)
+    if failures:
+        raise GeneratorError(f"{len(failures)} derivative formula(s) disagree with finite differences of their references")
 
 
 def _proposer(project: Project, args: argparse.Namespace, gate: Gate, board: Board | None) -> Proposer | None:
@@ -223,6 +236,7 @@ def _validate(project: Project, args: argparse.Namespace) -> int:
         shard = selection.parse_shard(args.shard) if args.shard is not None else None
     except ValueError as exc:
         raise GeneratorError(str(exc)) from None
+    _check_derivatives(project, args.ops)
     catalog = load_catalog(project.root)
     gate = make_gate(project)
     regenerator = Regenerator(project, gate)
@@ -419,6 +433,7 @@ def _ops(project: Project, args: argparse.Namespace) -> int:
             "accepted": all(p.reason is None for p in mine),
             "status": _status(mine),
             "gate": {p.device: p.previous.verdict for p in mine if p.previous is not None},
+            "derivatives": _derivatives_row(spec),
         })  # fmt: skip
     for alias in catalog.aliases:
         target = next(r for r in rows if r["op"] == alias.alias_of)
@@ -427,19 +442,40 @@ def _ops(project: Project, args: argparse.Namespace) -> int:
         provenance = {d: {"proposer": f"hand-written ({composite.implementation})"} for d in api.DEVICES}
         rows.append({"op": composite.name, "family": "composite", "dtypes": list(DTYPE_CLASSES["all"]), "devices": list(api.DEVICES),
                      "proposer": ["hand-written"], "provenance": provenance, "accepted": True, "status": "core function",
-                     "gate": {}})  # fmt: skip
+                     "gate": {}, "derivatives": _derivatives_row(composite)})  # fmt: skip
     rows.sort(key=lambda r: r["op"])
     missing = {d: [r["op"] for r in rows if d not in r["devices"]] for d in api.DEVICES}
     if args.json:
         print(json.dumps(rows, indent=2))
         return 1 if any(missing.values()) else 0
     _print_table(rows)
+    _print_derivatives(rows)
     accepted = sum(r["accepted"] for r in rows)
     print(f"\n{len(rows)} ops, {accepted} accepted; devices: {', '.join(api.DEVICES)}")
     for device, ops in missing.items():
         if ops:
             print(f"parity: {len(ops)} op(s) have no {device} kernel: {', '.join(ops)}")
     return 1 if any(missing.values()) else 0
+
+
+def _derivatives_row(spec: OpSpec | CompositeSpec) -> dict[str, str | None] | str:
+    """An op's derivatives for `tsgen ops`: input -> formula (None: not differentiable), 'none' for an op
+    whose results are not differentiable, 'missing' where the spec has none yet."""
+    if spec.derivatives is None:
+        return "missing"
+    if not spec.derivatives.differentiable:
+        return "none"
+    return {d.input: d.formula for d in spec.derivatives.formulas}
+
+
+def _print_derivatives(rows: list[dict]) -> None:
+    with_formulas = [r for r in rows if isinstance(r["derivatives"], dict)]
+    print(f"\nderivatives: {len(with_formulas)} ops with formulas, "
+          f"{sum(r['derivatives'] == 'none' for r in rows)} not differentiable, "
+          f"{sum(r['derivatives'] == 'missing' for r in rows)} without derivatives yet")  # fmt: skip
+    for row in with_formulas:
+        for name, formula in row["derivatives"].items():
+            print(f"  {row['op']}: d/d{name} = {formula or 'not differentiable'}")
 
 
 def _status(plans) -> str:

@@ -89,7 +89,7 @@ def bindings_context(catalog: Catalog, header: str) -> dict[str, object]:
     for c in catalog.composites:
         annotations = _py_arguments(c.signature.arguments, method=False)  # none for a lone variadic argument
         composites.append({"name": c.name, "implementation": c.implementation, "doc": cpp_string(c.doc),
-                           "annotations": f"{annotations}, " if annotations else ""})
+                           "annotations": f"{annotations}, " if annotations else "", "autograd": _autograd_info(c)})  # fmt: skip
     return {"header": header, "ops": [_binding(spec, aliases.get(spec.name, [])) for spec in catalog.ops], "composites": composites}
 
 
@@ -121,12 +121,40 @@ def _binding(spec: OpSpec, aliases: list[AliasSpec]) -> dict[str, object]:
     return {
         "name": spec.name,
         "parameters": parameters,
+        "names": ", ".join(api.binding_argument_names(spec)),
+        "autograd": _autograd_info(spec),
         "engine_call": _engine_call(spec),
         "arguments": arguments,
         "functions": functions,
         "method": method,
         "operators": operators,
     }
+
+
+def _autograd_info(spec: OpSpec | CompositeSpec) -> str:
+    """The op's ts::autograd::OpInfo initialiser (tensorsmith/autograd.h)."""
+    names = api.binding_argument_names(spec)
+    out = names.index("out") if "out" in names else -1
+    saves_result = spec.derivatives is not None and spec.derivatives.uses_result
+
+    def ints(values: tuple[int, ...]) -> str:
+        return "{" + ", ".join(map(str, values)) + "}"
+
+    return (f'{{"{spec.name}", "{spec.path}", {api.autograd_kind(spec)}, {{{", ".join(f"{n!r}".replace(chr(39), chr(34)) for n in names)}}}, '
+            f"{ints(api.differentiable_positions(spec))}, {ints(api.saved_positions(spec))}, {out}, {str(saves_result).lower()}}}")  # fmt: skip
+
+
+def derivatives_context(catalog: Catalog, header: str) -> dict[str, object]:
+    """tensorsmith/_derivatives.py: one function per op with formulas, the formulas verbatim in its body."""
+    functions = []
+    for spec in (*catalog.ops, *catalog.composites):
+        if spec.derivatives is None or not spec.derivatives.differentiable:
+            continue
+        names = api.binding_argument_names(spec)
+        wanted = [d for d in spec.derivatives.formulas if d.differentiable]
+        functions.append({"name": spec.name, "path": spec.path, "parameters": ", ".join(names),
+                          "formulas": [{"input": d.input, "formula": d.formula, "index": i} for i, d in enumerate(wanted)]})  # fmt: skip
+    return {"header": header, "functions": functions}
 
 
 def _method(spec: OpSpec, args: tuple[Argument, ...], no_out: str) -> dict[str, str]:
@@ -262,7 +290,7 @@ def task_context(spec: OpSpec, device: str, translation_unit: str, example: tupl
         "kernel_dtypes": api.kernel_dtypes(spec),
         "doc": spec.doc,
         "spec_path": spec.path,
-        "spec_text": spec.text,
+        "spec_text": spec.kernel_text,
         "reference": spec.reference.source,
         "placeholder": BODY_PLACEHOLDER,
         "translation_unit": translation_unit,

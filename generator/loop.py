@@ -45,12 +45,14 @@ SHARED_TEMPLATES = {
     "bindings.cpp": "bindings.cpp.j2",
     "sources.cmake": "sources.cmake.j2",
     "python/_C.pyi": "python/_C.pyi.j2",
+    "python/_derivatives.py": "python/_derivatives.py.j2",
 }
 SHARED_CONTEXTS = {
     "registration.cpp": dest.registration_context,
     "bindings.cpp": dest.bindings_context,
     "sources.cmake": dest.sources_context,
     "python/_C.pyi": dest.stub_context,
+    "python/_derivatives.py": dest.derivatives_context,
 }
 # Generator modules whose code determines generated text (the CLI, build and I/O helpers do not).
 OUTPUT_MODULES = ("api.py", "dest.py", "formatting.py", "loop.py", "manifest.py", "proposers.py", "render.py")
@@ -77,7 +79,7 @@ def kernel_headers(templates_dir: Path, include_dir: Path) -> list[Path]:
     """The runtime headers a generated kernel translation unit includes, directly or not."""
     templates = [path.read_bytes() for pattern in KERNEL_TEMPLATE_GLOBS for path in sorted(templates_dir.glob(pattern))]
     return included_headers(templates, include_dir)
-COMMENT = {".cpp": "//", ".cu": "//", ".cmake": "#", ".pyi": "#"}
+COMMENT = {".cpp": "//", ".cu": "//", ".cmake": "#", ".pyi": "#", ".py": "#"}
 
 
 @dataclass(frozen=True)
@@ -155,7 +157,7 @@ class Regenerator:
             for device in api.DEVICES:
                 template = api.template_path(spec, device)
                 inputs = {
-                    spec.path: sha256_text(spec.text),
+                    spec.path: sha256_text(spec.kernel_text),  # derivatives change no kernel
                     f"templates/{template}": sha256_text(self.renderer.source(template)),
                     "generator": generator_sha,
                     "runtime_headers": headers_sha,

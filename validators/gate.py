@@ -189,7 +189,7 @@ class Gate:
                                    self.root / "runtime" / "include")  # fmt: skip
         for path in gate_files + sources + headers:
             digest.update(path.name.encode() + b"\0" + path.read_bytes())
-        for part in (candidate.spec.text, candidate.device, candidate.source, candidate.registration):
+        for part in (candidate.spec.kernel_text, candidate.device, candidate.source, candidate.registration):
             digest.update(part.encode() + b"\0")
         return digest.hexdigest()
 

@@ -16,7 +16,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tensorsmith_forge.catalog.model import load_catalog
+from tensorsmith_forge.catalog.derivatives import helper_names
+from tensorsmith_forge.catalog.model import OpSpec, load_catalog
 from tensorsmith_forge.generator import api
 from tensorsmith_forge.generator.loop import kernel_headers
 from tensorsmith_forge.validators import cuda
@@ -209,17 +210,17 @@ def test_regen_of_one_op_keeps_other_hand_edited_kernels(checkout: Path, tsgen) 
 
 
 def test_removing_a_spec_removes_its_outputs(checkout: Path, tsgen) -> None:
-    (checkout / "specs" / "sign.yaml").unlink()
+    (checkout / "specs" / "signbit.yaml").unlink()
     check = tsgen(checkout, "regen", "--check")
     assert check.returncode == 1
-    assert listed(check.stdout)["cpu/sign.cpp"] == "no longer produced"
+    assert listed(check.stdout)["cpu/signbit.cpp"] == "no longer produced"
 
     ok(tsgen(checkout, "regen", "--no-build"))
     generated = checkout / "generated"
-    assert not (generated / "cpu" / "sign.cpp").exists()
-    for name in ("registration.cpp", "bindings.cpp", "sources.cmake", "python/_C.pyi", "MANIFEST.json"):
+    assert not (generated / "cpu" / "signbit.cpp").exists()
+    for name in ("registration.cpp", "bindings.cpp", "sources.cmake", "python/_C.pyi", "python/_derivatives.py", "MANIFEST.json"):
         text = (generated / name).read_text(encoding="utf-8")
-        assert not re.search(r'"sign"|\bsign\.(?:cpp|cu|yaml)\b|register_sign_|def sign\(', text), name
+        assert not re.search(r'"signbit"|\bsignbit\.(?:cpp|cu|yaml)\b|register_signbit_|def signbit\(', text), name
     assert tsgen(checkout, "regen", "--check").returncode == 0
 
 
@@ -364,6 +365,14 @@ def assert_no_machine_details(generated: Path, *paths: Path) -> None:
             assert not (user_pattern and user_pattern.search(text)), (file, user)
 
 
+def _without_derivatives(text: str) -> str:
+    head, _, tail = text.partition("derivatives:")
+    rest = tail.splitlines(keepends=True)[1:]
+    while rest and rest[0][:1].isspace():
+        rest.pop(0)
+    return head + "".join(rest)
+
+
 def one_op_per_family(pristine_checkout: Path, destination: Path, tsgen) -> Path:
     """A copy of the checkout whose catalog keeps the first op of each family (every composite, and the aliases
     of the ops kept), settled
@@ -380,6 +389,11 @@ def one_op_per_family(pristine_checkout: Path, destination: Path, tsgen) -> Path
     for alias in catalog.aliases:
         if alias.alias_of not in kept:
             (root / alias.path).unlink()
+    remaining = kept | {c.name for c in catalog.composites} | {a.name for a in catalog.aliases if a.alias_of in kept}
+    for spec in (*catalog.ops, *catalog.composites):  # formulas calling removed ops go with them (kernels keep their hash)
+        calls = {c for d in (spec.derivatives.formulas if spec.derivatives else ()) for c in d.calls} - set(helper_names(root))
+        if spec.name in remaining and not calls <= remaining:
+            (root / spec.path).write_text(spec.kernel_text if isinstance(spec, OpSpec) else _without_derivatives(spec.text), encoding="utf-8")
     out = ok(tsgen(root, "regen", "--no-build"))
     assert "0 accepted, 0 rejected" in out, out  # removing ops judges nothing
     assert {s.family.name for s in load_catalog(root).ops} == {s.family.name for s in catalog.ops}

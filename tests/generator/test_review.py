@@ -73,19 +73,19 @@ def test_review_of_a_branch_that_changes_one_spec(repo: Path, tsgen) -> None:
 
 
 def test_review_of_an_added_op_and_against_an_explicit_base(repo: Path, tsgen) -> None:
-    (repo / "specs" / "sign.yaml").unlink()
+    (repo / "specs" / "signbit.yaml").unlink()
     ok(tsgen(repo, "regen", "--no-build"))
     data = review(tsgen, repo, "--base", "main")
-    assert [(op["op"], op["change"], op["causes"]) for op in data["ops"]] == [("sign", "removed", ["spec removed: specs/sign.yaml"])]
+    assert [(op["op"], op["change"], op["causes"]) for op in data["ops"]] == [("signbit", "removed", ["spec removed: specs/signbit.yaml"])]
     assert data["ops"][0]["files"][0]["status"] == "removed"
-    git(repo, "commit", "-q", "-am", "no sign")
+    git(repo, "commit", "-q", "-am", "no signbit")
     back = review(tsgen, repo, "--base", "feature~0")
     assert back["ops"] == [] and back["shared"] == []
-    git(repo, "checkout", "-q", "main", "--", "specs/sign.yaml")
-    # sign's kernel comes back from the gate cache: reported as added against the branch without it
+    git(repo, "checkout", "-q", "main", "--", "specs/signbit.yaml")
+    # signbit's kernel comes back from the gate cache: reported as added against the branch without it
     ok(tsgen(repo, "regen", "--no-build"))
     again = review(tsgen, repo, "--base", "HEAD")
-    assert [(op["op"], op["change"], op["causes"]) for op in again["ops"]] == [("sign", "added", ["new spec: specs/sign.yaml"])]
+    assert [(op["op"], op["change"], op["causes"]) for op in again["ops"]] == [("signbit", "added", ["new spec: specs/signbit.yaml"])]
 
 
 def test_hand_edits_are_caught_by_check_and_named_by_review(repo: Path, tsgen) -> None:

@@ -24,6 +24,7 @@ INSTANCES = {
     "DType": "ts.float32",
     "Device": "ts.Device('cpu')",
     "_TensorIterator": "iter(ts.asarray([1.0, 2.0]))",
+    "GradFn": "ts.exp(ts.asarray([1.0]).requires_grad_()).grad_fn",
 }
 
 

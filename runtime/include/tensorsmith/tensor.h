@@ -1,6 +1,7 @@
 // Tensor: a strided view over shared, reference-counted storage.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -12,6 +13,9 @@
 #include "tensorsmith/small_vector.h"
 
 namespace ts {
+
+// Autograd's record of a tensor (runtime/src/python/autograd.h); the core only carries it.
+struct AutogradMeta;
 
 // Inline room for this many dims: shapes and strides of smaller tensors never touch the heap.
 constexpr size_t kInlineDims = 6;
@@ -34,12 +38,17 @@ class Storage {
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
+  // Counts in-place writes to the block (every view of it shares the count): autograd refuses to use a
+  // tensor saved for backward once its memory was written after it was saved.
+  uint64_t version() const { return version_.load(std::memory_order_relaxed); }
+  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
 
  private:
   void* data_;
   size_t nbytes_;
   Device device_;
   std::shared_ptr<void> owner_;
+  std::atomic<uint64_t> version_{0};
 };
 
 class Tensor {
@@ -65,6 +74,10 @@ class Tensor {
   // False for broadcast views (expand) and every view of one, as numpy's broadcast_to is
   // read-only: their elements share memory. Copies are writeable again.
   bool writeable() const { return writeable_; }
+  // Autograd's record (requires_grad, grad, the node that made it); null for a tensor autograd does not
+  // track. Copies of this Tensor value share it; views and results start without one.
+  const std::shared_ptr<AutogradMeta>& autograd() const { return autograd_; }
+  void set_autograd(std::shared_ptr<AutogradMeta> meta) { autograd_ = std::move(meta); }
 
   // Views (share storage). Axes may be negative; out-of-range axes throw AxisError.
   Tensor as_strided(const Shape& shape, const Strides& strides, int64_t offset) const;
@@ -97,6 +110,7 @@ class Tensor {
   Strides strides_;
   int64_t offset_ = 0;
   bool writeable_ = true;
+  std::shared_ptr<AutogradMeta> autograd_;
 };
 
 // Helpers shared by the engines and the bindings.

@@ -23,6 +23,9 @@ _cublas = _preload_cublas(_C.build_info())  # None unless built with CUDA and th
 from tensorsmith._data_types import astype, can_cast, finfo, iinfo, isdtype, result_type  # noqa: E402
 from tensorsmith._namespace_info import __array_namespace_info__  # noqa: E402
 from tensorsmith import random  # noqa: E402  (ts.random.Generator)
+from tensorsmith import autograd  # noqa: E402
+from tensorsmith.autograd import enable_grad, no_grad, set_grad_enabled  # noqa: E402
+from tensorsmith import nn, optim  # noqa: E402
 
 # The Array API's constants (newaxis indexes as None does).
 e = _math.e
@@ -33,7 +36,7 @@ newaxis = None
 
 __all__ = [name for name in dir(_C) if not name.startswith("_")] + [
     "__array_namespace_info__", "astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type",
-    "e", "pi", "inf", "nan", "newaxis", "random",
+    "e", "pi", "inf", "nan", "newaxis", "random", "autograd", "no_grad", "enable_grad", "set_grad_enabled", "nn", "optim",
 ]  # fmt: skip
 __version__ = _version("tensorsmith")
 __array_api_version__ = "2024.12"

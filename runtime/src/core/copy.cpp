@@ -75,6 +75,7 @@ PointwiseKernel cast_kernel(DType to, DType from) {
 
 void Tensor::copy_from(const Tensor& src) {
   TS_CHECK(writeable_, ValueError, "assignment destination is read-only");  // numpy's words
+  storage_->bump_version();
 #ifdef TS_WITH_CUDA
   if (device().type == DeviceType::CUDA || src.device().type == DeviceType::CUDA) {
     cuda::copy(*this, src);  // any pair of devices

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "bindings.h"
+#include "tensorsmith/autograd.h"
 #include "tensorsmith/engine.h"
 #include "tensorsmith/errors.h"
 #include "tensorsmith/python.h"
@@ -49,6 +50,12 @@ void require_default_numpy_keywords(py::handle dtype, py::handle out) {
   TS_CHECK(out.is_none(), TypeError, "out= is not supported by tensorsmith reductions yet");
 }
 
+void refuse_inplace_on_grad(py::handle target, const char* what) {
+  TS_CHECK(!(autograd::might_record() && autograd::requires_grad(target)), RuntimeError,
+           what << ": a tensor that requires grad cannot be written in place while grad mode is on (its gradient "
+                   "would be wrong); update it under ts.no_grad(), or compute a new tensor");
+}
+
 py::object pointwise_into(const OpDef& op, const std::vector<Tensor>& inputs, py::handle out) {
   int64_t elements = 0;
   for (const Tensor& t : inputs) elements += t.numel();
@@ -65,6 +72,8 @@ py::object pointwise_into(const OpDef& op, const std::vector<Tensor>& inputs, py
   // numpy's check and words; a broadcast view is the one kind of read-only tensor.
   TS_CHECK(out_tensor.writeable(), ValueError,
            op.name << ": out is a broadcast view (a stride-0 axis) or a view of one: output array is read-only");
+  refuse_inplace_on_grad(target, op.name.c_str());
+  out_tensor.storage()->bump_version();
   without_gil_if_large(elements + out_tensor.numel(), [&] { return pointwise(op, inputs, out_tensor); });
   return py::reinterpret_borrow<py::object>(target);
 }
@@ -79,6 +88,7 @@ py::object store_into(py::object self, const Tensor& result) {
            "in-place operator: cannot cast the result from " << dtype_name(result.dtype()) << " to "
                                                              << dtype_name(target.dtype()) << " with casting rule 'same_kind'");
   TS_CHECK(target.writeable(), ValueError, "in-place operator: the left operand is a broadcast view: it is read-only");
+  refuse_inplace_on_grad(self, "in-place operator");
   target.copy_from(result);
   return self;
 }

@@ -26,6 +26,7 @@ void bind_numpy_protocols(py::class_<Tensor>& cls);
 void bind_dlpack(py::module_& m, py::class_<Tensor>& cls);
 void bind_asarray(py::module_& m);
 void bind_cuda(py::module_& m);  // the ts.cuda submodule and ts.build_info (every build)
+void bind_autograd(py::module_& m, py::class_<Tensor>& cls);  // requires_grad, grad, backward, ... (autograd.cpp)
 
 // ---- construction (construction.cpp) ------------------------------------------------
 // Every bound class is final and made through one of these, so that no Python code can get an
@@ -75,6 +76,10 @@ Tensor wrap_foreign_memory(char* origin, DType dtype, Shape shape, Strides strid
 // ---- asarray (asarray.cpp) ------------------------------------------------------
 // Array API asarray on the CPU; `copy` is None/True/False with Array API semantics.
 Tensor asarray(py::handle obj, std::optional<DType> dtype = std::nullopt, std::optional<bool> copy = std::nullopt);
+
+// ---- autograd (autograd.cpp, arguments.cpp) ------------------------------------------
+// RuntimeError when `target` (an in-place write's destination) requires grad and grad mode is on.
+void refuse_inplace_on_grad(py::handle target, const char* what);
 
 // ---- argument conversion (arguments.cpp, with the python.h helpers) ------------
 // An int (operator.index; bools are rejected) / an int or a sequence of ints.

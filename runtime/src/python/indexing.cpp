@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bindings.h"
+#include "tensorsmith/autograd.h"
 #include "tensorsmith/dispatch.h"
 #include "tensorsmith/engine.h"
 #include "tensorsmith/errors.h"
@@ -463,7 +464,13 @@ Tensor get_item(const Tensor& self, py::handle key) {
   return index_view(self, key);
 }
 
-void set_item(const Tensor& self, py::handle key, py::handle value_object) {
+void set_item(py::handle self_object, py::handle key, py::handle value_object) {
+  refuse_inplace_on_grad(self_object, "__setitem__");
+  TS_CHECK(!(autograd::might_record() && autograd::requires_grad(value_object)), RuntimeError,
+           "__setitem__: assigning a tensor that requires grad into another would drop its gradient; build the "
+           "result out of place (ts.where, ts.concat), or assign under ts.no_grad()");
+  const Tensor& self = self_object.cast<const Tensor&>();
+  self.storage()->bump_version();
   const std::optional<Tensor> array = array_key(key);
   if (!array && !has_index_array(key)) {
     Tensor target = index_view(self, key);
@@ -484,7 +491,13 @@ void set_item(const Tensor& self, py::handle key, py::handle value_object) {
 }  // namespace
 
 void bind_indexing(py::class_<Tensor>& cls) {
-  cls.def("__getitem__", &get_item, py::arg("key"));
+  static const autograd::OpInfo getitem{"__getitem__", "runtime/src/python/indexing.cpp", autograd::Kind::Formulas,
+                                        {"x", "key"}, {0}, {0, 1}, -1, false};
+  autograd::register_op(getitem);
+  cls.def(
+      "__getitem__",
+      [](const Tensor& self, py::handle key) { return autograd::recorded(getitem, get_item, self, key); },
+      py::arg("key"));
 
   cls.def("__setitem__", &set_item, py::arg("key"), py::arg("value"));
 }

@@ -29,6 +29,7 @@ PYBIND11_MODULE(_C, m) {
   bind_dlpack(m, tensor_class);
   bind_asarray(m);
   bind_cuda(m);
+  bind_autograd(m, tensor_class);
 
   ts::generated::bind_ops(m, tensor_class);
 }

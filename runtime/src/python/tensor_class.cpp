@@ -7,6 +7,7 @@
 #include <string>
 
 #include "bindings.h"
+#include "tensorsmith/autograd.h"
 #include "tensorsmith/errors.h"
 #include "tensorsmith/python.h"
 
@@ -58,6 +59,27 @@ std::string tensor_repr(const Tensor& t) {
   return head + (wrap ? "\n" + std::string(prefix.size(), ' ') : " ") + tail;
 }
 
+// A method's result, recorded for autograd as the catalog op `op` called with (self, arguments...): the
+// methods that are views or copies differentiate as those ops do.
+template <typename F, typename... A>
+Tensor as_op(const char* op, const F& method, const Tensor& self, A&&... arguments) {
+  if (!autograd::might_record()) return method(self, arguments...);
+  return autograd::recorded(autograd::op_info(op), method, self, arguments...);
+}
+
+py::tuple reversed_axes(const Tensor& t) {
+  py::tuple axes(t.ndim());
+  for (int64_t i = 0; i < t.ndim(); ++i) axes[i] = t.ndim() - 1 - i;
+  return axes;
+}
+
+// The methods that are not catalog ops; their formulas are tensorsmith.autograd.RUNTIME_FORMULAS.
+const autograd::OpInfo kAsType{"astype", "runtime/src/python/tensor_class.cpp", autograd::Kind::Formulas,
+                               {"x", "dtype", "copy", "device"}, {0}, {}, -1, false};
+const autograd::OpInfo kCopy{"copy", "runtime/src/python/tensor_class.cpp", autograd::Kind::Formulas, {"x"}, {0}, {}, -1, false};
+const autograd::OpInfo kToDevice{"to_device", "runtime/src/python/tensor_class.cpp", autograd::Kind::Formulas,
+                                 {"x", "device"}, {0}, {}, -1, false};
+
 // Iterates over axis 0, yielding views.
 struct TensorIterator {
   Tensor tensor;
@@ -97,44 +119,78 @@ py::class_<Tensor> bind_tensor_class(py::module_& m) {
           "Strides in bytes, as numpy reports them.");
 
   // Views.
-  cls.def_property_readonly("T", &Tensor::T, "The tensor with all axes reversed.")
-      .def_property_readonly("mT", &Tensor::matrix_transpose, "The tensor with its last two axes swapped.")
-      .def("reshape", [](const Tensor& t, const py::args& shape) { return t.reshape(ints_from_args(shape, "shape")); })
-      .def("permute_dims", [](const Tensor& t, const py::args& axes) { return t.permute(ints_from_args(axes, "axes")); })
-      .def("transpose",
-           [](const Tensor& t, const py::args& axes) { return axes.empty() ? t.T() : t.permute(ints_from_args(axes, "axes")); },
-           "Permute the axes (reverse them when none are given), as numpy's transpose.")
-      .def("squeeze", [](const Tensor& t, py::handle axis) { return t.squeeze(axes_arg(axis)); },
-           py::arg("axis") = py::none())
-      .def("expand_dims", [](const Tensor& t, py::handle axis) { return t.unsqueeze(int_arg(axis, "axis")); },
-           py::arg("axis"));
+  // Views, recorded as the catalog ops they are.
+  auto permuted = [](const Tensor& t, py::handle axes) { return t.permute(int_sequence_arg(axes, "axes")); };
+  auto permute_args = [permuted](const Tensor& t, const py::args& axes) {
+    return as_op("permute_dims", permuted, t, py::tuple(py::cast(ints_from_args(axes, "axes"))));
+  };
+  cls.def_property_readonly(
+         "T", [permuted](const Tensor& t) { return as_op("permute_dims", permuted, t, reversed_axes(t)); },
+         "The tensor with all axes reversed.")
+      .def_property_readonly(
+          "mT", [](const Tensor& t) { return as_op("matrix_transpose", std::mem_fn(&Tensor::matrix_transpose), t); },
+          "The tensor with its last two axes swapped.")
+      .def("reshape",
+           [](const Tensor& t, const py::args& shape) {
+             auto reshaped = [](const Tensor& x, py::handle s, py::handle) { return x.reshape(int_sequence_arg(s, "shape")); };
+             return as_op("reshape", reshaped, t, py::tuple(py::cast(ints_from_args(shape, "shape"))), py::none());
+           })
+      .def("permute_dims", permute_args)
+      .def(
+          "transpose",
+          [permuted, permute_args](const Tensor& t, const py::args& axes) {
+            return axes.empty() ? as_op("permute_dims", permuted, t, reversed_axes(t)) : permute_args(t, axes);
+          },
+          "Permute the axes (reverse them when none are given), as numpy's transpose.")
+      .def(
+          "squeeze",
+          [](const Tensor& t, py::handle axis) {
+            auto squeezed = [](const Tensor& x, py::handle a) { return x.squeeze(axes_arg(a)); };
+            return as_op("squeeze", squeezed, t, axis);
+          },
+          py::arg("axis") = py::none())
+      .def(
+          "expand_dims",
+          [](const Tensor& t, py::handle axis) {
+            auto expanded = [](const Tensor& x, py::handle a) { return x.unsqueeze(int_arg(a, "axis")); };
+            return as_op("expand_dims", expanded, t, axis);
+          },
+          py::arg("axis"));
 
   // Copies.
   cls.def(
          "astype",
          [](const Tensor& t, py::handle dtype, bool copy, py::handle device) {
-           const DType target = dtype_arg(dtype);
-           const Device where = device.is_none() ? t.device() : device_arg(device);
-           if (where != t.device()) return to_device(t.dtype() == target ? t : t.astype(target), where);
-           return !copy && target == t.dtype() ? t : t.astype(target);
+           auto cast = [](const Tensor& x, py::handle dtype, bool copy, py::handle device) {
+             const DType target = dtype_arg(dtype);
+             const Device where = device.is_none() ? x.device() : device_arg(device);
+             if (where != x.device()) return to_device(x.dtype() == target ? x : x.astype(target), where);
+             return !copy && target == x.dtype() ? x : x.astype(target);
+           };
+           if (!autograd::might_record()) return cast(t, dtype, copy, device);
+           return autograd::recorded(kAsType, cast, t, dtype, copy, device);
          },
          py::arg("dtype"), py::pos_only(), py::kw_only(), py::arg("copy") = true, py::arg("device") = py::none())
-      .def("copy", &Tensor::clone, "A contiguous copy.");
+      .def(
+          "copy", [](const Tensor& t) { return autograd::recorded(kCopy, std::mem_fn(&Tensor::clone), t); },
+          "A contiguous copy.");
 
   // Devices.
+  auto moved = [](const Tensor& t, py::handle device) { return to_device(t, device_arg(device)); };
   cls.def(
-         "to", [](const Tensor& t, py::handle device) { return to_device(t, device_arg(device)); }, py::arg("device"),
-         "The tensor on `device` ('cpu', 'cuda', 'cuda:1'): itself when it is there already, else a copy.")
+         "to", [moved](const Tensor& t, py::handle device) { return autograd::recorded(kToDevice, moved, t, device); },
+         py::arg("device"), "The tensor on `device` ('cpu', 'cuda', 'cuda:1'): itself when it is there already, else a copy.")
       .def(
           "to_device",
-          [](const Tensor& t, py::handle device, py::handle stream) {
+          [moved](const Tensor& t, py::handle device, py::handle stream) {
             TS_CHECK(stream.is_none(), ValueError, "to_device: stream must be None (copies use the runtime's stream)");
-            return to_device(t, device_arg(device));
+            return autograd::recorded(kToDevice, moved, t, device);
           },
           py::arg("device"), py::pos_only(), py::kw_only(), py::arg("stream") = py::none(),
           "Array API to_device: the tensor on `device` (a copy unless it is there already).")
-      .def("cpu", [](const Tensor& t) { return to_device(t, Device{}); },
-           "The tensor in host memory: itself for a CPU tensor, else a copy.");
+      .def(
+          "cpu", [moved](const Tensor& t) { return autograd::recorded(kToDevice, moved, t, py::str("cpu")); },
+          "The tensor in host memory: itself for a CPU tensor, else a copy.");
 
   // Python scalars and sequences; numpy's rules and messages.
   cls.def("item",

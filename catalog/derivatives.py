@@ -1,0 +1,168 @@
+"""Derivative formulas in a spec (torchgen's derivatives.yaml, kept in each op's own file).
+
+    derivatives:
+      x: grad * (1 - result * result)        # one formula per tensor input, its vector-Jacobian product
+      condition: not_differentiable          # an input no gradient flows to (where's condition)
+
+    derivatives: none                        # no output is differentiable (comparisons, argmax, integer results)
+
+A spec without the field has no derivative yet: backward through it raises, naming the spec. A formula is a
+Python expression over `grad` (the gradient of the result), `result`, the op's arguments (tensors and options
+by their signature names), numbers, the operators + - * / ** @ and comparisons, `&` `|` `~` on masks, the
+attributes listed in ATTRIBUTES, and calls of catalog ops or of the helpers in HELPERS_MODULE, by name. The same text runs
+on tensorsmith tensors (the runtime's backward) and on the specs' numpy references in float64 (the gate's
+derivative check), each with its own namespace of ops, so a formula means one thing everywhere.
+
+A formula's value is broadcast-reduced to its input's shape by the engine (sum over broadcast axes), so
+`add`'s formulas are just `grad`.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from pathlib import Path
+
+NOT_DIFFERENTIABLE = "not_differentiable"
+NO_DERIVATIVES = "none"
+
+# Names a formula may use besides the op's arguments and the catalog's ops.
+GRAD, RESULT = "grad", "result"
+# Helpers for what catalog ops alone say clumsily, each written once over an Array API namespace (tensorsmith at
+# run time, the numpy references in the gate) in this module of the runtime; its __all__ lists them.
+HELPERS_MODULE = "runtime/python/tensorsmith/_derivative_helpers.py"
+ATTRIBUTES = ("shape", "ndim", "dtype", "mT")
+
+_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.MatMult, ast.BitAnd, ast.BitOr)
+_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Call, ast.Name, ast.Load, ast.Constant,
+          ast.Attribute, ast.keyword, ast.Tuple, ast.Subscript, ast.IfExp, ast.USub, ast.UAdd, ast.Invert, ast.Not,
+          ast.BoolOp, ast.And, ast.Or, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot,
+          *_OPERATORS)  # fmt: skip
+
+
+class FormulaError(Exception):
+    """A formula that is not one; the spec parser adds file:line."""
+
+
+@dataclass(frozen=True)
+class Derivative:
+    """The vector-Jacobian product for one tensor input: `formula`, or None when none flows to it."""
+
+    input: str
+    formula: str | None
+    line: int  # of its entry in the spec
+    calls: tuple[str, ...] = ()  # the op and helper names it calls, for the catalog's cross-spec check
+    names: tuple[str, ...] = ()  # the argument names (and grad/result) it reads
+
+    @property
+    def differentiable(self) -> bool:
+        return self.formula is not None
+
+
+@dataclass(frozen=True)
+class Derivatives:
+    """An op's derivatives: `formulas` per tensor input in signature order, or none for an op whose outputs
+    are not differentiable (`differentiable` False)."""
+
+    differentiable: bool
+    formulas: tuple[Derivative, ...] = ()
+
+    @property
+    def uses_result(self) -> bool:
+        return any(RESULT in d.names for d in self.formulas)
+
+    def saved_arguments(self) -> tuple[str, ...]:
+        """The arguments any formula reads: what the forward pass must keep for backward."""
+        return tuple(sorted({n for d in self.formulas for n in d.names} - {GRAD, RESULT}))
+
+
+def helper_names(root: Path) -> tuple[str, ...]:
+    """The helpers formulas may call: the __all__ of the helper module, read without importing it."""
+    path = root / HELPERS_MODULE
+    if not path.is_file():
+        return ()
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+            return tuple(ast.literal_eval(node.value))
+    return ()
+
+
+def parse_formula(text: str, arguments: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Checks a formula's form and returns (names of functions it calls, argument names it reads). Which calls
+    name real ops is checked against the whole catalog later."""
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise FormulaError(f"not a Python expression: {exc.msg}") from None
+    calls: set[str] = set()
+    names: set[str] = set()
+    known = set(arguments) | {GRAD, RESULT}
+    called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    for node in ast.walk(tree):
+        if not isinstance(node, _NODES):
+            raise FormulaError(f"{type(node).__name__} is not allowed in a formula ({ast.unparse(node)!r})")
+        if isinstance(node, ast.Call):
+            if not isinstance(node.func, ast.Name):
+                raise FormulaError(f"only ops and helpers are called, by name, not {ast.unparse(node.func)!r}")
+            if node.func.id in known:
+                raise FormulaError(f"{node.func.id!r} is an argument here, so the op of that name cannot be called")
+            calls.add(node.func.id)
+        elif isinstance(node, ast.Attribute):
+            if node.attr not in ATTRIBUTES:
+                raise FormulaError(f"attribute {node.attr!r} is not allowed (known: {', '.join(ATTRIBUTES)})")
+        elif isinstance(node, ast.Constant) and not isinstance(node.value, (int, float, bool, type(None))):
+            raise FormulaError(f"constant {node.value!r}: only numbers, True, False and None")
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            if id(node) in called:
+                continue
+            if node.id not in known:
+                raise FormulaError(f"unknown name {node.id!r} (the op's arguments: {', '.join(arguments)}; and grad, result)")
+            names.add(node.id)
+    if GRAD not in names:
+        raise FormulaError("a formula must use grad (the gradient of the result)")
+    return tuple(sorted(calls)), tuple(sorted(names))
+
+
+def parse_derivatives(raw: object, tensor_arguments: tuple[str, ...], arguments: tuple[str, ...],
+                      entry_line: dict[str, int]) -> Derivatives:  # fmt: skip
+    """The `derivatives` field. `entry_line` gives the line of each key of the mapping. Raises FormulaError
+    with the offending entry's name as its first argument's prefix ("x: ...")."""
+    if raw == NO_DERIVATIVES:
+        return Derivatives(differentiable=False)
+    if not isinstance(raw, dict):
+        raise FormulaError(f"expected '{NO_DERIVATIVES}' or a mapping input -> formula ({NOT_DIFFERENTIABLE} where none flows)")
+    for name in raw:
+        if name not in tensor_arguments:
+            raise FormulaError(f"{name}: not a tensor argument of this op ({', '.join(tensor_arguments)})")
+    missing = [n for n in tensor_arguments if n not in raw]
+    if missing:
+        raise FormulaError(f"no entry for tensor argument {missing[0]!r} (write '{NOT_DIFFERENTIABLE}' where no gradient flows)")
+    formulas = []
+    for name in tensor_arguments:
+        text = raw[name]
+        if not isinstance(text, str) or not text.strip():
+            raise FormulaError(f"{name}: expected a formula or '{NOT_DIFFERENTIABLE}', got {text!r}")
+        text = " ".join(text.split())
+        if text == NOT_DIFFERENTIABLE:
+            formulas.append(Derivative(name, None, entry_line.get(name, 0)))
+            continue
+        try:
+            calls, names = parse_formula(text, arguments)
+        except FormulaError as exc:
+            raise FormulaError(f"{name}: {exc}") from None
+        formulas.append(Derivative(name, text, entry_line.get(name, 0), calls, names))
+    if not any(d.differentiable for d in formulas):
+        raise FormulaError(f"every input is {NOT_DIFFERENTIABLE}: write 'derivatives: {NO_DERIVATIVES}'")
+    return Derivatives(differentiable=True, formulas=tuple(formulas))
+
+
+def entry_lines(text: str, field_line: int) -> dict[str, int]:
+    """The 1-based line of each key of the block mapping that starts after line `field_line`."""
+    lines: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines()[field_line:], start=field_line + 1):
+        if line and not line[0].isspace():
+            break
+        key = line.strip().split(":", 1)[0]
+        if ":" in line and key.isidentifier():
+            lines.setdefault(key, number)
+    return lines

@@ -1,0 +1,182 @@
+"""Helpers the specs' derivative formulas may call (catalog/derivatives.py lists them), for what catalog ops
+alone say clumsily. Each is written against the Array API namespace of its arguments, so the same code runs on
+tensorsmith tensors in backward and on numpy arrays in the gate's derivative check. This module imports
+nothing from tensorsmith: the gate loads it without the compiled runtime."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+__all__ = ["unreduce", "reduced_count", "extreme_share", "matmul_grad_x1", "matmul_grad_x2", "inverse_permutation",
+           "split_like", "negated", "untile", "positions_of", "scatter_add", "within", "reverse_cumulative_sum", "product_of_others"]  # fmt: skip
+
+
+def _namespace(*arrays: Any) -> Any:
+    for a in arrays:
+        if hasattr(a, "__array_namespace__"):
+            return a.__array_namespace__()
+    raise TypeError("no array among the arguments")
+
+
+def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    return tuple(sorted(a % ndim for a in axes)) if ndim else ()
+
+
+def unreduce(grad: Any, x: Any, axis: Any, keepdims: bool) -> Any:
+    """The gradient of a reduction of x over `axis`, broadcast back over x's shape."""
+    xp = _namespace(grad, x)
+    if not keepdims:
+        kept = list(x.shape)
+        for a in _axes(axis, x.ndim):
+            kept[a] = 1
+        grad = xp.reshape(grad, tuple(kept))
+    return xp.broadcast_to(grad, x.shape)
+
+
+def reduced_count(x: Any, axis: Any) -> int:
+    """How many elements of x each result of a reduction over `axis` folds (mean's divisor)."""
+    return math.prod(x.shape[a] for a in _axes(axis, x.ndim))
+
+
+def extreme_share(x: Any, result: Any, axis: Any, keepdims: bool) -> Any:
+    """Where x holds its max (or min) over `axis`, 1/k for the k elements that tie for it, else 0: the
+    gradient of max/min splits evenly among ties, as PyTorch's does."""
+    xp = _namespace(x, result)
+    hits = xp.astype(unreduce(result, x, axis, keepdims) == x, x.dtype)
+    ties = unreduce(xp.sum(hits, axis=axis, keepdims=True), x, axis, True)
+    return hits / ties
+
+
+def matmul_grad_x1(grad: Any, x1: Any, x2: Any) -> Any:
+    """The gradient of x1 @ x2 with respect to x1 (numpy's matmul: 1-D operands become matrices, batch
+    dimensions broadcast; the engine sums the broadcast ones away)."""
+    xp = _namespace(grad, x1, x2)
+    if x1.ndim == 1 and x2.ndim == 1:
+        return grad * x2
+    if x2.ndim == 1:  # (..., n, k) @ (k,) -> (..., n)
+        return xp.reshape(grad, grad.shape + (1,)) * x2
+    if x1.ndim == 1:  # (k,) @ (..., k, m) -> (..., m)
+        return xp.sum(xp.reshape(grad, grad.shape[:-1] + (1, grad.shape[-1])) * x2, axis=-1)
+    return xp.matmul(grad, xp.matrix_transpose(x2))
+
+
+def matmul_grad_x2(grad: Any, x1: Any, x2: Any) -> Any:
+    """The gradient of x1 @ x2 with respect to x2."""
+    xp = _namespace(grad, x1, x2)
+    if x1.ndim == 1 and x2.ndim == 1:
+        return grad * x1
+    if x1.ndim == 1:  # (k,) @ (..., k, m) -> (..., m)
+        return xp.reshape(x1, (x1.shape[0], 1)) * xp.reshape(grad, grad.shape[:-1] + (1, grad.shape[-1]))
+    if x2.ndim == 1:  # (..., n, k) @ (k,) -> (..., n)
+        return xp.sum(xp.reshape(grad, grad.shape + (1,)) * x1, axis=tuple(range(x1.ndim - 1)))
+    return xp.matmul(xp.matrix_transpose(x1), grad)
+
+
+def inverse_permutation(axes: Any) -> tuple[int, ...]:
+    """The axes that undo permute_dims(x, axes)."""
+    n = len(axes)
+    inverse = [0] * n
+    for position, axis in enumerate(axes):
+        inverse[axis % n] = position
+    return tuple(inverse)
+
+
+def split_like(grad: Any, arrays: Any, axis: Any) -> list[Any]:
+    """grad cut along `axis` into pieces with the extents of `arrays` along it (concat's gradient); with
+    axis=None (concat of flattened arrays) each piece takes its array's shape."""
+    xp = _namespace(grad)
+    pieces, start = [], 0
+    for a in arrays:
+        if axis is None:
+            size = math.prod(a.shape)
+            pieces.append(xp.reshape(grad[start : start + size], a.shape))
+            start += size
+            continue
+        extent = a.shape[axis]
+        index = [slice(None)] * grad.ndim
+        index[axis] = slice(start, start + extent)
+        pieces.append(grad[tuple(index)])
+        start += extent
+    return pieces
+
+
+def negated(shift: Any) -> Any:
+    """-shift for an int or each of a sequence (roll's inverse shift)."""
+    return -shift if isinstance(shift, int) else tuple(-s for s in shift)
+
+
+def untile(grad: Any, x: Any, repetitions: Any) -> Any:
+    """tile's gradient: the sum of grad's tiles, in x's shape (numpy's tile pads the shorter of x's shape and
+    repetitions with leading ones)."""
+    xp = _namespace(grad)
+    reps = (repetitions,) if isinstance(repetitions, int) else tuple(repetitions)
+    n = max(len(reps), x.ndim)
+    reps, shape = (1,) * (n - len(reps)) + reps, (1,) * (n - x.ndim) + tuple(x.shape)
+    split = [extent for pair in zip(reps, shape, strict=True) for extent in pair]
+    summed = xp.sum(xp.reshape(grad, tuple(split)), axis=tuple(range(0, 2 * n, 2)))
+    return xp.reshape(summed, x.shape)
+
+
+def positions_of(x: Any) -> Any:
+    """Each element's row-major position in x, in x's shape: what a gather picks, as positions."""
+    xp = _namespace(x)
+    return xp.reshape(xp.arange(math.prod(x.shape), device=x.device), x.shape)
+
+
+def scatter_add(x: Any, positions: Any, values: Any) -> Any:
+    """Zeros in x's shape with each of `values` added at its row-major position (repeated positions sum): the
+    gradient of any gather (indexing, take, repeat). Runs of equal positions are summed by prefix sums in
+    float64 over the sorted order."""
+    xp = _namespace(values, positions)
+    flat, vals = xp.reshape(positions, (-1,)), xp.reshape(values, (-1,))
+    out = xp.zeros((math.prod(x.shape),), dtype=values.dtype, device=values.device)
+    unique, counts = xp.unique_counts(flat)
+    if unique.shape[0] == flat.shape[0]:  # each position once: an assignment
+        out[flat] = vals
+        return xp.reshape(out, x.shape)
+    ordered = xp.take(vals, xp.argsort(flat, stable=True))
+    prefix = xp.cumulative_sum(xp.astype(ordered, xp.float64), include_initial=True)
+    ends = xp.cumulative_sum(counts)
+    out[unique] = xp.astype(xp.take(prefix, ends) - xp.take(prefix, ends - counts), values.dtype)
+    return xp.reshape(out, x.shape)
+
+
+def within(x: Any, low: Any, high: Any) -> Any:
+    """Where low <= x <= high (a None bound is no bound): where clip passes x's gradient through."""
+    xp = _namespace(x)
+    inside = xp.ones(x.shape, dtype=xp.bool, device=x.device)
+    if low is not None:
+        inside = inside & (x >= low)
+    if high is not None:
+        inside = inside & (x <= high)
+    return inside
+
+
+def reverse_cumulative_sum(grad: Any, axis: Any, include_initial: bool) -> Any:
+    """cumulative_sum's gradient: sums from each position to the end of its line (the initial zero's gradient
+    dropped)."""
+    xp = _namespace(grad)
+    axis = -1 if axis is None else axis
+    if include_initial:
+        index = [slice(None)] * grad.ndim
+        index[axis] = slice(1, None)
+        grad = grad[tuple(index)]
+    return xp.flip(xp.cumulative_sum(xp.flip(grad, axis=axis), axis=axis), axis=axis)
+
+
+def product_of_others(x: Any, axis: Any) -> Any:
+    """For each element of x, the product of the other elements its reduction over `axis` folds (prod's
+    gradient, right where x holds zeros): exclusive products from the left and from the right."""
+    xp = _namespace(x)
+    axes = _axes(axis, x.ndim)
+    kept = tuple(a for a in range(x.ndim) if a not in axes)
+    order = kept + axes
+    moved = xp.permute_dims(x, order)
+    lines = xp.reshape(moved, tuple(x.shape[a] for a in kept) + (math.prod(x.shape[a] for a in axes),))
+    left = xp.cumulative_prod(lines, axis=-1, include_initial=True)[..., :-1]
+    right = xp.flip(xp.cumulative_prod(xp.flip(lines, axis=-1), axis=-1, include_initial=True)[..., :-1], axis=-1)
+    return xp.permute_dims(xp.reshape(left * right, moved.shape), inverse_permutation(order))

@@ -1,0 +1,216 @@
+"""Reverse-mode automatic differentiation (the engine is C++: runtime/src/python/autograd.cpp).
+
+    x = ts.asarray([1.0, 2.0], dtype=ts.float64)
+    x.requires_grad = True
+    y = ts.sum(ts.tanh(x) * x)
+    y.backward()                       # x.grad now holds dy/dx
+    (g,) = ts.autograd.grad(y, [x])    # or: gradients returned rather than accumulated
+
+Every op records itself when grad mode is on and an input requires grad; its backward runs the derivative
+formulas of its spec (generated into tensorsmith/_derivatives.py). Ops whose spec has no derivatives yet
+raise in backward, naming the spec; ops with `derivatives: none` give results that do not require grad.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tensorsmith import _C, _derivatives
+from tensorsmith import _derivative_helpers as _helpers
+
+__all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "gradcheck"]
+
+
+def is_grad_enabled() -> bool:
+    """Whether ops record for autograd on this thread (on unless inside no_grad())."""
+    return _C._is_grad_enabled()
+
+
+class set_grad_enabled(contextlib.ContextDecorator):  # noqa: N801  (PyTorch's name)
+    """Turns grad mode on or off: at once, and back to what it was when used as a context manager."""
+
+    def __init__(self, mode: bool) -> None:
+        self.previous = _C._set_grad_enabled(bool(mode))
+        self.mode = bool(mode)
+
+    def __enter__(self) -> None:
+        _C._set_grad_enabled(self.mode)
+
+    def __exit__(self, *exc: object) -> None:
+        _C._set_grad_enabled(self.previous)
+
+
+class no_grad(contextlib.ContextDecorator):  # noqa: N801
+    """Ops inside do not record: their results do not require grad (updates of parameters, evaluation)."""
+
+    def __enter__(self) -> None:
+        self.previous = _C._set_grad_enabled(False)
+
+    def __exit__(self, *exc: object) -> None:
+        _C._set_grad_enabled(self.previous)
+
+
+class enable_grad(contextlib.ContextDecorator):  # noqa: N801
+    """Ops inside record again (within a no_grad block)."""
+
+    def __enter__(self) -> None:
+        self.previous = _C._set_grad_enabled(True)
+
+    def __exit__(self, *exc: object) -> None:
+        _C._set_grad_enabled(self.previous)
+
+
+def _as_list(tensors: Any) -> list[Any]:
+    return list(tensors) if isinstance(tensors, (list, tuple)) else [tensors]
+
+
+def _root_gradients(outputs: list[Any], grad_outputs: Any) -> list[Any]:
+    given = [None] * len(outputs) if grad_outputs is None else _as_list(grad_outputs)
+    if len(given) != len(outputs):
+        raise ValueError(f"{len(given)} gradients for {len(outputs)} outputs")
+    result = []
+    for i, (out, g) in enumerate(zip(outputs, given, strict=True)):
+        if g is None:
+            if out.size != 1:
+                raise RuntimeError(f"the gradient of output {i} (shape {out.shape}) can only be implied for a single "
+                                   "element: pass one with gradient= / grad_outputs=")  # fmt: skip
+            g = _C.ones_like(out)
+        elif not isinstance(g, _C.Tensor):
+            g = _C.asarray(g, dtype=out.dtype, device=out.device)
+        result.append(g.detach() if not g.requires_grad else g)
+    return result
+
+
+def backward(tensors: Any, grad_tensors: Any = None, retain_graph: bool | None = None, create_graph: bool = False) -> None:
+    """Accumulates the gradients of `tensors` (weighted by `grad_tensors`) into the .grad of every leaf they
+    were computed from. The graph is freed unless retain_graph (default: create_graph)."""
+    outputs = _as_list(tensors)
+    keep = create_graph if retain_graph is None else retain_graph
+    _C._run_backward(outputs, _root_gradients(outputs, grad_tensors), [], keep, create_graph, True, False)
+
+
+def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool | None = None,
+         create_graph: bool = False, allow_unused: bool = False) -> tuple[Any, ...]:  # fmt: skip
+    """The gradients of `outputs` with respect to `inputs`, returned (no .grad is touched). With
+    create_graph they are themselves differentiable (double backward)."""
+    outs = _as_list(outputs)
+    keep = create_graph if retain_graph is None else retain_graph
+    ins = _as_list(inputs)
+    return tuple(_C._run_backward(outs, _root_gradients(outs, grad_outputs), ins, keep, create_graph, False, allow_unused))
+
+
+# ---- what the engine calls --------------------------------------------------------------------------------
+
+
+def _sum_to(g: Any, shape: tuple[int, ...]) -> Any:
+    """g summed over the axes broadcasting added or stretched, to `shape`."""
+    if g.shape == shape:
+        return g
+    lead = g.ndim - len(shape)
+    if lead < 0:
+        raise RuntimeError(f"a derivative formula gave shape {g.shape} for an input of shape {shape}")
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
+    if any(n not in (1, g.shape[lead + i]) for i, n in enumerate(shape)):
+        raise RuntimeError(f"a derivative formula gave shape {g.shape} for an input of shape {shape}")
+    reduced = _C.sum(g, axis=axes, keepdims=True) if axes else g
+    return _C.reshape(reduced, shape)
+
+
+def _fit(g: Any, shape: tuple[int, ...], dtype: Any, device: Any) -> Any:
+    """A formula's value as the gradient of an input: the input's shape (broadcasting summed away), dtype
+    and device. A Python number (a formula like `grad * 0`) becomes a full tensor."""
+    if not isinstance(g, _C.Tensor):
+        g = _C.asarray(g, dtype=dtype, device=device)
+    if g.shape != shape:
+        g = _C.broadcast_to(g, shape) if _broadcasts_to(g.shape, shape) else _sum_to(g, shape)
+    if g.dtype != dtype:
+        g = g.astype(dtype)
+    if g.device != device:
+        g = g.to_device(device)
+    return g
+
+
+def _broadcasts_to(source: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    if len(source) > len(target):
+        return False
+    return all(s in (1, t) for s, t in zip(source[::-1], target[::-1], strict=False))
+
+
+def _apply_formulas(op: str, grad_: Any, result: Any, arguments: tuple[Any, ...], differentiable: Sequence[int],
+                    slots: Sequence[tuple[int, int, tuple[int, ...], Any, Any, bool]]) -> list[Any]:  # fmt: skip
+    """One node's backward: the op's formulas on (grad, result, arguments), then each value fitted to its
+    input. `slots` describe the inputs gradients go to: (argument position, element of a list argument or
+    -1, shape, dtype, device, whether a gradient is wanted)."""
+    formulas = _derivatives.FORMULAS.get(op) or RUNTIME_FORMULAS[op]
+    wanted = tuple(any(s[5] for s in slots if s[0] == position) for position in differentiable)
+    values = formulas(wanted, grad_, result, *arguments)
+    by_argument = dict(zip(differentiable, values, strict=True))
+    grads = []
+    for position, element, shape, dtype, device, flows in slots:
+        value = by_argument[position]
+        if flows and value is not None and element >= 0:
+            value = value[element]
+        grads.append(_fit(value, tuple(shape), dtype, device) if flows and value is not None else None)
+    return grads
+
+
+def _getitem_backward(wanted: tuple[bool, ...], grad_: Any, result: Any, x: Any, key: Any) -> tuple[Any, ...]:
+    return (_helpers.scatter_add(x, _helpers.positions_of(x)[key], grad_) if wanted[0] else None,)
+
+
+# Derivatives of the hand-written Tensor methods that are not catalog ops (their nodes record under these names).
+RUNTIME_FORMULAS: dict[str, Callable[..., tuple[Any, ...]]] = {
+    "__getitem__": _getitem_backward,
+    "astype": lambda wanted, g, result, x, *rest: (g,),  # the engine casts back to x's dtype
+    "copy": lambda wanted, g, result, x: (g,),
+    "to_device": lambda wanted, g, result, x, *rest: (g,),  # and moves it back to x's device
+}
+
+
+# ---- gradcheck ---------------------------------------------------------------------------------------------
+
+
+def gradcheck(fn: Callable[..., Any], inputs: Sequence[Any], eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+              seed: int = 0) -> bool:  # fmt: skip
+    """Compares the gradient backward computes for fn(*inputs) (float64 inputs that require grad) with
+    central finite differences of fn: <v, J> for a random v of the output's shape. Raises AssertionError
+    naming the first differing entry; returns True otherwise (PyTorch's gradcheck, in vector form)."""
+    import numpy as np
+
+    differentiable = [i for i, a in enumerate(inputs) if isinstance(a, _C.Tensor) and a.requires_grad]
+    if not differentiable:
+        raise ValueError("gradcheck: no input requires grad")
+    for i in differentiable:
+        if inputs[i].dtype != _C.float64:
+            raise ValueError(f"gradcheck: input {i} is {inputs[i].dtype}; finite differences need float64")
+    output = fn(*inputs)
+    rng = np.random.default_rng(seed)
+    weight = _C.asarray(rng.standard_normal(output.shape), dtype=output.dtype, device=output.device)
+    analytic = grad(output, [inputs[i] for i in differentiable], grad_outputs=weight, allow_unused=True)
+    w = np.asarray(weight.to_device("cpu"))
+
+    def weighted(args: list[Any]) -> float:
+        with no_grad():
+            return float(np.sum(np.asarray(fn(*args).to_device("cpu")) * w))
+
+    for which, i in enumerate(differentiable):
+        base = np.asarray(inputs[i].to_device("cpu")).copy()
+        numeric = np.zeros(base.shape)
+        for index in np.ndindex(base.shape):
+            probe = []
+            for sign in (1, -1):
+                moved = base.copy()
+                moved[index] += sign * eps
+                args = list(inputs)
+                args[i] = _C.asarray(moved, device=inputs[i].device)
+                probe.append(weighted(args))
+            numeric[index] = (probe[0] - probe[1]) / (2 * eps)
+        got = np.zeros(base.shape) if analytic[which] is None else np.asarray(analytic[which].to_device("cpu"))
+        bad = ~np.isclose(got, numeric, rtol=rtol, atol=atol)
+        if bad.any():
+            index = tuple(int(k) for k in np.argwhere(bad)[0])
+            raise AssertionError(f"gradcheck: input {i}, entry {index}: backward gives {got[index]!r}, finite "
+                                 f"differences {numeric[index]!r}")  # fmt: skip
+    return True

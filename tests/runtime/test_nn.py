@@ -1,0 +1,144 @@
+"""ts.nn and ts.optim against PyTorch (the reference for their semantics): functional forms and their gradients,
+layers, state dicts through files, and optimizer trajectories over several steps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tensorsmith as ts
+from tensorsmith.nn import functional as F
+
+torch = pytest.importorskip("torch", reason="ts.nn is checked against PyTorch (pip install '.[examples]')")
+
+
+def pair(array: np.ndarray, grad: bool = True):
+    """The same values as a tensorsmith leaf and a torch leaf."""
+    t = ts.asarray(array)
+    t.requires_grad = grad
+    return t, torch.tensor(array, requires_grad=grad)
+
+
+def close(ours, theirs, rtol=1e-5, atol=1e-6) -> None:
+    np.testing.assert_allclose(np.asarray(ours.detach()), theirs.detach().numpy(), rtol=rtol, atol=atol)
+
+
+RNG = np.random.default_rng(7)
+X = RNG.standard_normal((4, 6, 8)).astype(np.float32)
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs"),
+    [
+        (lambda x: F.gelu(x, approximate="tanh"), lambda x: torch.nn.functional.gelu(x, approximate="tanh")),
+        (F.silu, torch.nn.functional.silu),
+        (F.relu, torch.nn.functional.relu),
+        (lambda x: F.softmax(x, dim=1), lambda x: torch.softmax(x, dim=1)),
+        (lambda x: F.log_softmax(x, dim=-1), lambda x: torch.log_softmax(x, dim=-1)),
+        (lambda x: F.layer_norm(x, 8), lambda x: torch.nn.functional.layer_norm(x, (8,))),
+        (lambda x: F.layer_norm(x, (6, 8), eps=1e-3), lambda x: torch.nn.functional.layer_norm(x, (6, 8), eps=1e-3)),
+        (lambda x: F.rms_norm(x, 8), lambda x: torch.nn.functional.rms_norm(x, (8,))),
+        (lambda x: F.mse_loss(x, ts.zeros_like(x) + 0.5), lambda x: torch.nn.functional.mse_loss(x, torch.full_like(x, 0.5))),
+        (lambda x: F.scaled_dot_product_attention(x, x * 0.5, x + 1.0, is_causal=True),
+         lambda x: torch.nn.functional.scaled_dot_product_attention(x, x * 0.5, x + 1.0, is_causal=True)),
+        (lambda x: F.scaled_dot_product_attention(x, x, x), lambda x: torch.nn.functional.scaled_dot_product_attention(x, x, x)),
+    ],
+    ids=["gelu_tanh", "silu", "relu", "softmax", "log_softmax", "layer_norm", "layer_norm_2d", "rms_norm", "mse_loss",
+         "sdpa_causal", "sdpa"],
+)
+def test_functional_forms_and_gradients_match_pytorch(ours, theirs) -> None:
+    a, b = pair(X)
+    ya, yb = ours(a), theirs(b)
+    close(ya, yb, rtol=2e-5, atol=2e-6)
+    weight = RNG.standard_normal(tuple(yb.shape)).astype(np.float32)
+    ts.sum(ya * ts.asarray(weight)).backward()
+    (yb * torch.from_numpy(weight)).sum().backward()
+    close(a.grad, b.grad, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_with_ignore_index_and_label_smoothing(smoothing: float, reduction: str) -> None:
+    logits = RNG.standard_normal((9, 5)).astype(np.float32)
+    target = RNG.integers(0, 5, 9)
+    target[[1, 4]] = -100
+    a, b = pair(logits)
+    ya = F.cross_entropy(a, ts.asarray(target), label_smoothing=smoothing, reduction=reduction)
+    yb = torch.nn.functional.cross_entropy(b, torch.from_numpy(target), label_smoothing=smoothing, reduction=reduction)
+    close(ya, yb)
+    ts.sum(ya).backward()
+    yb.sum().backward()
+    close(a.grad, b.grad)
+
+
+def test_embedding_gradient_sums_repeated_ids() -> None:
+    table = RNG.standard_normal((6, 3)).astype(np.float32)
+    ids = np.array([[0, 2, 2], [5, 0, 2]])
+    a, b = pair(table)
+    ya, yb = F.embedding(ts.asarray(ids), a), torch.nn.functional.embedding(torch.from_numpy(ids), b)
+    close(ya, yb)
+    weight = RNG.standard_normal((2, 3, 3)).astype(np.float32)
+    ts.sum(ya * ts.asarray(weight)).backward()
+    (yb * torch.from_numpy(weight)).sum().backward()
+    close(a.grad, b.grad)
+
+
+def test_dropout_is_explicit_scaled_and_reproducible() -> None:
+    x = ts.ones((200, 50), dtype=ts.float32)
+    y = F.dropout(x, 0.3, generator=ts.random.Generator(3))
+    kept = np.asarray(y) != 0
+    assert abs(kept.mean() - 0.7) < 0.02
+    np.testing.assert_allclose(np.asarray(y)[kept], 1 / 0.7, rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(y), np.asarray(F.dropout(x, 0.3, generator=ts.random.Generator(3))))
+    assert F.dropout(x, 0.3, training=False) is x
+    with pytest.raises(ValueError, match="generator"):
+        F.dropout(x, 0.3)
+
+
+def test_modules_state_dict_round_trips_through_npz_and_safetensors(tmp_path: Path) -> None:
+    g = ts.random.Generator(0)
+    model = ts.nn.Sequential(ts.nn.Embedding(10, 4, generator=g), ts.nn.LayerNorm(4), ts.nn.Linear(4, 3, generator=g))
+    names = [n for n, _ in model.named_parameters()]
+    assert names == ["0.weight", "1.weight", "1.bias", "2.weight", "2.bias"]
+    assert all(p.requires_grad and p.is_leaf for p in model.parameters())
+    for suffix in (".npz", ".safetensors"):
+        path = tmp_path / f"model{suffix}"
+        ts.nn.save(model, path)
+        other = ts.nn.Sequential(ts.nn.Embedding(10, 4, generator=ts.random.Generator(9)), ts.nn.LayerNorm(4),
+                                 ts.nn.Linear(4, 3, generator=ts.random.Generator(9)))  # fmt: skip
+        other.load_state_dict(ts.nn.load(path))
+        for (_, p), (_, q) in zip(model.named_parameters(), other.named_parameters(), strict=True):
+            np.testing.assert_array_equal(np.asarray(p.detach()), np.asarray(q.detach()))
+            assert q.requires_grad and q.is_leaf
+    with pytest.raises(KeyError, match="missing"):
+        other.load_state_dict({"0.weight": np.zeros((10, 4), np.float32)})
+
+
+@pytest.mark.parametrize(
+    ("ours", "theirs"),
+    [
+        (lambda p: ts.optim.SGD(p, lr=0.1), lambda p: torch.optim.SGD(p, lr=0.1)),
+        (lambda p: ts.optim.SGD(p, lr=0.05, momentum=0.9, weight_decay=0.01),
+         lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9, weight_decay=0.01)),
+        (lambda p: ts.optim.SGD(p, lr=0.05, momentum=0.9, nesterov=True), lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9, nesterov=True)),
+        (lambda p: ts.optim.AdamW(p, lr=0.01), lambda p: torch.optim.AdamW(p, lr=0.01)),
+        (lambda p: ts.optim.AdamW(p, lr=0.02, betas=(0.8, 0.95), weight_decay=0.1),
+         lambda p: torch.optim.AdamW(p, lr=0.02, betas=(0.8, 0.95), weight_decay=0.1)),
+    ],
+    ids=["sgd", "sgd_momentum_decay", "sgd_nesterov", "adamw", "adamw_options"],
+)
+def test_optimizer_trajectories_match_pytorch(ours, theirs) -> None:
+    w0 = RNG.standard_normal((5, 3)).astype(np.float32)
+    a, b = pair(w0)
+    opt_a, opt_b = ours([a]), theirs([b])
+    for step in range(6):
+        target = np.full((5, 3), step * 0.1, dtype=np.float32)
+        loss_a = ts.sum((ts.tanh(a) - ts.asarray(target)) ** 2.0)
+        loss_b = ((torch.tanh(b) - torch.from_numpy(target)) ** 2).sum()
+        opt_a.zero_grad(), opt_b.zero_grad()
+        loss_a.backward(), loss_b.backward()
+        opt_a.step(), opt_b.step()
+    close(a, b, rtol=1e-5, atol=1e-6)
+    assert a.is_leaf and a.requires_grad

@@ -1,0 +1,81 @@
+"""The gate's derivative check (validators/derivatives): every formula in specs/ agrees with finite differences
+of its reference, each known-bad formula under tests/known_bad/derivatives/ is rejected naming its spec line, and
+malformed derivatives are spec errors with file:line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tensorsmith_forge.catalog.errors import SpecError
+from tensorsmith_forge.catalog.model import load_catalog, parse_spec
+from tensorsmith_forge.validators.derivatives.check import check_catalog, check_spec
+
+ROOT = Path(__file__).resolve().parents[2]
+KNOWN_BAD = sorted((ROOT / "tests" / "known_bad" / "derivatives").glob("*.yaml"))
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog(ROOT)
+
+
+def test_every_formula_in_the_catalog_agrees_with_finite_differences(catalog) -> None:
+    with_formulas = [s for s in (*catalog.ops, *catalog.composites) if s.derivatives and s.derivatives.differentiable]
+    assert len(with_formulas) >= 50
+    assert [str(f) for f in check_catalog(catalog)] == []
+
+
+@pytest.mark.parametrize("path", KNOWN_BAD, ids=lambda p: p.stem)
+def test_known_bad_formula_is_rejected(catalog, path: Path) -> None:
+    text = path.read_text(encoding="utf-8")
+    op = text.split("func: ", 1)[1].split("(", 1)[0]
+    spec = parse_spec(text, f"specs/{op}.yaml")
+    failures = check_spec(spec, catalog)
+    assert failures, f"{path.name}: the derivative check accepted a wrong formula"
+    failing_lines = {f.line for f in failures}
+    formula_lines = {d.line for d in spec.derivatives.formulas}
+    assert failing_lines <= formula_lines  # each failure names the formula's own line
+    assert str(failures[0]).startswith(f"specs/{op}.yaml:")
+
+
+def _spec_with(derivatives: str) -> str:
+    return ("func: tanh(Tensor x, /) -> Tensor\nfamily: pointwise\npromotion: float\ndtypes: [all]\n"
+            "expr: ts::ops::tanh(x)\nreference: np.tanh(x)\ndoc: d.\n" + derivatives)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("derivatives", "line", "message"),
+    [
+        ("derivatives:\n  x: grad * (1 - y)\n", 9, "unknown name 'y'"),
+        ("derivatives:\n  y: grad\n", 9, "not a tensor argument"),
+        ("derivatives:\n  x: result * 2\n", 9, "must use grad"),
+        ("derivatives:\n  x: grad.real\n", 9, "attribute 'real' is not allowed"),
+        ("derivatives:\n  x: (grad\n", 9, "not a Python expression"),
+        ("derivatives:\n  x: not_differentiable\n", 8, "write 'derivatives: none'"),
+        ("derivatives: [grad]\n", 8, "expected 'none' or a mapping"),
+    ],
+)
+def test_malformed_derivatives_are_spec_errors_naming_the_line(derivatives: str, line: int, message: str) -> None:
+    with pytest.raises(SpecError) as error:
+        parse_spec(_spec_with(derivatives), "specs/tanh.yaml")
+    assert error.value.location.line == line
+    assert message in str(error.value)
+
+
+def test_a_formula_calling_an_unknown_op_is_a_catalog_error(tmp_path: Path) -> None:
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "tanh.yaml").write_text(_spec_with("derivatives:\n  x: grad * sech2(x)\n"), encoding="utf-8")
+    with pytest.raises(SpecError) as error:
+        load_catalog(tmp_path)
+    assert str(error.value).startswith("specs/tanh.yaml:9: derivatives: x: 'sech2' is neither an op of the catalog nor a helper")
+
+
+def test_derivatives_change_no_kernel_hash(catalog) -> None:
+    """A formula edit re-judges no kernel: the text kernels are keyed on leaves the derivatives out."""
+    tanh = catalog.op("tanh")
+    assert "derivatives" in tanh.text and "derivatives" not in tanh.kernel_text
+    edited = parse_spec(tanh.text.replace("grad * (1 - result * result)", "grad * (1 - result ** 2)"), tanh.path)
+    assert edited.kernel_text == tanh.kernel_text

@@ -1,0 +1,258 @@
+"""Checks derivative formulas numerically, before any runtime is built: each formula of a spec runs on the
+specs' numpy references (the ops it calls) and on the derivative helpers, in float64, and must agree with
+central finite differences of the op's own reference, as a vector-Jacobian product <v, J> for a random v
+(PyTorch's gradcheck idea). Inputs come from the family's small gate cases (a composite's examples) with
+values drawn where the reference is finite and smooth; a wrong formula fails with its first differing entry."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import warnings
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from types import ModuleType, SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from tensorsmith_forge.catalog.derivatives import GRAD, HELPERS_MODULE, RESULT, Derivative
+from tensorsmith_forge.catalog.model import Catalog, CompositeSpec, OpSpec
+
+EPS = 1e-6
+RTOL, ATOL = 1e-4, 1e-6
+SMOOTH = 1e-2  # one-sided differences further apart than this (relative): the point is not smooth
+MAX_ELEMENTS = 40  # per case: every element is moved twice per input
+MAX_CASES = 12
+# Value draws, tried in turn until the reference is finite around every point (log wants positives, acosh
+# values above one, atanh values inside (-1, 1)).
+DRAWS: tuple[Callable[[np.random.Generator, tuple[int, ...]], np.ndarray], ...] = (
+    lambda rng, shape: rng.standard_normal(shape),
+    lambda rng, shape: rng.uniform(0.2, 2.0, shape),
+    lambda rng, shape: rng.uniform(-0.9, 0.9, shape),
+    lambda rng, shape: rng.uniform(1.2, 3.0, shape),
+)
+
+
+@dataclass(frozen=True)
+class Failure:
+    spec_path: str
+    line: int
+    input: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.spec_path}:{self.line}: derivative of {self.input}: {self.message}"
+
+
+HELPERS_FILE = Path(__file__).resolve().parents[2] / HELPERS_MODULE
+
+
+@cache
+def _helpers() -> ModuleType:
+    """The runtime's helper module, loaded from its file (the compiled runtime is not needed)."""
+    spec = importlib.util.spec_from_file_location("_ts_derivative_helpers", HELPERS_FILE)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _reference(spec: OpSpec | CompositeSpec) -> Callable[..., Any]:
+    if isinstance(spec, OpSpec):
+        return spec.reference_callable()
+    names = [a.name for a in spec.signature.arguments]
+    fn = spec.reference.compile(names)
+    defaults = {a.name: a.default_value for a in spec.signature.arguments if a.default is not None}
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        absent = {n: defaults[n] for n in names[len(args) :] if n in defaults and n not in kwargs}
+        return fn(*args, **kwargs, **absent)
+
+    return call
+
+
+def namespace(catalog: Catalog) -> dict[str, Any]:
+    """What a formula's names mean in the gate: every op as its numpy reference, and the helpers."""
+    ops = {s.name: _array_result(_reference(s)) for s in (*catalog.ops, *catalog.composites)}
+    helpers = _helpers()
+    return {**ops, **{name: getattr(helpers, name) for name in helpers.__all__}, "__builtins__": {}}
+
+
+def _array_result(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        out = fn(*args, **kwargs)
+        return [np.asarray(o) for o in out] if isinstance(out, (tuple, list)) else np.asarray(out)
+
+    return call
+
+
+def _cases(spec: OpSpec | CompositeSpec) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """(tensor argument -> shape (a list of shapes for a tensor list), options) for small cases."""
+    tensors = [a.name for a in spec.signature.arguments if a.type.is_tensor or a.type.is_tensor_list]
+    if isinstance(spec, CompositeSpec):
+        for example in spec.examples:
+            call = dict(example)
+            shapes = {n: call.pop(n) for n in tensors if n in call}
+            yield shapes, call
+        return
+    ctx = SimpleNamespace(names=tuple(tensors), spec=spec, dtype="float64", order_sensitive=True, limits=None)
+    count = 0
+    for template in spec.family.shown_cases(ctx):
+        sizes = [math.prod(s) for s in template.shapes]
+        if any(n < 0 for s in template.shapes for n in s) or not 0 < max(sizes) <= MAX_ELEMENTS:
+            continue
+        yield dict(zip(tensors, template.shapes, strict=True)), dict(template.kwargs)
+        count += 1
+        if count == MAX_CASES:
+            return
+
+
+def _draw(rng: np.random.Generator, spec: OpSpec | CompositeSpec, shapes: dict[str, Any], draw: Callable[..., np.ndarray]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for arg in spec.signature.arguments:
+        if arg.name not in shapes:
+            continue
+        shape = shapes[arg.name]
+        if arg.type.is_tensor_list:
+            values[arg.name] = [draw(rng, tuple(s)) for s in shape]
+        elif "integer" in arg.type.dtype_constraint:  # indices (take) or counts (repeat): within the first tensor
+            first = next(iter(shapes.values()))
+            values[arg.name] = rng.integers(0, max(1, min(first, default=1)), tuple(shape))
+        elif spec.derivatives is not None and not any(d.input == arg.name and d.differentiable for d in spec.derivatives.formulas):
+            values[arg.name] = rng.random(tuple(shape)) < 0.5  # where's condition; not moved
+        else:
+            values[arg.name] = draw(rng, tuple(shape))
+    return values
+
+
+def _elements(value: Any) -> Iterator[tuple[np.ndarray, tuple[int, ...]]]:
+    """Every (array, index) of an input: the elements finite differences move."""
+    arrays = value if isinstance(value, list) else [value]
+    for array in arrays:
+        for index in np.ndindex(array.shape):
+            yield array, index
+
+
+def check_spec(spec: OpSpec | CompositeSpec, catalog: Catalog, seed: int = 0) -> list[Failure]:
+    """The spec's formulas against finite differences; [] when they agree (or the spec has none)."""
+    with warnings.catch_warnings():  # the references warn where they are singular (var of one element)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return _check_spec(spec, catalog, seed)
+
+
+def sample_points(spec: OpSpec | CompositeSpec, seed: int = 0) -> Iterator[tuple[dict[str, Any], dict[str, Any], str]]:
+    """The points derivatives are checked at: (tensor arguments as float64 numpy arrays, options, a description),
+    from the family's small gate cases (a composite's examples), values where the reference is finite. The
+    runtime's gradcheck tests differentiate at the same points."""
+    reference = _reference(spec)
+    rng = np.random.default_rng(seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for shapes, options in _cases(spec):
+            args = _finite_point(rng, spec, reference, shapes, options)
+            if args is not None:
+                yield args, options, _describe(shapes, options)
+
+
+def _check_spec(spec: OpSpec | CompositeSpec, catalog: Catalog, seed: int) -> list[Failure]:
+    if spec.derivatives is None or not spec.derivatives.differentiable:
+        return []
+    reference = _reference(spec)
+    names = namespace(catalog)
+    rng = np.random.default_rng(seed + 1)
+    failures: list[Failure] = []
+    checked = 0
+    for args, options, described in sample_points(spec, seed):
+        checked += 1
+        result = np.asarray(reference(**args, **options))
+        weight = rng.standard_normal(result.shape)
+
+        def objective(moved: dict[str, Any]) -> float:
+            return float(np.sum(np.asarray(reference(**moved, **options)) * weight))
+
+        scope = {**{a.name: a.default_value for a in spec.signature.arguments if a.default is not None}, **args, **options,
+                 GRAD: weight, RESULT: result}  # fmt: skip
+        for derivative in spec.derivatives.formulas:
+            if not derivative.differentiable or not isinstance(args.get(derivative.input), (np.ndarray, list)):
+                continue  # not differentiable, or not a tensor in this case (clip's min=None)
+            message = _compare(derivative, names, scope, args, objective)
+            if message is not None:
+                failures.append(Failure(spec.path, derivative.line, derivative.input, f"{message} (case {described})"))
+        if failures:
+            return failures
+    if checked == 0:
+        line = spec.derivatives.formulas[0].line
+        return [Failure(spec.path, line, spec.derivatives.formulas[0].input, "no gate case where the reference is finite to check it on")]
+    return failures
+
+
+def _finite_point(rng: np.random.Generator, spec: OpSpec | CompositeSpec, reference: Callable[..., Any],
+                  shapes: dict[str, Any], options: dict[str, Any]) -> dict[str, Any] | None:  # fmt: skip
+    for draw in DRAWS:
+        args = _draw(rng, spec, shapes, draw)
+        with np.errstate(all="ignore"):
+            try:
+                out = np.asarray(reference(**args, **options))
+            except (ValueError, TypeError, IndexError):
+                continue
+        if np.issubdtype(out.dtype, np.floating) and np.all(np.isfinite(out)):
+            return args
+    return None
+
+
+def _compare(derivative: Derivative, names: dict[str, Any], scope: dict[str, Any], args: dict[str, Any],
+             objective: Callable[[dict[str, Any]], float]) -> str | None:  # fmt: skip
+    try:
+        with np.errstate(all="ignore"):
+            analytic = eval(derivative.formula, names, dict(scope))  # noqa: S307 - parsed and checked by the catalog
+    except Exception as exc:  # noqa: BLE001 - a formula that does not run is a wrong formula
+        return f"the formula raises {type(exc).__name__}: {exc}"
+    value = args[derivative.input]
+    pieces = list(analytic) if isinstance(value, list) else [analytic]
+    arrays = value if isinstance(value, list) else [value]
+    if len(pieces) != len(arrays):
+        return f"the formula gives {len(pieces)} gradients for {len(arrays)} tensors"
+    with np.errstate(all="ignore"):
+        centre = objective(args)
+    for k, (array, piece) in enumerate(zip(arrays, pieces, strict=True)):
+        got = _sum_to(np.broadcast_to(np.asarray(piece, dtype=np.float64), np.broadcast_shapes(np.shape(piece), array.shape)), array.shape)
+        for index in np.ndindex(array.shape):
+            original = array[index]
+            probes = []
+            for sign in (1, -1):
+                array[index] = original + sign * EPS
+                with np.errstate(all="ignore"):
+                    probes.append(objective(args))
+            array[index] = original
+            numeric = (probes[0] - probes[1]) / (2 * EPS)
+            forward, backward = (probes[0] - centre) / EPS, (centre - probes[1]) / EPS
+            if not (math.isfinite(numeric) and math.isfinite(got[index])) or abs(forward - backward) > SMOOTH * (1 + abs(numeric)):
+                continue  # a jump, kink or pole within EPS (remainder's steps, std at 0): no derivative to compare with
+            if not abs(got[index] - numeric) <= ATOL + RTOL * abs(numeric):
+                where = f"[{k}]{list(index)}" if isinstance(value, list) else f"{list(index)}"
+                return f"at {derivative.input}{where} the formula gives {got[index]!r}, finite differences {numeric!r}"
+    return None
+
+
+def _sum_to(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """What the engine does with a formula's value: broadcast axes summed away."""
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
+    return np.sum(g, axis=axes, keepdims=True).reshape(shape) if axes else g.reshape(shape)
+
+
+def _describe(shapes: dict[str, Any], options: dict[str, Any]) -> str:
+    parts = [f"{n}: {tuple(s) if not isinstance(s, list) or not s or isinstance(s[0], int) else [tuple(x) for x in s]}" for n, s in shapes.items()]
+    parts += [f"{k}={v!r}" for k, v in options.items()]
+    return ", ".join(parts)
+
+
+def check_catalog(catalog: Catalog, selected: Callable[[str], bool] = lambda _name: True) -> list[Failure]:
+    failures = []
+    for spec in (*catalog.ops, *catalog.composites):
+        if selected(spec.name):
+            failures += check_spec(spec, catalog)
+    return failures
