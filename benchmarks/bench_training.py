@@ -1,5 +1,6 @@
 """One training step (forward, backward, optimizer step) on the CPU, tensorsmith vs PyTorch side by side in one
-process: the MLP of examples/mlp_digits.py on a batch of 64 digits. Each sample is the mean of a run of steps
+process: the MLP of examples/mlp_digits.py on a batch of 64 digits and the GPT of examples/char_gpt.py on a batch
+of 16 windows of 32 characters. Each sample is the mean of a run of steps
 after warm-up steps; the libraries alternate, and the table shows medians and the ratio (tensorsmith over
 PyTorch; issue 22's goal is at most 1.0).
 
@@ -45,6 +46,43 @@ def mlp_steps(batch: int = 64) -> tuple[Callable[[], float], Callable[[], float]
     return (lambda: ours(x, y)), (lambda: theirs(x, y))
 
 
+def gpt_steps() -> tuple[Callable[[], float], Callable[[], float]]:
+    """examples/char_gpt.py's model (2 layers, width 64, 4 heads, 32 characters, batch 16) and its twin."""
+    import torch
+
+    import tensorsmith as ts
+    from tensorsmith.nn import functional as F
+
+    example = _example("char_gpt")
+    config = example.Config()
+    text = example.corpus()
+    vocab = sorted(set(text))
+    index = {ch: i for i, ch in enumerate(vocab)}
+    data = np.array([index[ch] for ch in text[: 20 * config.block]], dtype=np.int64)
+    window = np.stack([data[i * config.block : i * config.block + config.block + 1] for i in range(config.batch)])
+    x, y = window[:, :-1], window[:, 1:]
+    model = example.GPT(len(vocab), config, 0)
+    twin = example.torch_twin(model, len(vocab), config)
+    optimizer = ts.optim.AdamW(model.parameters(), lr=config.lr)
+    twin_optimizer = torch.optim.AdamW(twin.parameters(), lr=config.lr)
+
+    def ours() -> float:
+        loss = F.cross_entropy(ts.reshape(model(ts.asarray(x)), (-1, len(vocab))), ts.asarray(y.reshape(-1)))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        return float(loss.detach())
+
+    def theirs() -> float:
+        loss = torch.nn.functional.cross_entropy(twin(torch.from_numpy(x)).reshape(-1, len(vocab)), torch.from_numpy(y.reshape(-1)))
+        twin_optimizer.zero_grad()
+        loss.backward()
+        twin_optimizer.step()
+        return float(loss.detach())
+
+    return ours, theirs
+
+
 def timed(step: Callable[[], float], steps: int) -> float:
     started = time.perf_counter()
     for _ in range(steps):
@@ -58,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=30, help="steps per sample")
     args = parser.parse_args(argv)
     rows = []
-    for name, make in (("MLP digits 64-128-128-10, batch 64, AdamW", mlp_steps),):
+    for name, make in (("MLP digits 64-128-128-10, batch 64, AdamW", mlp_steps),
+                       ("char GPT 2 layers x 64, 16 x 32 characters, AdamW", gpt_steps)):  # fmt: skip
         ours, theirs = make()
         for step in (ours, theirs):
             timed(step, 5)  # warm-up

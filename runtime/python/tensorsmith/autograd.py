@@ -157,7 +157,19 @@ def _apply_formulas(op: str, grad_: Any, result: Any, arguments: tuple[Any, ...]
 
 
 def _getitem_backward(wanted: tuple[bool, ...], grad_: Any, result: Any, x: Any, key: Any) -> tuple[Any, ...]:
-    return (_helpers.scatter_add(x, _helpers.positions_of(x)[key], grad_) if wanted[0] else None,)
+    if not wanted[0]:
+        return (None,)
+    if _is_basic_key(key):  # a view picks each element at most once: the gradient is assigned into zeros
+        out = _C.zeros(x.shape, dtype=grad_.dtype, device=grad_.device)
+        out[key] = grad_
+        return (out,)
+    return (_helpers.scatter_add(x, _helpers.positions_of(x)[key], grad_),)
+
+
+def _is_basic_key(key: Any) -> bool:
+    """Ints (bools too: they pick all or nothing), slices, None and Ellipsis only: numpy's basic indexing."""
+    items = key if isinstance(key, tuple) else (key,)
+    return all(isinstance(k, (int, slice)) or k is None or k is Ellipsis for k in items)
 
 
 # Derivatives of the hand-written Tensor methods that are not catalog ops (their nodes record under these names).
