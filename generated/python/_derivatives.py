@@ -454,7 +454,13 @@ def std_backward(wanted, grad, result, x, axis, correction, keepdims):  # specs/
 
 def take_backward(wanted, grad, result, x, indices, axis):  # specs/take.yaml
     return (
-        (scatter_add(x, take(positions_of(x), indices, axis=axis), grad)) if wanted[0] else None,  # x
+        (
+            scatter_add_rows(x, indices, grad)
+            if axis == 0 and x.ndim >= 1
+            else scatter_add(x, take(positions_of(x), indices, axis=axis), grad)
+        )
+        if wanted[0]
+        else None,  # x
     )
 
 

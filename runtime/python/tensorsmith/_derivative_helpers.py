@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 __all__ = ["unreduce", "reduced_count", "extreme_share", "matmul_grad_x1", "matmul_grad_x2", "inverse_permutation",
-           "split_like", "negated", "untile", "positions_of", "scatter_add", "within", "reverse_cumulative_sum", "product_of_others"]  # fmt: skip
+           "split_like", "negated", "untile", "positions_of", "scatter_add", "within", "reverse_cumulative_sum", "product_of_others", "scatter_add_rows"]  # fmt: skip
 
 
 def _namespace(*arrays: Any) -> Any:
@@ -142,6 +142,27 @@ def scatter_add(x: Any, positions: Any, values: Any) -> Any:
     prefix = xp.cumulative_sum(xp.astype(ordered, xp.float64), include_initial=True)
     ends = xp.cumulative_sum(counts)
     out[unique] = xp.astype(xp.take(prefix, ends) - xp.take(prefix, ends - counts), values.dtype)
+    return xp.reshape(out, x.shape)
+
+
+def scatter_add_rows(x: Any, rows: Any, values: Any) -> Any:
+    """Zeros in x's shape with each row of `values` (shape rows.shape + x.shape[1:]) added at its row index
+    along axis 0 (repeated rows sum): the gradient of x[rows] and take(x, rows, axis=0), an embedding's. Sorts
+    the row indices, not every element's position."""
+    xp = _namespace(values, rows)
+    rest = tuple(x.shape[1:])
+    flat_rows = xp.reshape(rows, (-1,))
+    flat_rows = xp.where(flat_rows < 0, flat_rows + x.shape[0], flat_rows)
+    vals = xp.reshape(values, (flat_rows.shape[0], math.prod(rest)))
+    out = xp.zeros((x.shape[0], math.prod(rest)), dtype=values.dtype, device=values.device)
+    unique, counts = xp.unique_counts(flat_rows)
+    if unique.shape[0] == flat_rows.shape[0]:
+        out[flat_rows] = vals
+        return xp.reshape(out, x.shape)
+    ordered = xp.take(vals, xp.argsort(flat_rows, stable=True), axis=0)
+    prefix = xp.cumulative_sum(xp.astype(ordered, xp.float64), axis=0, include_initial=True)
+    ends = xp.cumulative_sum(counts)
+    out[unique] = xp.astype(xp.take(prefix, ends, axis=0) - xp.take(prefix, ends - counts, axis=0), values.dtype)
     return xp.reshape(out, x.shape)
 
 

@@ -163,6 +163,8 @@ def _getitem_backward(wanted: tuple[bool, ...], grad_: Any, result: Any, x: Any,
         out = _C.zeros(x.shape, dtype=grad_.dtype, device=grad_.device)
         out[key] = grad_
         return (out,)
+    if isinstance(key, _C.Tensor) and key.ndim >= 1 and key.dtype != _C.bool and x.ndim >= 1:  # x[ids]: whole rows
+        return (_helpers.scatter_add_rows(x, key, grad_),)
     return (_helpers.scatter_add(x, _helpers.positions_of(x)[key], grad_),)
 
 
