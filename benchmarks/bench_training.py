@@ -24,7 +24,11 @@ GOAL = 1.0
 
 
 def _example(name: str):  # noqa: ANN202
-    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
+    """examples/NAME.py as a module (the examples import their neighbours, loss_plot.py)."""
+    examples = ROOT / "examples"
+    if str(examples) not in sys.path:
+        sys.path.insert(0, str(examples))
+    spec = importlib.util.spec_from_file_location(name, examples / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)

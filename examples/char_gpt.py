@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from loss_plot import plot_losses  # examples/loss_plot.py
+
 import tensorsmith as ts
 from tensorsmith.nn import functional as F
 
@@ -161,7 +163,7 @@ def train(steps: int = 200, config: Config = Config(), seed: int = 0, quiet: boo
         bar.set_postfix(loss=f"{ours.losses[-1]:.4f}", pytorch=f"{theirs.losses[-1]:.4f}")
     generated = generate(model, vocab, config, sample, seed) if sample else ""
     if plot is not None:
-        _plot(ours, theirs, plot)
+        plot_losses(ours.losses, theirs.losses, plot, "character-level GPT on the standard library's sources")
     return ours, theirs, generated
 
 
@@ -175,22 +177,6 @@ def generate(model: GPT, vocab: list[str], config: Config, length: int, seed: in
             p = np.asarray(F.softmax(model(context)[0, -1], dim=-1), dtype=np.float64)
             ids.append(int(rng.choice(len(vocab), p=p / p.sum())))
     return "".join(vocab[i] for i in ids[1:])
-
-
-def _plot(ours: Run, theirs: Run, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot(theirs.losses, label="PyTorch", linewidth=2.5, alpha=0.6)
-    ax.plot(ours.losses, label="tensorsmith", linewidth=1)
-    ax.set(xlabel="step", ylabel="cross-entropy", title="character-level GPT on the standard library's sources")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from loss_plot import plot_losses  # examples/loss_plot.py
+
 import tensorsmith as ts
 from tensorsmith.nn import functional as F
 
@@ -97,7 +99,7 @@ def train(epochs: int = 20, batch_size: int = 64, hidden: int = 128, lr: float =
                   f"time {ours.seconds[-1] * 1e3:.1f} ms ({theirs.seconds[-1] * 1e3:.1f} ms, ratio "
                   f"{ours.seconds[-1] / theirs.seconds[-1]:.2f})")  # fmt: skip
     if plot is not None:
-        _plot(ours, theirs, plot)
+        plot_losses(ours.losses, theirs.losses, plot, "MLP on scikit-learn digits", log_scale=True)
         if not quiet:
             print(f"loss curves: {plot}")
     return ours, theirs
@@ -129,22 +131,6 @@ def _torch_step(model, optimizer):  # noqa: ANN001, ANN202
 
 def _accuracy(logits: ts.Tensor, labels: np.ndarray) -> float:
     return float((np.asarray(ts.argmax(logits.detach(), axis=1)) == labels).mean())
-
-
-def _plot(ours: Run, theirs: Run, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7, 4))
-    ax.plot(theirs.losses, label="PyTorch", linewidth=2.5, alpha=0.6)
-    ax.plot(ours.losses, label="tensorsmith", linewidth=1)
-    ax.set(xlabel="step", ylabel="cross-entropy", yscale="log", title="MLP on scikit-learn digits")
-    ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -3,27 +3,17 @@ batches), a text sample drawn, the loss plot written."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.examples import load_example
+
 pytest.importorskip("torch", reason="the example's twin is PyTorch (pip install '.[examples]')")
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "char_gpt.py"
-
-
-def load_example():
-    spec = importlib.util.spec_from_file_location("char_gpt", EXAMPLE)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_thirty_steps_track_pytorch_within_one_percent(tmp_path: Path) -> None:
-    example = load_example()
+    example = load_example("char_gpt")
     plot = tmp_path / "gpt.png"
     ours, theirs, text = example.train(steps=30, quiet=True, plot=plot, sample=40)
     assert len(ours.losses) == len(theirs.losses) == 30

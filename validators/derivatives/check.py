@@ -170,7 +170,7 @@ def _check_spec(spec: OpSpec | CompositeSpec, catalog: Catalog, seed: int) -> li
         result = np.asarray(reference(**args, **options))
         weight = rng.standard_normal(result.shape)
 
-        def objective(moved: dict[str, Any]) -> float:
+        def objective(moved: dict[str, Any], options: dict[str, Any] = options, weight: np.ndarray = weight) -> float:
             return float(np.sum(np.asarray(reference(**moved, **options)) * weight))
 
         scope = {**{a.name: a.default_value for a in spec.signature.arguments if a.default is not None}, **args, **options,
