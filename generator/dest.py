@@ -134,14 +134,17 @@ def _binding(spec: OpSpec, aliases: list[AliasSpec]) -> dict[str, object]:
 def _autograd_info(spec: OpSpec | CompositeSpec) -> str:
     """The op's ts::autograd::OpInfo initialiser (tensorsmith/autograd.h)."""
     names = api.binding_argument_names(spec)
-    out = names.index("out") if "out" in names else -1
-    saves_result = spec.derivatives is not None and spec.derivatives.uses_result
-
-    def ints(values: tuple[int, ...]) -> str:
-        return "{" + ", ".join(map(str, values)) + "}"
-
-    return (f'{{"{spec.name}", "{spec.path}", {api.autograd_kind(spec)}, {{{", ".join(f"{n!r}".replace(chr(39), chr(34)) for n in names)}}}, '
-            f"{ints(api.differentiable_positions(spec))}, {ints(api.saved_positions(spec))}, {out}, {str(saves_result).lower()}}}")  # fmt: skip
+    fields = [
+        cpp_string(spec.name),
+        cpp_string(spec.path),
+        api.autograd_kind(spec),
+        "{" + ", ".join(map(cpp_string, names)) + "}",
+        "{" + ", ".join(map(str, api.differentiable_positions(spec))) + "}",
+        "{" + ", ".join(map(str, api.saved_positions(spec))) + "}",
+        str(names.index("out") if "out" in names else -1),
+        "true" if spec.derivatives is not None and spec.derivatives.uses_result else "false",
+    ]
+    return "{" + ", ".join(fields) + "}"
 
 
 def derivatives_context(catalog: Catalog, header: str) -> dict[str, object]:

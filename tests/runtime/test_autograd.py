@@ -210,3 +210,12 @@ def test_sort_gradient_follows_each_value_to_its_position() -> None:
     weights = ts.asarray([[10.0, 20.0, 30.0], [1.0, 2.0, 3.0]], dtype=ts.float64)
     ts.sum(ts.sort(x, axis=1, descending=True) * weights).backward()
     np.testing.assert_array_equal(np.asarray(x.grad), [[10.0, 30.0, 20.0], [2.0, 3.0, 1.0]])
+
+
+def test_out_is_refused_only_where_a_gradient_would_be_lost() -> None:
+    w = leaf([1.0, -2.0])
+    flags = ts.zeros(2, dtype=ts.bool)
+    ts.greater(w, 0.0, out=flags)  # not differentiable: out= is fine
+    np.testing.assert_array_equal(np.asarray(flags), [True, False])
+    with pytest.raises(RuntimeError, match="out="):
+        ts.exp(w, out=ts.zeros(2, dtype=ts.float64))

@@ -57,7 +57,7 @@ void register_op(const OpInfo& info);
 // `forward(args...)`, its result recorded for autograd when it needs to be.
 template <typename F, typename... A>
 auto recorded(const OpInfo& info, const F& forward, A&&... args) -> decltype(forward(args...)) {
-  if (!might_record()) return forward(args...);
+  if (!might_record() || info.kind == Kind::NotDifferentiable) return forward(args...);
   const pybind11::tuple call = pybind11::make_tuple(args...);
   bool needed = false;
   for (pybind11::handle arg : call) needed = needed || requires_grad(arg);
