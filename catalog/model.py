@@ -146,17 +146,7 @@ class OpSpec:
         return dict(self.fields).get(name)
 
     def reference_callable(self) -> Callable[..., Any]:
-        """The numpy reference as a callable: tensors positionally, options by keyword; an option a call
-        does not give (sum's dtype=) takes its signature default, as the op's own binding does."""
-        names = [a.name for a in self.signature.arguments]
-        fn = self.reference.compile(names)
-        defaults = {a.name: a.default_value for a in self.signature.arguments if a.default is not None}
-
-        def call(*args: Any, **kwargs: Any) -> Any:
-            absent = {n: defaults[n] for n in names[len(args) :] if n in defaults and n not in kwargs}
-            return fn(*args, **kwargs, **absent)
-
-        return call
+        return _reference_callable(self.signature, self.reference)
 
 
 @dataclass(frozen=True)
@@ -195,6 +185,23 @@ class CompositeSpec:
     @property
     def name(self) -> str:
         return self.signature.name
+
+    def reference_callable(self) -> Callable[..., Any]:
+        return _reference_callable(self.signature, self.reference)
+
+
+def _reference_callable(signature: Signature, reference: Reference) -> Callable[..., Any]:
+    """An op's numpy reference as a callable: tensors positionally, options by keyword; an option a call does
+    not give (sum's dtype=) takes its signature default, as the op's own binding does."""
+    names = [a.name for a in signature.arguments]
+    fn = reference.compile(names)
+    defaults = {a.name: a.default_value for a in signature.arguments if a.default is not None}
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        absent = {n: defaults[n] for n in names[len(args) :] if n in defaults and n not in kwargs}
+        return fn(*args, **kwargs, **absent)
+
+    return call
 
 
 @dataclass(frozen=True)

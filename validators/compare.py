@@ -23,6 +23,9 @@ The policy (research note torchgen_opinfo.md §3.3, §3.6 item 12; kernel_agents
 * Complex results are judged as their real and imaginary parts side by side, each within the tolerance of
   the parts' dtype relative to the element's magnitude |z| (norm-wise, as torch.testing does), NaN where
   NaN and infinities exact; complex64 against the reference in complex128, with the low-precision rule.
+  Sums of complex products (families that reassociate: contraction, reduction) only have to be non-finite
+  where the reference is: which infinity or NaN they give depends on the order of their multiplications, in
+  numpy too (its loop and its BLAS path disagree).
   Not in ulps and without zero signs: numpy's complex functions are the C library's, whose last bits and
   zero signs differ between libraries (glibc's on the host, libcu++'s on CUDA).
 * If numpy raises ValueError (e.g. max over an empty axis), the candidate must raise it too.
@@ -114,13 +117,9 @@ class Expected:
         return refined if refined is not None else np.asarray(self.precise)[mask]
 
 
-def reference_function(spec: OpSpec):
-    return spec.reference_callable()
-
-
 def expected_result(spec: OpSpec, case: Case, which: str = "a", fn=None) -> Expected:
     """Runs the reference on the case's value set `which` ("a", "b" or "c")."""
-    fn = fn or reference_function(spec)
+    fn = fn or spec.reference_callable()
     expected = _expected(spec, case, fn, [np.array(a, copy=True) for a in case.arrays(which)])
     if expected.precise is None or not _sums_terms(spec):
         return expected
@@ -198,9 +197,20 @@ def _compare_complex(spec: OpSpec, case: Case, which: str, meta: dict, got: np.n
     ok = close(parts(got), want, tol.rtol, tol.atol, False, np.repeat(magnitude[..., None], 2, axis=-1))
     if expected.honest is not None and not ok.all():
         ok |= no_farther(parts(got), parts(expected.honest), parts(expected.precise))
+    if spec.family.reassociates and not ok.all():
+        ok |= np.repeat(_both_not_finite(parts(got), want)[..., None], 2, axis=-1)
     if ok.all():
         return None
     return _report(case, which, meta, ~ok, parts(got), want, tol)
+
+
+def _both_not_finite(got_parts: np.ndarray, want_parts: np.ndarray) -> np.ndarray:
+    """Per element: neither the result nor the reference is finite (in either part). Which infinity or NaN a
+    sum of complex products with special values gives depends on the order and form of its multiplications,
+    and numpy's own answer depends on its code path: of 3000 drawn complex64 vector-matrix products with
+    specials, 75 differ between a strided call (numpy's loop) and the same call on contiguous copies (BLAS)."""
+    with np.errstate(all="ignore"):
+        return ~np.all(np.isfinite(got_parts), axis=-1) & ~np.all(np.isfinite(want_parts), axis=-1)
 
 
 def _expected_half(spec: OpSpec, case: Case, fn, args: list[np.ndarray]) -> Expected:

@@ -34,7 +34,7 @@ def run(op, tensors, kwargs):
 
 @pytest.mark.parametrize(("spec", "dtype"), [pytest.param(s, d, id=f"{s.name}-{d}") for s in CATALOG.ops for d in s.dtypes])
 def test_op_on_cuda_matches_numpy_and_the_cpu(spec: OpSpec, dtype: str) -> None:
-    fn = compare.reference_function(spec)
+    fn = spec.reference_callable()
     op = getattr(ts, spec.name)
     problems = []
     for case in inputs.generate_cases(spec, dtype, salt=SALT, hidden=True):

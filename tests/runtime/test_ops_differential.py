@@ -59,7 +59,7 @@ def check_case(spec: OpSpec, case: inputs.Case, fn) -> list[compare.Mismatch]:
 
 @pytest.mark.parametrize(("spec", "dtype"), op_dtype_params())
 def test_op_matches_numpy(spec: OpSpec, dtype: str) -> None:
-    fn = compare.reference_function(spec)
+    fn = spec.reference_callable()
     cases = inputs.generate_cases(spec, dtype, salt=SALT, hidden=True)
     failures = [m for case in cases for m in check_case(spec, case, fn)]
     if failures:

@@ -32,7 +32,7 @@ def check(name: str, case: inputs.Case, actual, spec=None) -> compare.Mismatch |
 def numpy_result(name: str, case: inputs.Case, which: str = "a") -> np.ndarray:
     spec = CATALOG.op(name)
     with np.errstate(all="ignore"):
-        return np.asarray(compare.reference_function(spec)(*case.arrays(which), **case.kwargs))
+        return np.asarray(spec.reference_callable()(*case.arrays(which), **case.kwargs))
 
 
 # ---- the reference passes its own cases -------------------------------------------------------------------
@@ -507,3 +507,27 @@ def test_device_parity_of_bfloat16_allows_the_devices_own_rounding() -> None:
     far = cpu.copy()
     far[0, 0] = (cpu[0, 0].astype(np.float32) * 2 + 1).astype(ml_dtypes.bfloat16)
     assert compare.device_parity(CATALOG.op("matmul"), case, cpu, far).kind == "device_parity"
+
+
+def test_complex_sums_need_only_be_non_finite_where_the_reference_is() -> None:
+    """x1 @ x2 with an infinite part: numpy's loop gives -inf where a BLAS order gives NaN; either passes, a
+    finite result does not, and a non-finite one where the reference is finite does not."""
+    x1 = np.array([complex(-np.inf, 1.0), 1 + 2j, 3 - 1j], dtype=np.complex64)
+    x2 = np.array([[1 + 0j], [2 - 1j], [0.5 + 0.5j]], dtype=np.complex64)
+    case = case_of("matmul", x1, x2)
+    want = numpy_result("matmul", case)
+    assert not np.isfinite(want).all()
+    nan_instead = want.copy()
+    nan_instead[~np.isfinite(want)] = complex(np.nan, np.nan)
+    assert check("matmul", case, nan_instead) is None
+    finite_instead = np.nan_to_num(want)
+    assert check("matmul", case, finite_instead) is not None
+    finite_case = case_of("matmul", np.array([1 + 1j, 2 + 0j], dtype=np.complex64), np.array([[1j], [1 + 0j]], dtype=np.complex64))
+    wrong = numpy_result("matmul", finite_case).copy()
+    wrong[0] = complex(np.nan, 0.0)
+    assert check("matmul", finite_case, wrong) is not None
+    # pointwise complex results keep numpy's exact special values
+    mul = case_of("multiply", np.array([complex(np.inf, 0.0)], dtype=np.complex64), np.array([1 + 1j], dtype=np.complex64))
+    product = numpy_result("multiply", mul).copy()
+    product[~np.isfinite(product)] = np.nan
+    assert check("multiply", mul, product) is not None

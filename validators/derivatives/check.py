@@ -60,23 +60,9 @@ def _helpers() -> ModuleType:
     return module
 
 
-def _reference(spec: OpSpec | CompositeSpec) -> Callable[..., Any]:
-    if isinstance(spec, OpSpec):
-        return spec.reference_callable()
-    names = [a.name for a in spec.signature.arguments]
-    fn = spec.reference.compile(names)
-    defaults = {a.name: a.default_value for a in spec.signature.arguments if a.default is not None}
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        absent = {n: defaults[n] for n in names[len(args) :] if n in defaults and n not in kwargs}
-        return fn(*args, **kwargs, **absent)
-
-    return call
-
-
 def namespace(catalog: Catalog) -> dict[str, Any]:
     """What a formula's names mean in the gate: every op as its numpy reference, and the helpers."""
-    ops = {s.name: _array_result(_reference(s)) for s in (*catalog.ops, *catalog.composites)}
+    ops = {s.name: _array_result(s.reference_callable()) for s in (*catalog.ops, *catalog.composites)}
     helpers = _helpers()
     return {**ops, **{name: getattr(helpers, name) for name in helpers.__all__}, "__builtins__": {}}
 
@@ -147,7 +133,7 @@ def sample_points(spec: OpSpec | CompositeSpec, seed: int = 0) -> Iterator[tuple
     """The points derivatives are checked at: (tensor arguments as float64 numpy arrays, options, a description),
     from the family's small gate cases (a composite's examples), values where the reference is finite. The
     runtime's gradcheck tests differentiate at the same points."""
-    reference = _reference(spec)
+    reference = spec.reference_callable()
     rng = np.random.default_rng(seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -160,7 +146,7 @@ def sample_points(spec: OpSpec | CompositeSpec, seed: int = 0) -> Iterator[tuple
 def _check_spec(spec: OpSpec | CompositeSpec, catalog: Catalog, seed: int) -> list[Failure]:
     if spec.derivatives is None or not spec.derivatives.differentiable:
         return []
-    reference = _reference(spec)
+    reference = spec.reference_callable()
     names = namespace(catalog)
     rng = np.random.default_rng(seed + 1)
     failures: list[Failure] = []
