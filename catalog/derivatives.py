@@ -41,7 +41,12 @@ _NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Call, ast.Nam
 
 
 class FormulaError(Exception):
-    """A formula that is not one; the spec parser adds file:line."""
+    """A formula that is not one; `entry` is the input whose entry it is (None: the field as a whole), for the
+    spec parser to name that entry's line."""
+
+    def __init__(self, message: str, entry: str | None = None) -> None:
+        super().__init__(f"{entry}: {message}" if entry else message)
+        self.entry = entry
 
 
 @dataclass(frozen=True)
@@ -126,14 +131,14 @@ def parse_formula(text: str, arguments: tuple[str, ...]) -> tuple[tuple[str, ...
 def parse_derivatives(raw: object, tensor_arguments: tuple[str, ...], arguments: tuple[str, ...],
                       entry_line: dict[str, int]) -> Derivatives:  # fmt: skip
     """The `derivatives` field. `entry_line` gives the line of each key of the mapping. Raises FormulaError
-    with the offending entry's name as its first argument's prefix ("x: ...")."""
+    naming the offending entry."""
     if raw == NO_DERIVATIVES:
         return Derivatives(differentiable=False)
     if not isinstance(raw, dict):
         raise FormulaError(f"expected '{NO_DERIVATIVES}' or a mapping input -> formula ({NOT_DIFFERENTIABLE} where none flows)")
     for name in raw:
         if name not in tensor_arguments:
-            raise FormulaError(f"{name}: not a tensor argument of this op ({', '.join(tensor_arguments)})")
+            raise FormulaError(f"not a tensor argument of this op ({', '.join(tensor_arguments)})", name)
     missing = [n for n in tensor_arguments if n not in raw]
     if missing:
         raise FormulaError(f"no entry for tensor argument {missing[0]!r} (write '{NOT_DIFFERENTIABLE}' where no gradient flows)")
@@ -141,7 +146,7 @@ def parse_derivatives(raw: object, tensor_arguments: tuple[str, ...], arguments:
     for name in tensor_arguments:
         text = raw[name]
         if not isinstance(text, str) or not text.strip():
-            raise FormulaError(f"{name}: expected a formula or '{NOT_DIFFERENTIABLE}', got {text!r}")
+            raise FormulaError(f"expected a formula or '{NOT_DIFFERENTIABLE}', got {text!r}", name)
         text = " ".join(text.split())
         if text == NOT_DIFFERENTIABLE:
             formulas.append(Derivative(name, None, entry_line.get(name, 0)))
@@ -149,7 +154,7 @@ def parse_derivatives(raw: object, tensor_arguments: tuple[str, ...], arguments:
         try:
             calls, names = parse_formula(text, arguments)
         except FormulaError as exc:
-            raise FormulaError(f"{name}: {exc}") from None
+            raise FormulaError(str(exc), name) from None
         formulas.append(Derivative(name, text, entry_line.get(name, 0), calls, names))
     if not any(d.differentiable for d in formulas):
         raise FormulaError(f"every input is {NOT_DIFFERENTIABLE}: write 'derivatives: {NO_DERIVATIVES}'")

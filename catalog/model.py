@@ -353,8 +353,7 @@ class _SpecParser:
         try:
             return parse_derivatives(self.values["derivatives"], tensors, tuple(a.name for a in signature.arguments), lines)
         except FormulaError as exc:
-            entry = str(exc).split(":", 1)[0]
-            line = lines.get(entry, self.lines["derivatives"])
+            line = lines.get(exc.entry, self.lines["derivatives"]) if exc.entry else self.lines["derivatives"]
             raise SpecError(Location(self.path, line), "derivatives", str(exc)) from None
 
     def _without(self, field: str) -> str:

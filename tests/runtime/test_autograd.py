@@ -33,9 +33,6 @@ def test_op_passes_gradcheck_at_the_derivative_check_points(spec) -> None:
     checked = 0
     positional = [a.name for a in spec.signature.arguments if a.kind == "positional" and a.name not in tensor_names]
     for args, options, described in sample_points(spec):
-        if spec.name == "remainder":  # away from its jumps (x1 / x2 an integer), where it has a derivative
-            args["x2"] = np.where(args["x2"] < 0, -1.0, 1.0) * (1.0 + np.abs(args["x2"]) % 1.0)
-            args["x1"] = args["x2"] * (np.floor(args["x1"] * 3) + 0.2 + 0.6 * (np.abs(args["x1"]) % 1.0))
         flat, layout = [], []  # every tensor as one gradcheck input; layout rebuilds the call
         for name in tensor_names:
             if name not in args:  # an optional tensor this case leaves out (clip's max)
@@ -158,7 +155,8 @@ def test_in_place_writes_to_tensors_that_require_grad_are_refused_outside_no_gra
 
 
 def test_an_op_without_derivatives_names_its_spec_in_backward() -> None:
-    missing = [s for s in CATALOG.ops if s.derivatives is None and "float64" in s.dtypes and s.arity == 1 and s.family.name == "scan"]
+    missing = [s for s in CATALOG.ops if s.derivatives is None and "float64" in s.dtypes and s.arity == 1 and s.family.name != "sort"]
+    assert missing, "every unary op has derivatives now: pick another way to reach an op without them"
     spec = missing[0]
     x = leaf([1.0, 2.0, 3.0])
     y = getattr(ts, spec.name)(x)

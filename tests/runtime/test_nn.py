@@ -142,3 +142,14 @@ def test_optimizer_trajectories_match_pytorch(ours, theirs) -> None:
         opt_a.step(), opt_b.step()
     close(a, b, rtol=1e-5, atol=1e-6)
     assert a.is_leaf and a.requires_grad
+
+
+def test_parameter_copies_its_data_and_exact_gelu_says_what_it_lacks() -> None:
+    values = np.ones(3, dtype=np.float32)
+    p = ts.nn.Parameter(values)
+    with ts.no_grad():
+        p -= 1.0
+    np.testing.assert_array_equal(values, [1.0, 1.0, 1.0])  # the caller's array is untouched
+    assert p.requires_grad and p.is_leaf
+    with pytest.raises(NotImplementedError, match="erf"):
+        F.gelu(p)

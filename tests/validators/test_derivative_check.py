@@ -55,6 +55,7 @@ def _spec_with(derivatives: str) -> str:
         ("derivatives:\n  x: (grad\n", 9, "not a Python expression"),
         ("derivatives:\n  x: not_differentiable\n", 8, "write 'derivatives: none'"),
         ("derivatives: [grad]\n", 8, "expected 'none' or a mapping"),
+        ("derivatives:\n  x: grad * x(grad)\n", 9, "'x' is an argument here"),
     ],
 )
 def test_malformed_derivatives_are_spec_errors_naming_the_line(derivatives: str, line: int, message: str) -> None:

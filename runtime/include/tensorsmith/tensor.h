@@ -14,7 +14,7 @@
 
 namespace ts {
 
-// Autograd's record of a tensor (runtime/src/python/autograd.h); the core only carries it.
+// Autograd's record of a tensor (defined by the engine, runtime/src/python/autograd.cpp); the core only carries it.
 struct AutogradMeta;
 
 // Inline room for this many dims: shapes and strides of smaller tensors never touch the heap.

@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 __all__ = ["unreduce", "reduced_count", "extreme_share", "matmul_grad_x1", "matmul_grad_x2", "inverse_permutation",
-           "split_like", "negated", "untile", "positions_of", "scatter_add", "within", "reverse_cumulative_sum", "product_of_others", "scatter_add_rows"]  # fmt: skip
+           "split_like", "negated", "untile", "positions_of", "scatter_add", "within", "reverse_cumulative_sum", "product_of_others", "scatter_add_rows", "sum_to"]  # fmt: skip
 
 
 def _namespace(*arrays: Any) -> Any:
@@ -24,6 +24,18 @@ def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
         return tuple(range(ndim))
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     return tuple(sorted(a % ndim for a in axes)) if ndim else ()
+
+
+def sum_to(g: Any, shape: tuple[int, ...]) -> Any:
+    """g summed over the axes broadcasting added to or stretched in `shape` (an input's gradient from a value
+    of the broadcast shape: what the engine does with every formula's value); ValueError when g's shape does
+    not broadcast from `shape`."""
+    lead = g.ndim - len(shape)
+    if lead < 0 or any(n not in (1, g.shape[lead + i]) for i, n in enumerate(shape)):
+        raise ValueError(f"a value of shape {tuple(g.shape)} is not a broadcast of shape {tuple(shape)}")
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
+    xp = _namespace(g)
+    return xp.reshape(xp.sum(g, axis=axes, keepdims=True) if axes else g, tuple(shape))
 
 
 def unreduce(grad: Any, x: Any, axis: Any, keepdims: bool) -> Any:

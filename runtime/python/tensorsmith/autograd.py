@@ -104,27 +104,16 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
 # ---- what the engine calls --------------------------------------------------------------------------------
 
 
-def _sum_to(g: Any, shape: tuple[int, ...]) -> Any:
-    """g summed over the axes broadcasting added or stretched, to `shape`."""
-    if g.shape == shape:
-        return g
-    lead = g.ndim - len(shape)
-    if lead < 0:
-        raise RuntimeError(f"a derivative formula gave shape {g.shape} for an input of shape {shape}")
-    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1)
-    if any(n not in (1, g.shape[lead + i]) for i, n in enumerate(shape)):
-        raise RuntimeError(f"a derivative formula gave shape {g.shape} for an input of shape {shape}")
-    reduced = _C.sum(g, axis=axes, keepdims=True) if axes else g
-    return _C.reshape(reduced, shape)
-
-
 def _fit(g: Any, shape: tuple[int, ...], dtype: Any, device: Any) -> Any:
     """A formula's value as the gradient of an input: the input's shape (broadcasting summed away), dtype
     and device. A Python number (a formula like `grad * 0`) becomes a full tensor."""
     if not isinstance(g, _C.Tensor):
         g = _C.asarray(g, dtype=dtype, device=device)
     if g.shape != shape:
-        g = _C.broadcast_to(g, shape) if _broadcasts_to(g.shape, shape) else _sum_to(g, shape)
+        try:
+            g = _C.broadcast_to(g, shape) if _broadcasts_to(g.shape, shape) else _helpers.sum_to(g, shape)
+        except ValueError:
+            raise RuntimeError(f"a derivative formula gave shape {g.shape} for an input of shape {shape}") from None
     if g.dtype != dtype:
         g = g.astype(dtype)
     if g.device != device:

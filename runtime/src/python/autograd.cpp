@@ -45,13 +45,15 @@ namespace {
 std::atomic<int64_t> g_live_requiring_grad{0};  // alive AutogradMetas with requires_grad set
 thread_local bool t_grad_enabled = true;
 
-// One Python object per process, looked up once and never destroyed (it would outlive the interpreter).
-py::handle cached(const char* module, const char* attr) {
-  static std::unordered_map<std::string, py::object*> objects;
-  const std::string key = std::string(module) + "." + attr;
-  auto it = objects.find(key);
-  if (it == objects.end()) it = objects.emplace(key, new py::object(py::module_::import(module).attr(attr))).first;
-  return *it->second;
+// The Python functions backward calls, looked up once and never destroyed (they would outlive the interpreter).
+py::handle apply_formulas() {
+  static const py::object* function = new py::object(py::module_::import("tensorsmith.autograd").attr("_apply_formulas"));
+  return *function;
+}
+
+py::handle add_op() {
+  static const py::object* function = new py::object(py::module_::import("tensorsmith._C").attr("add"));
+  return *function;
 }
 
 bool is_tensor(py::handle h) { return py::isinstance<Tensor>(h); }
@@ -173,7 +175,7 @@ struct FormulaNode final : Node {
       described.append(py::make_tuple(slots[i].argument, slots[i].element, shape, slots[i].dtype, slots[i].device,
                                       next[i] != nullptr));
     }
-    const py::object grads = cached("tensorsmith.autograd", "_apply_formulas")(
+    const py::object grads = apply_formulas()(
         info.name, py::cast(grad), result_object, arguments, py::cast(info.differentiable), described);
     std::vector<Tensor> out(slots.size());
     const py::list list = grads;
@@ -350,7 +352,7 @@ namespace {
 
 Tensor add_gradients(const Tensor& a, const Tensor& b) {
   if (!a.defined()) return b;
-  return cached("tensorsmith._C", "add")(a, b).cast<Tensor>();
+  return add_op()(a, b).cast<Tensor>();
 }
 
 void accumulate_into(AutogradMeta& meta, const Tensor& grad, bool create_graph) {

@@ -122,24 +122,29 @@ py::class_<Tensor> bind_tensor_class(py::module_& m) {
   // Views, recorded as the catalog ops they are.
   auto permuted = [](const Tensor& t, py::handle axes) { return t.permute(int_sequence_arg(axes, "axes")); };
   auto permute_args = [permuted](const Tensor& t, const py::args& axes) {
-    return as_op("permute_dims", permuted, t, py::tuple(py::cast(ints_from_args(axes, "axes"))));
+    std::vector<int64_t> order = ints_from_args(axes, "axes");
+    if (!autograd::might_record()) return t.permute(order);
+    return as_op("permute_dims", permuted, t, py::tuple(py::cast(order)));
   };
-  cls.def_property_readonly(
-         "T", [permuted](const Tensor& t) { return as_op("permute_dims", permuted, t, reversed_axes(t)); },
-         "The tensor with all axes reversed.")
+  auto reversed = [permuted](const Tensor& t) {
+    return autograd::might_record() ? as_op("permute_dims", permuted, t, reversed_axes(t)) : t.T();
+  };
+  cls.def_property_readonly("T", reversed, "The tensor with all axes reversed.")
       .def_property_readonly(
           "mT", [](const Tensor& t) { return as_op("matrix_transpose", std::mem_fn(&Tensor::matrix_transpose), t); },
           "The tensor with its last two axes swapped.")
       .def("reshape",
            [](const Tensor& t, const py::args& shape) {
+             std::vector<int64_t> extents = ints_from_args(shape, "shape");
+             if (!autograd::might_record()) return t.reshape(extents);
              auto reshaped = [](const Tensor& x, py::handle s, py::handle) { return x.reshape(int_sequence_arg(s, "shape")); };
-             return as_op("reshape", reshaped, t, py::tuple(py::cast(ints_from_args(shape, "shape"))), py::none());
+             return as_op("reshape", reshaped, t, py::tuple(py::cast(extents)), py::none());
            })
       .def("permute_dims", permute_args)
       .def(
           "transpose",
-          [permuted, permute_args](const Tensor& t, const py::args& axes) {
-            return axes.empty() ? as_op("permute_dims", permuted, t, reversed_axes(t)) : permute_args(t, axes);
+          [reversed, permute_args](const Tensor& t, const py::args& axes) {
+            return axes.empty() ? reversed(t) : permute_args(t, axes);
           },
           "Permute the axes (reverse them when none are given), as numpy's transpose.")
       .def(
@@ -167,7 +172,6 @@ py::class_<Tensor> bind_tensor_class(py::module_& m) {
              if (where != x.device()) return to_device(x.dtype() == target ? x : x.astype(target), where);
              return !copy && target == x.dtype() ? x : x.astype(target);
            };
-           if (!autograd::might_record()) return cast(t, dtype, copy, device);
            return autograd::recorded(kAsType, cast, t, dtype, copy, device);
          },
          py::arg("dtype"), py::pos_only(), py::kw_only(), py::arg("copy") = true, py::arg("device") = py::none())

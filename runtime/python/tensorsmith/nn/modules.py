@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from tensorsmith import _C
+from tensorsmith.autograd import no_grad
 from tensorsmith.nn import functional as F
 from tensorsmith.random import Generator
 
@@ -18,9 +19,9 @@ __all__ = ["Parameter", "Module", "Linear", "Embedding", "LayerNorm", "Sequentia
 
 
 def Parameter(data: Any, requires_grad: bool = True) -> Any:  # noqa: N802  (PyTorch's name)
-    """A leaf tensor that a Module registers as a parameter: `data`'s values (a copy outside any graph),
+    """A leaf tensor that a Module registers as a parameter: a copy of `data`'s values, outside any graph,
     requiring grad."""
-    t = _C.asarray(data).detach().copy() if isinstance(data, _C.Tensor) else _C.asarray(data)
+    t = _C.asarray(data.detach() if isinstance(data, _C.Tensor) else data, copy=True)
     if requires_grad:
         t.requires_grad = True
     return t
@@ -107,8 +108,6 @@ class Module:
             value = _C.asarray(np.asarray(state[key]) if not isinstance(state[key], _C.Tensor) else state[key])
             if value.shape != target.shape:
                 raise ValueError(f"{key}: shape {value.shape} in the state dict, {target.shape} in the module")
-            from tensorsmith.autograd import no_grad
-
             with no_grad():
                 target[...] = value.to_device(target.device).astype(target.dtype)
 
