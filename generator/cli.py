@@ -19,7 +19,7 @@ from pathlib import Path
 from tensorsmith_forge.catalog.dtypes import DTYPE_CLASSES
 from tensorsmith_forge.catalog.errors import SpecError
 from tensorsmith_forge.catalog.files import write_atomic
-from tensorsmith_forge.catalog.model import CompositeSpec, OpSpec, load_catalog
+from tensorsmith_forge.catalog.model import Catalog, CompositeSpec, OpSpec, load_catalog
 from tensorsmith_forge.validators import static_check
 from tensorsmith_forge.validators.derivatives.check import check_catalog
 from tensorsmith_forge.validators.gate import Candidate, Gate, Verdict
@@ -77,7 +77,12 @@ def _parser() -> argparse.ArgumentParser:
     agent.add_argument("--max-attempts", type=int, metavar="N", help="proposals per op before it gives up")
     agent.add_argument("--budget-usd", type=float, metavar="X", help="stop asking once the run has spent X dollars")
     agent.add_argument("--budget-tokens", type=int, metavar="N", help="stop asking once the run has used N tokens")
-    agent.add_argument("--time-limit", type=float, metavar="S", help="wall-clock seconds per op")
+    agent.add_argument("--time-limit", type=float, metavar="S", help="wall-clock seconds per op (time waiting for batches not counted)")
+    agent.add_argument("--batch", action="store_true",
+                       help="send each round of questions (the first attempt of every op, then the follow-ups) as one Message "
+                            "Batch: half the price, answered within 24 h; a killed run takes its batches up again")  # fmt: skip
+    agent.add_argument("--batch-followups", choices=("batch", "interactive"), default="batch",
+                       help="with --batch: ask follow-ups after a rejection in further batch rounds (default) or interactively")
     regen.set_defaults(handler=_regen)
 
     build_cmd = commands.add_parser("build", help="build the extension in place (incremental)")
@@ -136,7 +141,9 @@ def _regen(project: Project, args: argparse.Namespace) -> int:
         raise GeneratorError("--jobs must be at least 1")
     if args.check and args.proposer != "template":
         raise GeneratorError("--check compares generated/ with what is stored; it takes no --proposer")
-    _check_derivatives(project, args.ops)
+    if args.batch and args.proposer != "claude":
+        raise GeneratorError("--batch sends the claude proposer's questions as Message Batches: add --proposer claude")
+    _check_derivatives(load_catalog(project.root), args.ops)  # the regeneration reads the catalog itself
     gate = make_gate(project)
     board = Board() if args.proposer == "claude" else None
     progress = (lambda line: None) if args.check or board else (lambda line: print(line, flush=True))
@@ -160,10 +167,9 @@ def _regen(project: Project, args: argparse.Namespace) -> int:
     return 1 if report.rejected else 0
 
 
-def _check_derivatives(project: Project, ops_glob: str | None) -> None:
+def _check_derivatives(catalog: Catalog, ops_glob: str | None) -> None:
     """The gate's derivative check (validators/derivatives): every formula of the selected specs against finite
     differences of its reference; a wrong one stops the run before anything is written."""
-    catalog = load_catalog(project.root)
     failures = check_catalog(catalog, lambda name: ops_glob is None or fnmatch.fnmatchcase(name, ops_glob))
     for failure in failures:
         print(f"rejected derivative: {failure}", flush=True)
@@ -178,8 +184,9 @@ def _proposer(project: Project, args: argparse.Namespace, gate: Gate, board: Boa
     if args.proposer != "claude":
         return None
     assert board is not None
+    from .agent.batches import BatchRounds
     from .agent.budget import Budget
-    from .agent.client import AnthropicClient
+    from .agent.client import AnthropicBatches, AnthropicClient
     from .agent.config import load_config
     from .agent.session import ClaudeProposer, Settings
 
@@ -193,11 +200,14 @@ def _proposer(project: Project, args: argparse.Namespace, gate: Gate, board: Boa
     if settings.max_attempts < 1:
         raise GeneratorError("--max-attempts must be at least 1")
     renderer = Renderer(project.templates_dir)
+    work_dir = project.root / "build" / "agent"
+    rounds = BatchRounds(AnthropicBatches(config.limits), work_dir / "batches", config.limits, board) if args.batch else None
     return ClaudeProposer(
         client=AnthropicClient(config.limits), config=config, settings=settings,
         budget=Budget(usd=args.budget_usd, tokens=args.budget_tokens), renderer=renderer,
         task_text=lambda task: task_text(project, task.spec.name, task.device), stored=StoredProposer(project.generated_dir),
-        work_dir=project.root / "build" / "agent", toolchain=gate.builder.toolchain.version(), board=board,
+        work_dir=work_dir, toolchain=gate.builder.toolchain.version(), board=board,
+        batch=rounds, batch_followups=args.batch_followups == "batch",
     )  # fmt: skip
 
 
@@ -236,8 +246,8 @@ def _validate(project: Project, args: argparse.Namespace) -> int:
         shard = selection.parse_shard(args.shard) if args.shard is not None else None
     except ValueError as exc:
         raise GeneratorError(str(exc)) from None
-    _check_derivatives(project, args.ops)
     catalog = load_catalog(project.root)
+    _check_derivatives(catalog, args.ops)
     gate = make_gate(project)
     regenerator = Regenerator(project, gate)
     specs = list(catalog.ops) if args.ops is None else matching_ops(catalog, args.ops)

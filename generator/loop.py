@@ -11,6 +11,7 @@ previous accepted file, or stays out of the runtime if it never had one.
 from __future__ import annotations
 
 import fnmatch
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -32,10 +33,12 @@ from .proposers import (
     GaveUp,
     Proposal,
     Proposer,
+    Rounds,
     StoredProposer,
     Task,
     TemplateProposer,
     extract_body,
+    rounds_of,
     stored_transcript,
 )
 from .render import Renderer
@@ -138,6 +141,7 @@ class Regenerator:
         self.progress = progress
         self.board = board  # per-op states (attempts, compiling, testing); else one progress line per op
         self.formatter = Formatter(project.root)
+        self._judging = threading.BoundedSemaphore(1)  # judgements at once: --jobs, set by run()
 
     # ---- planning
 
@@ -195,6 +199,7 @@ class Regenerator:
             ordered = [results[p.label] for p in plans]
             return RegenReport(ordered, writer.diff(self.project.generated_dir, self._outputs(catalog, ordered)), checked_only=True)
         self.progress(f"{len(todo)} of {len(plans)} kernels to regenerate ({len(plans) - len(todo)} up to date)")
+        self._judging = threading.BoundedSemaphore(jobs)
         try:
             for done, result in enumerate(self._work(todo, jobs), start=1):
                 results[result.plan.label] = result
@@ -245,13 +250,32 @@ class Regenerator:
     def _work(self, todo: list[KernelPlan], jobs: int) -> Iterator[KernelResult]:
         """Each op's result, in plan order (so output is deterministic). When an op raises, no further op
         starts; the ops already running finish and their results come first, then the error."""
-        if jobs <= 1:
-            yield from map(self._regenerate, todo)
+        rounds = rounds_of(self.proposer)
+        if rounds is None:
+            yield from self._each(todo, jobs, self._regenerate)
             return
-        pool = ThreadPoolExecutor(max_workers=jobs)
+        # Sessions that wait for rounds (Message Batches): every op runs at once, so that a round holds the
+        # question of every op still asking; the gate still judges at most `jobs` at a time.
+        rounds.open(len(todo))
+        try:
+            yield from self._each(todo, len(todo), lambda plan: self._regenerate_in_rounds(plan, rounds))
+        finally:
+            rounds.close()
+
+    def _regenerate_in_rounds(self, plan: KernelPlan, rounds: Rounds) -> KernelResult:
+        try:
+            return self._regenerate(plan)
+        finally:
+            rounds.leave()  # the next round no longer waits for this op
+
+    def _each(self, todo: list[KernelPlan], workers: int, regenerate: Callable[[KernelPlan], KernelResult]) -> Iterator[KernelResult]:
+        if workers <= 1:
+            yield from map(regenerate, todo)
+            return
+        pool = ThreadPoolExecutor(max_workers=workers)
         error: Exception | None = None
         try:
-            futures = [pool.submit(self._regenerate, p) for p in todo]
+            futures = [pool.submit(regenerate, p) for p in todo]
             for future in futures:
                 if future.cancelled():
                     continue
@@ -303,7 +327,8 @@ class Regenerator:
                 proposal = session.propose(rejection)
                 attempt = proposal.attempt  # the proposer's count, which the manifest records
                 candidate = self.candidate(plan.spec, plan.device, proposal.body, proposal.proposer)
-                verdict = self.gate.judge(candidate, on_stage=lambda stage, n=attempt: self._show(plan, f"attempt {n}: {STAGE_STATES[stage]}"))
+                with self._judging:
+                    verdict = self.gate.judge(candidate, on_stage=lambda stage, n=attempt: self._show(plan, f"attempt {n}: {STAGE_STATES[stage]}"))
                 self.gate.save_report(candidate, verdict)
                 if verdict.accepted:
                     proposal = session.accepted(proposal, verdict)

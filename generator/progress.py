@@ -11,7 +11,7 @@ import sys
 import threading
 from typing import TextIO
 
-FINAL_STATES = ("accepted", "gave up", "rejected", "up to date")
+FINAL_STATES = ("accepted", "gave up", "rejected", "up to date", "ended")  # "ended": a Message Batch
 
 
 class Board:

@@ -72,6 +72,22 @@ class Proposer(Protocol):
     def start(self, task: Task) -> Session: ...
 
 
+class Rounds(Protocol):
+    """What a proposer's sessions wait for when their questions are answered in rounds for the whole run
+    (Claude with --batch): the loop opens the run's ops, says when each one ends, and closes the rounds."""
+
+    def open(self, ops: int) -> None: ...
+
+    def leave(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def rounds_of(proposer: Proposer) -> Rounds | None:
+    """The rounds a proposer's sessions wait for (its `rounds` attribute), or None: a session asks alone."""
+    return getattr(proposer, "rounds", None)
+
+
 class OneShotProposer(ABC):
     """A proposer with exactly one body per task: a rejection ends its session."""
 

@@ -48,12 +48,13 @@ class Budget:
         self._holders = 0
         self._changed = threading.Condition()
 
-    def reserve(self, cost: Cost) -> Cost:
+    def reserve(self, cost: Cost, wait: bool = True) -> Cost:
         """Holds `cost` for one request; waits while requests in flight may still free enough.
-        Raises OverBudget when nothing is in flight and the rest cannot cover it."""
+        Raises OverBudget when nothing is in flight and the rest cannot cover it, or at once with wait=False
+        (a request for a batch round: the requests holding the rest wait for that round too)."""
         with self._changed:
             while (short := self._shortfall(cost)) is not None:
-                if self._holders == 0:
+                if self._holders == 0 or not wait:
                     raise OverBudget(short)
                 self._changed.wait()
             self._held = Cost(self._held.usd + cost.usd, self._held.tokens + cost.tokens)

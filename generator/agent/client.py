@@ -1,4 +1,5 @@
-"""One streamed Messages request: the only module that talks to the `anthropic` SDK.
+"""One streamed Messages request, and the Message Batches endpoints: the only module that talks to the
+`anthropic` SDK.
 
 Faults are sorted by when they happen. Before the stream starts (429, 5xx, a refused connection,
 a timeout before the headers) the SDK sends the request again, up to `max_retries` more times;
@@ -12,6 +13,8 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -30,6 +33,13 @@ class Reply:
     stop_details: dict[str, Any] | None
     usage: Usage
     http_requests: int = 1  # sent for this reply, the SDK's retries included
+    batch_id: str | None = None  # the Message Batch that answered, when one did
+
+
+def reply_from_message(data: dict[str, Any], http_requests: int = 1, batch_id: str | None = None) -> Reply:
+    """A Reply from a Message as JSON (a stream's final message, or a batch's succeeded result)."""
+    return Reply(data.get("content", []), data.get("stop_reason"), data.get("stop_details"), Usage.from_api(data.get("usage", {})),
+                 http_requests, batch_id)  # fmt: skip
 
 
 class ApiError(Exception):
@@ -52,15 +62,21 @@ class MessagesClient(Protocol):
         ...
 
 
+def _sdk() -> tuple[Any, str]:
+    """The anthropic module and the key; GeneratorError, before anything runs, when either is missing."""
+    key = os.environ.get(KEY_ENV)
+    if not key:
+        raise GeneratorError(f"the claude proposer needs an Anthropic API key in ${KEY_ENV}; nothing was changed")
+    try:
+        import anthropic
+    except ImportError:
+        raise GeneratorError("the claude proposer needs the anthropic SDK: pip install 'tensorsmith[agent]'") from None
+    return anthropic, key
+
+
 class AnthropicClient:
     def __init__(self, limits: Limits) -> None:
-        key = os.environ.get(KEY_ENV)
-        if not key:
-            raise GeneratorError(f"the claude proposer needs an Anthropic API key in ${KEY_ENV}; nothing was changed")
-        try:
-            import anthropic
-        except ImportError:
-            raise GeneratorError("the claude proposer needs the anthropic SDK: pip install 'tensorsmith[agent]'") from None
+        anthropic, key = _sdk()
         self.anthropic = anthropic
         self._sent = threading.local()  # HTTP requests of the current send, per thread (--jobs)
         # base_url comes from ANTHROPIC_BASE_URL when set (a proxy, or the tests' local server). The middleware
@@ -97,15 +113,112 @@ class AnthropicClient:
             if not started:
                 raise self._fault("the stream ended without a message (an empty answer)", stream, started)
             message = stream.get_final_message()
-        data = message.model_dump(mode="json", exclude_none=True)
-        usage = Usage.from_api(data.get("usage", {}))
-        if data.get("stop_reason") is None:
-            raise StreamFault("the stream ended before the answer did (no stop reason)", usage, self._sent.count)
-        return Reply(data.get("content", []), data["stop_reason"], data.get("stop_details"), usage, self._sent.count)
+        reply = reply_from_message(message.model_dump(mode="json", exclude_none=True), self._sent.count)
+        if reply.stop_reason is None:
+            raise StreamFault("the stream ended before the answer did (no stop reason)", reply.usage, self._sent.count)
+        return reply
 
     def _fault(self, reason: str, stream: Any, started: bool) -> StreamFault:
         usage = stream.current_message_snapshot.usage.model_dump(mode="json") if started else {}
         return StreamFault(reason, Usage.from_api(usage), self._sent.count)
+
+
+@dataclass(frozen=True)
+class BatchStatus:
+    id: str
+    processing_status: str  # in_progress, canceling or ended
+    counts: dict[str, int]  # processing, succeeded, errored, canceled, expired
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """One request's result in an ended batch: `reply` when it succeeded; else `kind` (errored, canceled or
+    expired) and, for an errored one, the API's error type and message."""
+
+    custom_id: str
+    kind: str
+    batch_id: str
+    reply: Reply | None = None
+    error_type: str | None = None
+    message: str = ""
+
+
+class BatchApi(Protocol):
+    def create(self, requests: list[dict[str, Any]]) -> BatchStatus:
+        """One batch of {custom_id, params} requests. Raises ApiError."""
+        ...
+
+    def retrieve(self, batch_id: str) -> BatchStatus | None:
+        """The batch's status; None when the API no longer has it. Raises ApiError."""
+        ...
+
+    def results(self, batch_id: str) -> Iterator[BatchResult]:
+        """An ended batch's results, as the API streams them. Raises ApiError."""
+        ...
+
+    def cancel(self, batch_id: str) -> None:
+        """Asks the API to stop processing the batch. Raises ApiError."""
+        ...
+
+
+class AnthropicBatches:
+    """The Message Batches endpoints. Each call is a plain request the SDK retries itself (429, 5xx, refused
+    connections) up to sdk_max_retries times."""
+
+    def __init__(self, limits: Limits) -> None:
+        anthropic, key = _sdk()
+        self.anthropic = anthropic
+        self.batches = anthropic.Anthropic(api_key=key, timeout=limits.request_timeout_s, max_retries=limits.sdk_max_retries).messages.batches
+
+    def create(self, requests: list[dict[str, Any]]) -> BatchStatus:
+        with self._errors("creating a batch"):
+            return _status(self.batches.create(requests=requests))
+
+    def retrieve(self, batch_id: str) -> BatchStatus | None:
+        try:
+            with self._errors(f"reading batch {batch_id}"):
+                return _status(self.batches.retrieve(batch_id))
+        except _Gone:
+            return None
+
+    def results(self, batch_id: str) -> Iterator[BatchResult]:
+        with self._errors(f"reading the results of batch {batch_id}"):
+            for line in self.batches.results(batch_id):
+                yield _result(line.model_dump(mode="json", exclude_none=True), batch_id)
+
+    def cancel(self, batch_id: str) -> None:
+        with self._errors(f"canceling batch {batch_id}"):
+            self.batches.cancel(batch_id)
+
+    @contextmanager
+    def _errors(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except self.anthropic.NotFoundError:
+            raise _Gone(f"{what}: the API has no such batch") from None
+        except self.anthropic.APIStatusError as exc:
+            raise ApiError(f"{what}: {_describe_status(exc)}") from None
+        except (self.anthropic.APIConnectionError, self.anthropic.APIResponseValidationError) as exc:
+            raise ApiError(f"{what}: {type(exc).__name__}: {exc}") from None
+        except ValueError as exc:  # a malformed line in the results stream
+            raise ApiError(f"{what}: a malformed result ({type(exc).__name__}: {exc})") from None
+
+
+class _Gone(ApiError):
+    """The API has no such batch (HTTP 404)."""
+
+
+def _status(batch: Any) -> BatchStatus:
+    return BatchStatus(batch.id, batch.processing_status, batch.request_counts.model_dump(mode="json"))
+
+
+def _result(data: dict[str, Any], batch_id: str) -> BatchResult:
+    result = data.get("result", {})
+    kind = result.get("type", "")
+    if kind == "succeeded":
+        return BatchResult(data["custom_id"], kind, batch_id, reply=reply_from_message(result.get("message", {}), batch_id=batch_id))
+    error = result.get("error", {}).get("error", {}) if kind == "errored" else {}
+    return BatchResult(data["custom_id"], kind, batch_id, error_type=error.get("type"), message=error.get("message", ""))
 
 
 def _describe_status(exc: Any) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
 
 from ..errors import GeneratorError
@@ -22,6 +22,9 @@ class Price:
     cache_write: float
     cache_read: float
 
+    def scaled(self, factor: float) -> Price:
+        return Price(*(getattr(self, f.name) * factor for f in fields(Price)))
+
 
 @dataclass(frozen=True)
 class Limits:
@@ -33,6 +36,9 @@ class Limits:
     sdk_max_retries: int  # HTTP requests the SDK may repeat before a stream starts
     stream_retries: int  # requests sent again after a stream broke
     stream_backoff_s: float
+    # Message Batches (--batch); a table without these keys gets these values.
+    batch_poll_s: float = 60.0  # between looks at a batch in progress
+    batch_wait_s: float = 86400.0  # a batch still in progress this long after it was sent is canceled (the API expires it at 24 h)
 
 
 @dataclass(frozen=True)
@@ -40,13 +46,15 @@ class AgentConfig:
     default_model: str
     limits: Limits
     prices: dict[str, Price]
+    batch_price_factor: float = 0.5  # a Message Batch's tokens cost this fraction of the interactive price
 
-    def price(self, model: str) -> Price:
+    def price(self, model: str, batch: bool = False) -> Price:
         try:
-            return self.prices[model]
+            price = self.prices[model]
         except KeyError:
             known = ", ".join(sorted(self.prices))
             raise GeneratorError(f"unknown model {model!r}: add its prices to the model table (known: {known})") from None
+        return price.scaled(self.batch_price_factor) if batch else price
 
 
 def load_config(path: Path | None = None) -> AgentConfig:
@@ -54,9 +62,12 @@ def load_config(path: Path | None = None) -> AgentConfig:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
         # Field types are strings here (postponed annotations): "int" or "float".
-        limits = Limits(**{f.name: (int if f.type == "int" else float)(data["limits"][f.name]) for f in fields(Limits)})
+        limits = Limits(**{f.name: (int if f.type == "int" else float)(data["limits"][f.name])
+                           for f in fields(Limits) if f.name in data["limits"] or f.default is MISSING})  # fmt: skip
         prices = {model: Price(**{f.name: float(row[f.name]) for f in fields(Price)}) for model, row in data["models"].items()}
-        config = AgentConfig(str(data["default_model"]), limits, prices)
+        config = AgentConfig(str(data["default_model"]), limits, prices, float(data.get("batch_price_factor", AgentConfig.batch_price_factor)))
+        if not 0 < config.batch_price_factor <= 1:
+            raise ValueError(f"batch_price_factor must be in (0, 1], not {config.batch_price_factor}")
     except (OSError, tomllib.TOMLDecodeError, KeyError, TypeError, ValueError) as exc:
         raise GeneratorError(f"{path}: bad model table: {type(exc).__name__}: {exc}") from None
     config.price(config.default_model)

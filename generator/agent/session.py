@@ -33,6 +33,7 @@ from ..proposers import (
     ThenSession,
 )
 from ..render import Renderer
+from .batches import BatchRequester, BatchRounds
 from .budget import Budget, OverBudget
 from .client import ApiError, MessagesClient, Reply
 from .config import AgentConfig, Usage
@@ -83,10 +84,14 @@ class ClaudeProposer:
 
     def __init__(self, *, client: MessagesClient, config: AgentConfig, settings: Settings, budget: Budget,
                  renderer: Renderer, task_text: Callable[[Task], str], stored: StoredProposer, work_dir: Path,
-                 toolchain: str, board: Board) -> None:  # fmt: skip
+                 toolchain: str, board: Board, batch: BatchRounds | None = None, batch_followups: bool = True) -> None:  # fmt: skip
         self.config, self.settings, self.budget = config, settings, budget
         self.price = config.price(settings.model)
         self.requester = Requester(client, budget, self.price, config.limits)
+        # --batch: first attempts (and follow-ups, unless --batch-followups=interactive) in batch rounds
+        self.rounds = batch
+        self.batch_followups = batch_followups
+        self.batched = BatchRequester(batch, budget, config.price(settings.model, batch=True), config.limits) if batch else None
         self.renderer, self.task_text, self.stored = renderer, task_text, stored
         self.cache = AcceptedCache(work_dir / "accepted")
         self.log_dir = work_dir / "transcripts"
@@ -97,6 +102,12 @@ class ClaudeProposer:
         """Everything that determines an accepted body: the kernel's inputs (spec, templates, generator,
         runtime headers, validators), the prompt version, the model and the compiler."""
         return combine({"inputs": task.inputs_sha256, "device": task.device, "agent": self.version})
+
+    def requester_for(self, attempt: int) -> Requester | BatchRequester:
+        """Who asks the question of this attempt: a batch round, or the interactive API."""
+        if self.batched is not None and (attempt == 1 or self.batch_followups):
+            return self.batched
+        return self.requester
 
     def start(self, task: Task) -> Session:
         cached = self.cache.load(self.key(task))
@@ -121,6 +132,7 @@ class ClaudeSession:
         self.transcript.log("start", op=task.spec.name, device=task.device, model=owner.settings.model, agent_version=owner.version,
                             system=text, tools=self.conversation.tools, opening=self.conversation.opening)  # fmt: skip
         self.started = time.monotonic()
+        self.batch_wait_s = 0.0  # waited for batch rounds: not part of the op's time limit
         self.attempt = 0
         self.usage = Usage()
         self.cost = 0.0
@@ -169,7 +181,7 @@ class ClaudeSession:
     def _check_limits(self) -> None:
         if self.attempt >= self.owner.settings.max_attempts:
             self._give_up(f"no accepted body in {self.attempt} attempts")
-        elapsed = time.monotonic() - self.started
+        elapsed = time.monotonic() - self.started - self.batch_wait_s
         if elapsed >= self.owner.settings.time_limit_s:
             self._give_up(f"the time limit of {self.owner.settings.time_limit_s:g} s is reached ({elapsed:.0f} s)")
 
@@ -178,17 +190,25 @@ class ClaudeSession:
         number = self.attempt + 1
         for max_tokens in (self.limits.max_tokens, self.limits.max_tokens_retry):
             request = self.conversation.request(max_tokens)
-            self.transcript.log("request", attempt=number, max_tokens=max_tokens, message=request["messages"][-1])
-            self.owner.board.update(self.label, f"attempt {number}: asking {self.owner.settings.model}")
+            requester = self.owner.requester_for(number)
+            batched = requester is self.owner.batched
+            self.transcript.log("request", attempt=number, max_tokens=max_tokens, message=request["messages"][-1],
+                                **({"batched": True} if batched else {}))  # fmt: skip
+            self.owner.board.update(self.label, f"attempt {number}: asking {self.owner.settings.model}" + (" in a batch round" if batched else ""))
+            asked = time.monotonic()
             try:
-                reply, cost = self.owner.requester.ask(request, lambda error, usage, cost: self._fault(number, error, usage, cost))
+                reply, cost = requester.ask(request, lambda error, usage, cost: self._fault(number, error, usage, cost))
             except ApiError as exc:
                 self._give_up(f"API error: {exc}")
             except OverBudget as exc:
                 self._give_up(str(exc))
+            finally:
+                if batched:
+                    self.batch_wait_s += time.monotonic() - asked
             self._paid(reply.usage, cost)
             self.transcript.log("reply", attempt=number, **stored_reply(reply.content), stop_reason=reply.stop_reason,
-                                stop_details=reply.stop_details, usage=reply.usage.as_dict(), cost_usd=round(cost, 6))  # fmt: skip
+                                stop_details=reply.stop_details, usage=reply.usage.as_dict(), cost_usd=round(cost, 6),
+                                **({"batch": reply.batch_id} if reply.batch_id else {}))  # fmt: skip
             if reply.stop_reason not in ("refusal", "model_context_window_exceeded", "max_tokens"):
                 return reply
             if reply.stop_reason != "max_tokens":

@@ -48,6 +48,8 @@ request_timeout_s = {timeout}
 sdk_max_retries = {sdk_retries}
 stream_retries = {stream_retries}
 stream_backoff_s = 0.01
+batch_poll_s = 0.05
+batch_wait_s = {batch_wait}
 [models.claude-test-1]
 input = 3.0
 output = 15.0
@@ -92,9 +94,10 @@ def fake_api() -> Iterator[FakeMessagesAPI]:
 
 
 def agent_env(root: Path, api: FakeMessagesAPI | None, tmp_path: Path, *, key: str | None = FAKE_KEY, timeout: float = 20,
-              sdk_retries: int = 2, stream_retries: int = 2) -> dict[str, str]:  # fmt: skip
+              sdk_retries: int = 2, stream_retries: int = 2, batch_wait: float = 600) -> dict[str, str]:  # fmt: skip
     config = tmp_path / "models.toml"
-    config.write_text(CONFIG.format(timeout=timeout, sdk_retries=sdk_retries, stream_retries=stream_retries), encoding="utf-8")
+    config.write_text(CONFIG.format(timeout=timeout, sdk_retries=sdk_retries, stream_retries=stream_retries, batch_wait=batch_wait),
+                      encoding="utf-8")  # fmt: skip
     extra = {"TSGEN_AGENT_CONFIG": str(config)}
     if key is not None:
         extra["ANTHROPIC_API_KEY"] = key

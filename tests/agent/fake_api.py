@@ -20,6 +20,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 OP = re.compile(r"kernel body of `(?P<op>\w+)`")
+BATCH_PATH = re.compile(r"/v1/messages/batches/(?P<id>[\w-]+)(?P<what>|/results|/cancel)")
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,18 @@ class NoStopReason:
     answer: Answer
 
 
+@dataclass(frozen=True)
+class BatchErrored:
+    """In a batch: this request's result is `errored` with this error type."""
+
+    type: str = "overloaded_error"
+
+
+@dataclass(frozen=True)
+class Expired:
+    """In a batch: this request's result is `expired` (the batch reached its 24 hours first)."""
+
+
 def cpp(body: str, prose: str = "Here is the body.") -> Answer:
     return Answer(text=f"{prose}\n\n```cpp\n{body}```\n")
 
@@ -106,6 +119,17 @@ class Recorded:
     op: str | None
     body: dict[str, Any]
     headers: dict[str, str]
+    batched: bool = False  # a request inside a Message Batch (its params)
+
+
+@dataclass
+class FakeBatch:
+    id: str
+    custom_ids: list[str]
+    results: list[dict]  # one JSONL line each, decided when the batch is created (from the ops' scripts)
+    retrieves: int = 0
+    canceled: bool = False
+    ended: bool = False
 
 
 class _QuietServer(ThreadingHTTPServer):
@@ -119,6 +143,12 @@ class FakeMessagesAPI:
         self.requests: list[Recorded] = []
         self.lock = threading.Lock()
         self.stopping = threading.Event()  # ends the stalls when the server shuts down
+        # Message Batches: every call as (method, path); a batch ends at its `polls_to_end`-th retrieve,
+        # never while `hold_batches` is set.
+        self.batches: dict[str, FakeBatch] = {}
+        self.batch_calls: list[tuple[str, str]] = []
+        self.hold_batches = False
+        self.polls_to_end = 2
         self.server = _QuietServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -135,6 +165,10 @@ class FakeMessagesAPI:
     def requests_for(self, op: str) -> list[Recorded]:
         with self.lock:
             return [r for r in self.requests if r.op == op]
+
+    def batch_calls_of(self, method: str, suffix: str = "") -> list[str]:
+        with self.lock:
+            return [path for m, path in self.batch_calls if m == method and path.endswith(suffix)]
 
     def __enter__(self) -> FakeMessagesAPI:
         self.thread.start()
@@ -156,6 +190,43 @@ class FakeMessagesAPI:
             step = queue.popleft() if queue else HttpError(500, "api_error", None)
             return op, step
 
+    # ---- Message Batches
+
+    def _create_batch(self, body: dict[str, Any], headers: dict[str, str]) -> FakeBatch:
+        results = []
+        for item in body["requests"]:
+            op, step = self._next(item["params"])
+            with self.lock:
+                self.requests.append(Recorded(op, item["params"], headers, batched=True))
+            results.append({"custom_id": item["custom_id"], "result": _batch_result(item["params"]["model"], step)})
+        with self.lock:
+            batch = FakeBatch(f"msgbatch_fake{len(self.batches) + 1:04d}", [r["custom_id"] for r in results], results)
+            self.batches[batch.id] = batch
+        return batch
+
+    def _batch_json(self, batch: FakeBatch) -> dict[str, Any]:
+        counts = {"processing": 0, "succeeded": 0, "errored": 0, "canceled": 0, "expired": 0}
+        if batch.ended:
+            for line in batch.results:
+                counts[line["result"]["type"]] += 1
+        else:
+            counts["processing"] = len(batch.results)
+        return {"id": batch.id, "type": "message_batch", "processing_status": "ended" if batch.ended else
+                ("canceling" if batch.canceled else "in_progress"), "request_counts": counts,
+                "created_at": "2026-12-01T00:00:00Z", "expires_at": "2026-12-02T00:00:00Z",
+                "ended_at": "2026-12-01T01:00:00Z" if batch.ended else None,
+                "cancel_initiated_at": "2026-12-01T00:30:00Z" if batch.canceled else None, "archived_at": None,
+                "results_url": f"{self.base_url}/v1/messages/batches/{batch.id}/results" if batch.ended else None}  # fmt: skip
+
+    def _retrieve(self, batch: FakeBatch) -> None:
+        with self.lock:
+            batch.retrieves += 1
+            if not batch.ended and (batch.canceled or (not self.hold_batches and batch.retrieves >= self.polls_to_end)):
+                batch.ended = True
+                if batch.canceled:  # nothing was processed before the cancel
+                    for line in batch.results:
+                        line["result"] = {"type": "canceled"}
+
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         api = self
 
@@ -165,12 +236,45 @@ class FakeMessagesAPI:
             def log_message(self, *args: object) -> None:  # quiet
                 pass
 
+            def do_GET(self) -> None:  # noqa: N802
+                with api.lock:
+                    api.batch_calls.append(("GET", self.path))
+                match = BATCH_PATH.fullmatch(self.path)
+                batch = api.batches.get(match["id"]) if match else None
+                if batch is None:
+                    return self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+                if match["what"] == "/results":
+                    if not batch.ended:
+                        return self._json(400, {"type": "error", "error": {"type": "invalid_request_error", "message": "not ended"}})
+                    data = "".join(json.dumps(line) + "\n" for line in batch.results).encode()
+                    self.send_response(200)
+                    self.send_header("content-type", "application/binary")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                    return
+                api._retrieve(batch)
+                return self._json(200, api._batch_json(batch))
+
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("content-length", 0))
-                body = json.loads(self.rfile.read(length))
+                body = json.loads(self.rfile.read(length) or b"{}")  # a cancel sends no body
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                if self.path.startswith("/v1/messages/batches"):
+                    with api.lock:
+                        api.batch_calls.append(("POST", self.path))
+                    if self.path.rstrip("/") == "/v1/messages/batches":
+                        return self._json(200, api._batch_json(api._create_batch(body, headers)))
+                    match = BATCH_PATH.fullmatch(self.path)
+                    batch = api.batches.get(match["id"]) if match and match["what"] == "/cancel" else None
+                    if batch is None:
+                        return self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+                    with api.lock:
+                        batch.canceled = True
+                    return self._json(200, api._batch_json(batch))
                 op, step = api._next(body)
                 with api.lock:
-                    api.requests.append(Recorded(op, body, {k.lower(): v for k, v in self.headers.items()}))
+                    api.requests.append(Recorded(op, body, headers))
                 if self.path.rstrip("/") != "/v1/messages":
                     return self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
                 if isinstance(step, Stall):
@@ -276,3 +380,28 @@ def _events_until_error(model: str, error_type: str) -> list[tuple[str, dict]]:
         ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Here is"}}),
         ("error", {"type": "error", "error": {"type": error_type, "message": "scripted overload in the stream"}}),
     ]  # fmt: skip
+
+
+def _message(model: str, answer: Answer) -> dict[str, Any]:
+    """The Message a batch's succeeded result holds (what the stream of `answer` adds up to)."""
+    content: list[dict[str, Any]] = []
+    if answer.thinking is not None:
+        content.append({"type": "thinking", "thinking": answer.thinking, "signature": "sig-fake"})
+    if answer.text is not None:
+        content.append({"type": "text", "text": answer.text})
+    if answer.tool_input is not None:
+        content.append({"type": "tool_use", "id": f"toolu_fake{len(content)}", "name": answer.tool_name, "input": answer.tool_input})
+    usage = answer.usage
+    return {"id": "msg_fake", "type": "message", "role": "assistant", "model": model, "content": content,
+            "stop_reason": answer.stop_reason, "stop_sequence": None, "stop_details": answer.stop_details,
+            "usage": {"input_tokens": usage.input, "output_tokens": usage.output, "cache_creation_input_tokens": usage.cache_write,
+                      "cache_read_input_tokens": usage.cache_read}}  # fmt: skip
+
+
+def _batch_result(model: str, step: object) -> dict[str, Any]:
+    if isinstance(step, Answer):
+        return {"type": "succeeded", "message": _message(model, step)}
+    if isinstance(step, Expired):
+        return {"type": "expired"}
+    error_type = step.type if isinstance(step, (BatchErrored, HttpError)) else "api_error"
+    return {"type": "errored", "error": {"type": "error", "error": {"type": error_type, "message": f"scripted {error_type}"}}}
