@@ -19,13 +19,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from tensorsmith_forge.catalog.model import Catalog, OpSpec, load_catalog
+from tensorsmith_forge.catalog.source_meaning import digest_files
 from tensorsmith_forge.validators.gate import Candidate, Gate, Verdict, included_headers
 
 from . import api, dest, writer
 from .agent.replay import ReplayProposer
 from .errors import GeneratorError
 from .formatting import Formatter
-from .hashing import combine, sha256_files, sha256_text
+from .hashing import combine, sha256_text
 from .manifest import MANIFEST_NAME, Manifest, OutputRecord
 from .progress import Board
 from .project import Project
@@ -148,12 +149,13 @@ class Regenerator:
     def _generator_sha(self) -> str:
         """The generator's version: a hash of the modules that shape generated text."""
         modules = [self.project.generator_dir / name for name in OUTPUT_MODULES]
-        return sha256_files([*modules, *catalog_files(self.project.root)], self.project.root)
+        return digest_files([*modules, *catalog_files(self.project.root)], self.project.root)
 
     def plan(self, catalog: Catalog, manifest: Manifest, force: bool) -> list[KernelPlan]:
         generator_sha = self._generator_sha()
-        headers_sha = sha256_files(kernel_headers(self.project.templates_dir, self.project.include_dir), self.project.root)
-        validators_sha = sha256_files(validator_files(self.project.root), self.project.root)
+        # By meaning (catalog/source_meaning.py): a comment or a reformatting makes no kernel stale.
+        headers_sha = digest_files(kernel_headers(self.project.templates_dir, self.project.include_dir), self.project.root)
+        validators_sha = digest_files(validator_files(self.project.root), self.project.root)
         formatting_sha = self.formatter.fingerprint()
         records = manifest.kernel_records()
         plans = []

@@ -49,6 +49,7 @@ from typing import Any
 from tensorsmith_forge import catalog
 from tensorsmith_forge.catalog.files import write_atomic
 from tensorsmith_forge.catalog.model import OpSpec
+from tensorsmith_forge.catalog.source_meaning import meaning
 
 from . import compare, inputs, passes, static_check, symbols
 from .build import CUDA_VARIANT, BuildError, CandidateBuilder
@@ -173,8 +174,9 @@ class Gate:
 
     def identity(self, candidate: Candidate) -> str:
         """What a verdict depends on that the repository holds: the candidate (its translation unit and op
-        table), its spec, the gate's code with the catalog it reads specs and case tables with, and the
-        runtime the candidate runs in (engine and headers; for CUDA its machinery too). Equal identities
+        table, as they are: the static check reads the body's text), its spec, the meaning
+        (catalog/source_meaning.py) of the gate's code with the catalog it reads specs and case tables with,
+        and of the runtime the candidate runs in (engine and headers; for CUDA its machinery too). Equal identities
         mean the same gate judged the same kernel: MANIFEST.json records it for `tsgen validate
         --changed-since`, which re-judges only kernels whose identity a base revision did not accept."""
         digest = hashlib.sha256()
@@ -187,8 +189,8 @@ class Gate:
         # bindings' python.h, which nothing the gate runs includes): an edit elsewhere changes no verdict.
         headers = included_headers([candidate.source.encode(), *(p.read_bytes() for p in gate_files + sources if p.suffix != ".py")],
                                    self.root / "runtime" / "include")  # fmt: skip
-        for path in gate_files + sources + headers:
-            digest.update(path.name.encode() + b"\0" + path.read_bytes())
+        for path in gate_files + sources + headers:  # by meaning: a comment or a reformatting re-judges nothing
+            digest.update(path.name.encode() + b"\0" + meaning(path))
         for part in (candidate.spec.kernel_text, candidate.device, candidate.source, candidate.registration):
             digest.update(part.encode() + b"\0")
         return digest.hexdigest()

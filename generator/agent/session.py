@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tensorsmith_forge.catalog.files import write_atomic
+from tensorsmith_forge.catalog.source_meaning import digest_files
 
 from .. import api
-from ..hashing import combine, sha256_files, sha256_text
+from ..hashing import combine, sha256_text
 from ..progress import Board
 from ..proposers import (
     GaveUp,
@@ -50,8 +51,8 @@ NAME = "claude"
 def prompt_version(templates_dir: Path) -> str:
     """The prompt templates and the code that turns them into requests."""
     here = Path(__file__).parent
-    return combine({"templates": sha256_files((templates_dir / "prompts").glob("*.j2"), templates_dir),
-                    "code": sha256_files([here / "conversation.py", here / "session.py"], here)})  # fmt: skip
+    return combine({"templates": digest_files((templates_dir / "prompts").glob("*.j2"), templates_dir),
+                    "code": digest_files([here / "conversation.py", here / "session.py"], here)})  # fmt: skip
 
 
 class AcceptedCache:

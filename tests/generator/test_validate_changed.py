@@ -77,7 +77,9 @@ def test_bad_selections_are_one_line_errors(repo: Path, tsgen, args: tuple[str, 
 
 
 def test_the_identity_covers_the_runtime_the_gate_and_the_kernel(checkout: Path) -> None:
-    """Gate.identity changes with the engine's sources, the gate's code and the kernel, and not otherwise."""
+    """Gate.identity changes with the meaning of the engine's sources and of the headers the kernel reaches, and
+    with the kernel's text; not with comments or layout, nor with files the gate never compiles. (The gate's
+    own Python is the installed package's, not the copy's: test_source_meaning covers Python's meaning.)"""
     project = Project.locate(checkout)
     gate = Gate(checkout, cache_dir=checkout / "build" / "gate-unused")
     spec = load_catalog(checkout).op("negative")
@@ -89,21 +91,27 @@ def test_the_identity_covers_the_runtime_the_gate_and_the_kernel(checkout: Path)
 
     first = identity()
     assert identity() == first  # deterministic: no salt, no machine
-    assert identity(body + "\n// edited\n") != first
-    engine = min((checkout / "runtime" / "src" / "core").glob("*.cpp"))
-    engine.write_text(engine.read_text(encoding="utf-8") + "// touched\n", encoding="utf-8")
-    assert identity() != first
-    engine.write_text(engine.read_text(encoding="utf-8").removesuffix("// touched\n"), encoding="utf-8")
-    assert identity() == first
-    # A header the kernel reaches through kernel_api.h counts; the bindings' python.h, which nothing the
-    # gate compiles includes, does not.
-    include = checkout / "runtime" / "include" / "tensorsmith"
-    for header, changes in (("scalar_ops.h", True), ("python.h", False)):
-        path = include / header
+    assert identity(body + "\n// edited\n") != first  # the body's own text counts as it is (the static check reads it)
+
+    def edited(path: Path, edit, changes: bool) -> None:
         original = path.read_text(encoding="utf-8")
-        path.write_text(original + "// touched\n", encoding="utf-8")
-        assert (identity() != first) is changes, header
-        path.write_text(original, encoding="utf-8")
+        path.write_text(edit(original), encoding="utf-8")
+        try:
+            assert (identity() != first) is changes, (path.name, edit(original)[-200:])
+        finally:
+            path.write_text(original, encoding="utf-8")
+
+    engine = min((checkout / "runtime" / "src" / "core").glob("*.cpp"))
+    include = checkout / "runtime" / "include" / "tensorsmith"
+    cpp_comment = lambda t: "// touched\n" + t.replace("\n", "\n\n", 3) + "/* and here */\n"  # noqa: E731
+    cpp_reformat = lambda t: t.replace(";\n", " ;\n\n").replace("{\n", "{\n    ")  # noqa: E731 - never inside a literal
+    cpp_code = lambda t: t + "namespace ts { int touched_by_a_test = 1; }\n"  # noqa: E731
+    for path in (engine, include / "scalar_ops.h"):
+        edited(path, cpp_comment, False)
+        edited(path, cpp_reformat, False)
+        edited(path, cpp_code, True)
+    # The bindings' python.h, which nothing the gate compiles includes, counts for nothing.
+    edited(include / "python.h", cpp_code, False)
     assert identity() == first
 
 
