@@ -23,6 +23,8 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
+from .source_meaning import parse_python
+
 NOT_DIFFERENTIABLE = "not_differentiable"
 NO_DERIVATIVES = "none"
 
@@ -86,7 +88,7 @@ def helper_names(root: Path) -> tuple[str, ...]:
     path = root / HELPERS_MODULE
     if not path.is_file():
         return ()
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+    for node in parse_python(path.read_text(encoding="utf-8")).body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
             return tuple(ast.literal_eval(node.value))
     return ()
@@ -96,7 +98,7 @@ def parse_formula(text: str, arguments: tuple[str, ...]) -> tuple[tuple[str, ...
     """Checks a formula's form and returns (names of functions it calls, argument names it reads). Which calls
     name real ops is checked against the whole catalog later."""
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        tree = parse_python(text.strip(), mode="eval")
     except SyntaxError as exc:
         raise FormulaError(f"not a Python expression: {exc.msg}") from None
     calls: set[str] = set()

@@ -13,8 +13,10 @@ argument's spacing or __LINE__ counts lines; the runtime's headers do neither.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import re
+import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -29,12 +31,28 @@ _NUMBER = re.compile(r"\.?[0-9](?:[eEpP][+-]|'(?=[A-Za-z0-9_])|[A-Za-z0-9_.])*")
 _LITERAL_PREFIXES = {"u8", "u", "U", "L"}
 
 
+# CPython 3.11's ast.parse keeps its recursion depth in interpreter-wide state: two threads parsing at once
+# fail with "AST constructor recursion depth mismatch" (the loop judges --jobs kernels in threads).
+_PARSE_LOCK = threading.Lock()
+
+
+def parse_python(text: str, mode: str = "exec") -> ast.AST:
+    """ast.parse, safe to call from any thread: every syntax tree the catalog reads is parsed here."""
+    with _PARSE_LOCK:
+        return ast.parse(text, mode=mode)
+
+
 def meaning(path: Path) -> bytes:
     """What `path` means, by its suffix (see the module's docstring)."""
-    data = path.read_bytes()
-    if path.suffix in CPP_SUFFIXES:
+    return _meaning_of(path.suffix, path.read_bytes())
+
+
+@functools.lru_cache(maxsize=1024)
+def _meaning_of(suffix: str, data: bytes) -> bytes:
+    # Cached by content: every candidate's identity reads the same gate and runtime files again.
+    if suffix in CPP_SUFFIXES:
         return cpp_meaning(data.decode("utf-8")).encode("utf-8")
-    if path.suffix == ".py":
+    if suffix == ".py":
         return python_meaning(data.decode("utf-8")).encode("utf-8")
     return data
 
@@ -49,7 +67,7 @@ def digest_files(paths: Iterable[Path], root: Path) -> str:
 
 def python_meaning(text: str) -> str:
     """The module's syntax tree without docstrings (comments and layout are not in the tree)."""
-    tree = ast.parse(text)
+    tree = parse_python(text)
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
             first = node.body[0]

@@ -3,7 +3,10 @@ Same meaning, same text; any change a compiler (or Python) would see, a differen
 
 from __future__ import annotations
 
+import gc
 import re
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -93,3 +96,38 @@ def test_every_hashed_runtime_file_parses(tmp_path: Path) -> None:
     other.write_text("{# a jinja comment #}\n", encoding="utf-8")
     assert meaning(other) == other.read_bytes()
     assert digest_files([other], tmp_path) != digest_files([other.rename(tmp_path / "renamed.j2")], tmp_path)
+
+
+def test_python_meaning_from_many_threads_at_once() -> None:
+    """The loop judges kernels in threads, each reading the gate's Python files: CPython 3.11's ast.parse keeps its
+    recursion depth in interpreter-wide state, so two trees built at once broke each other (a clean-clone CI hit
+    "AST constructor recursion depth mismatch"). A garbage-collector callback that gives the GIL away forces the
+    interleaving on every collection."""
+    text = (ROOT / "catalog" / "model.py").read_text(encoding="utf-8")
+    expected = python_meaning(text)
+    results: list[str] = []
+    errors: list[BaseException] = []
+
+    def parse_repeatedly() -> None:
+        try:
+            results.extend(python_meaning(text) for _ in range(10))
+        except BaseException as exc:  # noqa: BLE001 - collected for the assertion below
+            errors.append(exc)
+
+    def give_the_gil_away(phase: str, info: dict) -> None:
+        time.sleep(0)
+
+    threshold = gc.get_threshold()
+    gc.callbacks.append(give_the_gil_away)
+    gc.set_threshold(50)
+    try:
+        threads = [threading.Thread(target=parse_repeatedly) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        gc.callbacks.remove(give_the_gil_away)
+        gc.set_threshold(*threshold)
+    assert errors == []
+    assert results == [expected] * 40
