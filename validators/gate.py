@@ -106,6 +106,13 @@ class Verdict:
         return f"{state}: {self.message}" if self.message else state
 
 
+def gate_code_files() -> list[Path]:
+    """The gate's own code: its modules, the C++ harness it builds, and the catalog it reads specs and case
+    tables with."""
+    here = Path(__file__).parent
+    return sorted([*here.glob("*.py"), *(here / "csrc").glob("*"), *Path(catalog.__file__).parent.rglob("*.py")])
+
+
 _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.MULTILINE)
 
 
@@ -125,7 +132,7 @@ def included_headers(sources: list[bytes], include_dir: Path) -> list[Path]:
 
 class Gate:
     def __init__(self, root: Path, cache_dir: Path | None = None, stages: tuple[str, ...] = STAGES,
-                 wall_s: float = 240.0, compile_s: dict[str, float] | None = None) -> None:  # fmt: skip
+                 wall_s: float = 240.0, compile_s: dict[str, float] | None = None, salt: bytes | None = None) -> None:  # fmt: skip
         self.root = root
         # Cached runtime objects, verdicts and the salt; TSGEN_GATE_CACHE shares them between checkouts
         # (every entry is keyed by content, so sharing is safe).
@@ -133,7 +140,7 @@ class Gate:
         self.builder = CandidateBuilder(root, self.cache_dir, compile_budget_s=compile_s)
         self.stages = stages
         self.wall_s = wall_s  # per sandboxed run; a hanging candidate costs this much
-        self._salt: bytes | None = None
+        self._salt = salt  # given: a worker judging for a driver (generator/ray_executor.py) uses the driver's
         self._limits: EngineLimits | None = None
         self._lock = threading.Lock()
 
@@ -166,11 +173,17 @@ class Gate:
         if cached.exists():
             data = json.loads(cached.read_text(encoding="utf-8"))
             return Verdict(data["accepted"], data["stage"], data["message"], {**data["report"], "cached": True})
-        verdict = self._judge(candidate, on_stage or (lambda _stage: None))
+        verdict = self.judge_afresh(candidate, on_stage)
         if not verdict.report.get("harness_error"):  # a bug of the gate's own is not remembered as a verdict
             write_atomic(cached, json.dumps({"accepted": verdict.accepted, "stage": verdict.stage, "message": verdict.message,
                                              "report": verdict.report}, default=str))  # fmt: skip
         return verdict
+
+    def judge_afresh(self, candidate: Candidate, on_stage: Callable[[str], None] | None = None) -> Verdict:
+        """The verdict of running every stage now: no cache read or written."""
+        if candidate.device not in ("cpu", "cuda"):
+            return Verdict(False, "device", f"the gate has no {candidate.device} path")
+        return self._judge(candidate, on_stage or (lambda _stage: None))
 
     def identity(self, candidate: Candidate) -> str:
         """What a verdict depends on that the repository holds: the candidate (its translation unit and op
@@ -180,8 +193,7 @@ class Gate:
         mean the same gate judged the same kernel: MANIFEST.json records it for `tsgen validate
         --changed-since`, which re-judges only kernels whose identity a base revision did not accept."""
         digest = hashlib.sha256()
-        catalog_dir = Path(catalog.__file__).parent
-        gate_files = sorted([*Path(__file__).parent.glob("*.py"), *(Path(__file__).parent / "csrc").glob("*"), *catalog_dir.rglob("*.py")])
+        gate_files = gate_code_files()
         sources = sorted((self.root / "runtime" / "src" / "core").glob("*.cpp"))
         if candidate.device == "cuda":
             sources += sorted((self.root / "runtime" / "src" / "cuda").glob("*"))
@@ -196,15 +208,20 @@ class Gate:
         return digest.hexdigest()
 
     def _cache_key(self, candidate: Candidate) -> str:
-        """Everything a verdict depends on: the candidate's identity, and what this machine adds to it (the
-        compiler, whether a GPU ran it, the hidden-case salt, the stages run, the CPU twin a CUDA kernel
-        runs beside)."""
+        """Everything a verdict depends on: the candidate's identity, what the judging machine adds to it
+        (machine()), the hidden-case salt, the stages run, the CPU twin a CUDA kernel runs beside."""
         digest = hashlib.sha256(self.identity(candidate).encode())
-        if candidate.device == "cuda":
-            digest.update(f"{self.builder.cuda.version if self.builder.has_nvcc else 'no nvcc'}|gpu={gpu_count() > 0}".encode())
-        for part in (self.builder.toolchain.version(), self.salt.hex(), ",".join(self.stages), str(self.wall_s), candidate.companion or ""):
+        for part in (self.machine(candidate.device), self.salt.hex(), ",".join(self.stages), str(self.wall_s), candidate.companion or ""):
             digest.update(part.encode() + b"\0")
         return digest.hexdigest()
+
+    def machine(self, device: str) -> str:
+        """What the machine that judges `device` kernels adds to their verdicts: the compilers that build them
+        and the stages it must leave pending. Machines that agree on it give the same verdicts."""
+        compilers = self.builder.toolchain.version()
+        if device == "cuda":
+            compilers += " | " + (self.builder.cuda.version if self.builder.has_nvcc else "no nvcc")
+        return f"{compilers} | pending: {self.pending_reason(device) or 'none'}"
 
     def pending_reason(self, device: str) -> str | None:
         """Why this machine cannot run every stage for `device` kernels (a key of PENDING_WHY), or None."""
@@ -232,8 +249,6 @@ class Gate:
         return tuple(stage for stage in self.stages if stage in held)
 
     def _judge(self, candidate: Candidate, on_stage: Callable[[str], None]) -> Verdict:
-        if candidate.device not in ("cpu", "cuda"):
-            return Verdict(False, "device", f"the gate has no {candidate.device} path")
         pending = self.pending_stages(candidate.device)
         report: dict[str, Any] = {"op": candidate.op, "device": candidate.device, "proposer": candidate.proposer, "stages": {},
                                   "pending": list(pending)}  # fmt: skip
