@@ -66,7 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     regen = commands.add_parser("regen", help="regenerate kernels whose inputs changed, then build")
     regen.add_argument("--ops", metavar="GLOB", help="only ops whose name matches (e.g. 'log*')")
     regen.add_argument("--force", action="store_true", help="regenerate even up-to-date ops")
-    regen.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="ops processed in parallel")
+    regen.add_argument("--jobs", type=_positive, help="ops processed in parallel (default: this machine's CPUs; with --executor ray, the cluster's)")
     regen.add_argument("--check", action="store_true", help="write nothing; exit 1 if generated/ is out of date")
     regen.add_argument("--no-build", action="store_true", help="skip the incremental build afterwards")
     regen.add_argument("--proposer", choices=PROPOSER_CHOICES, default="template",
@@ -83,6 +83,7 @@ def _parser() -> argparse.ArgumentParser:
                             "Batch: half the price, answered within 24 h; a killed run takes its batches up again")  # fmt: skip
     agent.add_argument("--batch-followups", choices=("batch", "interactive"), default="batch",
                        help="with --batch: ask follow-ups after a rejection in further batch rounds (default) or interactively")
+    _add_executor_arguments(regen)
     regen.set_defaults(handler=_regen)
 
     build_cmd = commands.add_parser("build", help="build the extension in place (incremental)")
@@ -91,7 +92,7 @@ def _parser() -> argparse.ArgumentParser:
     validate = commands.add_parser("validate", help="run the acceptance gate over the kernels in generated/")
     validate.add_argument("--ops", metavar="GLOB", help="only ops whose name matches")
     validate.add_argument("--device", choices=api.DEVICES, help="only kernels for this device (default: every device)")
-    validate.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="kernels judged in parallel")
+    validate.add_argument("--jobs", type=_positive, help="kernels judged in parallel (default: this machine's CPUs; with --executor ray, the cluster's)")
     validate.add_argument("--json", metavar="FILE", type=Path, help="write every full report to FILE")
     validate.add_argument("--changed-since", metavar="REV", help="only kernels REV did not accept exactly as they are now "
                           "(kernel, spec, op table, gate or runtime changed; REV's MANIFEST.json is trusted)")
@@ -99,6 +100,7 @@ def _parser() -> argparse.ArgumentParser:
                           help="with --changed-since: also N unchanged kernels, drawn with the gate's secret salt")
     validate.add_argument("--shard", metavar="K/N", help="only the kernels of shard K of N (by a hash of their names): "
                           "N machines judge the selection once between them")
+    _add_executor_arguments(validate)
     validate.set_defaults(handler=_validate)
 
     task = commands.add_parser("task", help="print what an outside author needs to write a kernel body")
@@ -132,25 +134,58 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def make_gate(project: Project) -> Gate:
-    return Gate(project.root)
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def _add_executor_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("where judgements run")
+    group.add_argument("--executor", choices=("local", "ray"), default="local",
+                       help="this machine (default), or the nodes of a Ray cluster (generator/ray_executor.py says how to start one)")
+    group.add_argument("--ray-address", metavar="HOST:PORT",
+                       help="with --executor ray: the cluster's head (default: RAY_ADDRESS, else a Ray instance started here)")
+
+
+def make_gate(project: Project, args: argparse.Namespace | None = None, devices: tuple[str, ...] = api.DEVICES) -> Gate:
+    """The gate of this machine, or with `--executor ray` one that judges on a cluster's nodes fit for `devices`."""
+    if args is None or args.executor == "local":
+        if args is not None and args.ray_address:
+            raise GeneratorError("--ray-address names a Ray cluster: add --executor ray")
+        return Gate(project.root)
+    try:
+        from .ray_executor import RayGate  # Ray is imported only where it is used
+    except ImportError as exc:
+        raise GeneratorError(f"--executor ray needs Ray ({exc}): pip install 'tensorsmith[cluster]'") from None
+    gate = RayGate(project.root, address=args.ray_address, log=lambda line: print(line, flush=True))
+    gate.require(devices)
+    return gate
+
+
+def _jobs(args: argparse.Namespace, gate: Gate) -> int:
+    """--jobs, or as many judgements at once as the judging machines have CPUs."""
+    if args.jobs is not None:
+        return args.jobs
+    return getattr(gate, "capacity", os.cpu_count() or 1)
 
 
 def _regen(project: Project, args: argparse.Namespace) -> int:
-    if args.jobs < 1:
-        raise GeneratorError("--jobs must be at least 1")
+    if args.check and args.executor != "local":
+        raise GeneratorError("--check judges nothing: it takes no --executor")
     if args.check and args.proposer != "template":
         raise GeneratorError("--check compares generated/ with what is stored; it takes no --proposer")
     if args.batch and args.proposer != "claude":
         raise GeneratorError("--batch sends the claude proposer's questions as Message Batches: add --proposer claude")
     _check_derivatives(load_catalog(project.root), args.ops)  # the regeneration reads the catalog itself
-    gate = make_gate(project)
+    gate = make_gate(project, args, (args.device,) if args.device else api.DEVICES)
     board = Board() if args.proposer == "claude" else None
     progress = (lambda line: None) if args.check or board else (lambda line: print(line, flush=True))
     proposer = _proposer(project, args, gate, board)
     regenerator = Regenerator(project, gate, proposer=proposer, progress=progress, board=board)
     try:
-        report = regenerator.run(ops_glob=args.ops, force=args.force, jobs=args.jobs, check=args.check, device=args.device)
+        report = regenerator.run(ops_glob=args.ops, force=args.force, jobs=_jobs(args, gate), check=args.check, device=args.device)
     finally:
         if board is not None:
             board.close()
@@ -248,10 +283,10 @@ def _validate(project: Project, args: argparse.Namespace) -> int:
         raise GeneratorError(str(exc)) from None
     catalog = load_catalog(project.root)
     _check_derivatives(catalog, args.ops)
-    gate = make_gate(project)
-    regenerator = Regenerator(project, gate)
     specs = list(catalog.ops) if args.ops is None else matching_ops(catalog, args.ops)
     devices = [args.device] if args.device else list(api.DEVICES)
+    gate = make_gate(project, args, tuple(devices))
+    regenerator = Regenerator(project, gate)
     kernels = [(spec, device) for device in devices for spec in specs]
     started = time.monotonic()
 
@@ -300,7 +335,7 @@ def _validate(project: Project, args: argparse.Namespace) -> int:
         return spec, device, None if candidate is None else gate.judge(candidate), proposer
 
     rows, reports, failed = [], {}, 0
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+    with ThreadPoolExecutor(max_workers=_jobs(args, gate)) as pool:
         for spec, device, verdict, proposer in pool.map(judge, kernels):
             ok = verdict is not None and verdict.accepted
             failed += not ok
