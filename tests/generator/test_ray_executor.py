@@ -32,6 +32,8 @@ from tensorsmith_forge.generator.proposers import extract_body
 from tensorsmith_forge.generator.ray_executor import NodeReport, choose_nodes
 from tensorsmith_forge.validators.gate import Gate
 
+# Each node's object store holds a few bundles and candidates: a small one leaves memory to the judgements.
+NODE = {"num_cpus": 1, "object_store_memory": 128 * 1024 * 1024}
 GXX, NVCC = "g++ (Debian 12.2.0) 12.2.0", "Build cuda_13.0"
 SALT = "5a" * 32  # one hidden-case salt for the driver and the local gate: their verdicts must agree
 # The cheapest kernels to judge (a few seconds each), on both devices.
@@ -81,9 +83,9 @@ def cluster(monkeypatch: pytest.MonkeyPatch) -> Iterator[Cluster]:
     keyed by content; a worker never reads or writes verdicts)."""
     monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
     monkeypatch.setenv("TSGEN_GATE_CACHE", os.environ.get("TSGEN_GATE_CACHE", str(ROOT / "build" / "gate")))
-    started = Cluster(initialize_head=True, connect=False, head_node_args={"num_cpus": 1, "include_dashboard": False})
+    started = Cluster(initialize_head=True, connect=False, head_node_args={**NODE, "include_dashboard": False})
     try:
-        started.add_node(num_cpus=1)
+        started.add_node(**NODE)
         yield started
     finally:
         started.shutdown()
@@ -97,7 +99,7 @@ def add_node_with_compiler(cluster: Cluster, tmp_path: Path, monkeypatch: pytest
     wrapper.chmod(0o755)
     with monkeypatch.context() as scoped:  # the raylet and its workers inherit the environment at start
         scoped.setenv("CXX", str(wrapper))
-        return cluster.add_node(num_cpus=1).node_id
+        return cluster.add_node(**NODE).node_id
 
 
 def raylet_pid(cluster: Cluster, node_id: str) -> int:
