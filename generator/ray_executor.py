@@ -241,7 +241,9 @@ class RayGate(Gate):
         self._log = log
         if not ray.is_initialized():
             address = address or os.environ.get("RAY_ADDRESS") or None
-            local = {} if address else {"include_dashboard": False}  # a cluster's own settings are not the driver's to give
+            # A cluster's own settings are not the driver's to give; an instance started here shares this machine's
+            # gate cache, whose runtime objects are already built (its workers never read verdicts).
+            local = {} if address else {"include_dashboard": False, "runtime_env": {"env_vars": {"TSGEN_GATE_CACHE": str(self.cache_dir)}}}
             ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False, configure_logging=False, **local)
             log(f"Ray: {'connected to ' + address if address else 'started a Ray instance on this machine'}")
         self._settings = GateSettings(self.salt, self.stages, self.wall_s, tuple(sorted(self.builder.compile_budget_s.items())))
@@ -253,7 +255,7 @@ class RayGate(Gate):
             log(f"Ray: {line}")
         self._busy: dict[str, int] = {node.node_id: 0 for node in reports}
         self._lost: set[str] = set()
-        self._lock = threading.Lock()
+        self._nodes_lock = threading.Lock()  # the busy counts and lost nodes (Gate's own _lock guards the salt)
         for device in DEVICES:
             nodes = self.nodes[device]
             where = ", ".join(f"{n.label}: {n.cpus:g} CPU" + (f", {n.gpus:g} GPU" if n.gpus else "") for n in nodes) or "no node"
@@ -337,7 +339,7 @@ class RayGate(Gate):
 
     def _take(self, device: str, failures: list[str]) -> NodeReport:
         """The least busy node still judging `device` kernels (busy: judgements in flight per CPU)."""
-        with self._lock:
+        with self._nodes_lock:
             nodes = [n for n in self.nodes[device] if n.node_id not in self._lost]
             if not nodes:
                 raise ClusterError(f"no node of the Ray cluster is left to judge {device} kernels" + (f": {'; '.join(failures)}" if failures else ""))
@@ -346,11 +348,11 @@ class RayGate(Gate):
             return node
 
     def _release(self, node: NodeReport) -> None:
-        with self._lock:
+        with self._nodes_lock:
             self._busy[node.node_id] -= 1
 
     def _drop(self, node: NodeReport, device: str, why: str) -> None:
-        with self._lock:
+        with self._nodes_lock:
             if why == "lost":
                 if node.node_id in self._lost:
                     return
