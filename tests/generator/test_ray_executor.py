@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT, tree_hashes, tsgen_env
+from tests.helpers import ROOT, run_tsgen, tree_hashes, tsgen_env
 
 pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[cluster]'): the cluster tests cannot run")
 
@@ -72,6 +72,18 @@ def test_cuda_kernels_go_to_the_gpu_nodes_of_a_mixed_cluster() -> None:
     assert names(chosen["cuda"]) == ["cpu1"]
     chosen, refused = choose_nodes([node("cpu1"), node("bare", nvcc=None)], "gate", GXX, None)  # a driver without nvcc
     assert names(chosen["cuda"]) == ["cpu1"] and any(line.startswith("bare (barebare): not used for cuda kernels") for line in refused)
+
+
+@pytest.mark.parametrize(("args", "error"), [
+    (("validate", "--ray-address", "127.0.0.1:1"), "--ray-address names a Ray cluster: add --executor ray"),
+    (("regen", "--check", "--executor", "ray"), "--check judges nothing: it takes no --executor"),
+    (("validate", "--executor", "ray", "--jobs", "0"), "--jobs: must be at least 1"),
+])  # fmt: skip
+def test_executor_options_that_cannot_work_are_refused_before_anything_starts(pristine_checkout: Path, args: tuple[str, ...],
+                                                                              error: str) -> None:  # fmt: skip
+    result = run_tsgen(pristine_checkout, *args, timeout=120)
+    assert result.returncode == 2 and error in result.stderr, result.stderr
+    assert "Ray:" not in result.stdout  # no cluster was joined or started
 
 
 # ---- a real cluster on this machine
