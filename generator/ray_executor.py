@@ -27,6 +27,7 @@ starts a Ray instance on this machine for the run.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -78,7 +79,7 @@ class RootBundle:
             paths += sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path] if path.is_file() else []
         return cls(tuple((p.relative_to(root).as_posix(), p.read_bytes()) for p in paths))
 
-    @property
+    @functools.cached_property  # every task keys its worker's gate by it
     def digest(self) -> str:
         digest = hashlib.sha256()
         for name, data in self.files:
@@ -118,14 +119,16 @@ class GateSettings:
 
 @dataclass(frozen=True)
 class NodeReport:
-    """What a node's probe found: the machine string (Gate.machine) it would judge each device with, or why it
-    cannot judge that device at all."""
+    """What a node's probe found: its compilers, the machine string (Gate.machine) it would judge each device
+    with, or why it cannot judge at all."""
 
     node_id: str
     host: str
     cpus: float
     gpus: float
     gate_code: str
+    compiler: str  # Toolchain.version()
+    nvcc: str | None  # CudaToolchain.version, None without nvcc
     machine: dict[str, str]  # device -> Gate.machine(device)
     pending: dict[str, str | None]  # device -> Gate.pending_reason(device)
     pending_why: dict[str, str]
@@ -176,12 +179,14 @@ def _probe(bundle: RootBundle, settings: GateSettings, node_id: str, cpus: float
     try:
         code = gate_code_digest()
         gate = _worker_gate(bundle, settings)
+        compiler = gate.builder.toolchain.version()
+        nvcc = gate.builder.cuda.version if gate.builder.has_nvcc else None
         machine = {device: gate.machine(device) for device in DEVICES}
         pending = {device: gate.pending_reason(device) for device in DEVICES}
         why = {device: gate.pending_why(device) for device in DEVICES}
     except Exception as exc:  # noqa: BLE001 - a node that cannot set up a gate is reported, not fatal
-        return NodeReport(node_id, host, cpus, gpus, "", {}, {}, {}, f"{type(exc).__name__}: {exc}")
-    return NodeReport(node_id, host, cpus, gpus, code, machine, pending, why, "")
+        return NodeReport(node_id, host, cpus, gpus, "", "", None, {}, {}, {}, f"{type(exc).__name__}: {exc}")
+    return NodeReport(node_id, host, cpus, gpus, code, compiler, nvcc, machine, pending, why, "")
 
 
 @ray.remote(num_cpus=1, max_retries=WORKER_RETRIES)
@@ -189,8 +194,8 @@ def _judge(bundle: RootBundle, settings: GateSettings, candidate: Candidate, ide
     gate = _worker_gate(bundle, settings)
     if gate.identity(candidate) != identity:
         raise WorkerRefused("this node's gate or runtime differs from the driver's (the candidate's identity does not match)")
-    if gate.machine(candidate.device) != machine:
-        raise WorkerRefused(f"this node judges {candidate.device} kernels as '{gate.machine(candidate.device)}', the cluster as '{machine}'")
+    if (here := gate.machine(candidate.device)) != machine:
+        raise WorkerRefused(f"this node judges {candidate.device} kernels as '{here}', the cluster as '{machine}'")
     return gate.judge_afresh(candidate)
 
 
@@ -211,15 +216,14 @@ def choose_nodes(reports: Iterable[NodeReport], code: str, compiler: str, nvcc: 
             refused.append(f"{node.label}: refused: its gate cannot start: {node.problem}")
         elif node.gate_code != code:
             refused.append(f"{node.label}: refused: its tsgen's gate code differs from the driver's (install this checkout there)")
-        elif not node.machine["cpu"].startswith(compiler + " | "):
-            refused.append(f"{node.label}: refused: its C++ compiler is '{node.machine['cpu'].split(' | ')[0]}', the driver's "
-                           f"'{compiler}' (the compiler is part of every verdict's cache key)")  # fmt: skip
+        elif node.compiler != compiler:
+            refused.append(f"{node.label}: refused: its C++ compiler is '{node.compiler}', the driver's '{compiler}' (the "
+                           "compiler is part of every verdict's cache key)")  # fmt: skip
         else:
             fit.append(node)
     chosen["cpu"] = fit
-    cuda = [n for n in fit if nvcc is None or n.machine["cuda"].split(" | ")[1] == nvcc]
-    refused += [f"{n.label}: not used for cuda kernels: its nvcc is '{n.machine['cuda'].split(' | ')[1]}', the driver's '{nvcc}'"
-                for n in fit if n not in cuda]  # fmt: skip
+    cuda = [n for n in fit if nvcc is None or n.nvcc == nvcc]
+    refused += [f"{n.label}: not used for cuda kernels: its nvcc is '{n.nvcc or 'none'}', the driver's '{nvcc}'" for n in fit if n not in cuda]
     if cuda:
         best = min(PENDING_ORDER.index(n.pending["cuda"]) for n in cuda)
         top = [n for n in cuda if PENDING_ORDER.index(n.pending["cuda"]) == best]
@@ -293,19 +297,21 @@ class RayGate(Gate):
                 self._log(f"Ray: node {node['NodeID'][:8]}: refused: its probe failed: {_last_line(exc)}")
         return reports
 
-    # What the cluster's chosen nodes report stands for this machine's own in keys, texts and plans.
+    # What the cluster's chosen nodes report stands for this machine's own in keys, texts and plans (the chosen
+    # nodes of a device all report the same machine string, so the first speaks for them).
 
     def machine(self, device: str) -> str:
-        nodes = self.nodes.get(device)
-        return nodes[0].machine[device] if nodes else super().machine(device)
+        return node.machine[device] if (node := self._speaker(device)) else super().machine(device)
 
     def pending_reason(self, device: str) -> str | None:
-        nodes = self.nodes.get(device)
-        return nodes[0].pending[device] if nodes else super().pending_reason(device)
+        return node.pending[device] if (node := self._speaker(device)) else super().pending_reason(device)
 
     def pending_why(self, device: str) -> str:
+        return node.pending_why[device] if (node := self._speaker(device)) else super().pending_why(device)
+
+    def _speaker(self, device: str) -> NodeReport | None:
         nodes = self.nodes.get(device)
-        return nodes[0].pending_why[device] if nodes else super().pending_why(device)
+        return nodes[0] if nodes else None
 
     def judge_afresh(self, candidate: Candidate, on_stage: Callable[[str], None] | None = None) -> Verdict:
         if candidate.device not in DEVICES:

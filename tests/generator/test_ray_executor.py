@@ -43,7 +43,7 @@ OPS = "bitwise_[ai]n[dv]*"  # bitwise_and, bitwise_invert
 def node(name: str, compiler: str = GXX, nvcc: str | None = NVCC, pending: str | None = "no GPU", code: str = "gate",
          gpus: float = 0.0, problem: str = "") -> NodeReport:  # fmt: skip
     cuda = f"{compiler} | {nvcc or 'no nvcc'} | pending: {pending or 'none'}"
-    return NodeReport(name * 8, name, 2.0, gpus, code, {"cpu": f"{compiler} | pending: none", "cuda": cuda},
+    return NodeReport(name * 8, name, 2.0, gpus, code, compiler, nvcc, {"cpu": f"{compiler} | pending: none", "cuda": cuda},
                       {"cpu": None, "cuda": pending if nvcc else "no nvcc"}, {"cpu": "", "cuda": ""}, problem)  # fmt: skip
 
 
