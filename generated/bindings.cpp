@@ -33,6 +33,10 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         "Absolute value of each element; the magnitude |z| of a complex one, in its parts' real dtype.");
     tensor_class.def(
         "__abs__", [abs](pybind11::object self) { return abs(self, pybind11::none()); }, py::is_operator());
+    ts::python::fast_function(m, "abs", *op);
+    ts::python::fast_function(m, "absolute", *op);
+    ts::python::fast_method(tensor_class, "abs", *op, false);
+    ts::python::fast_method(tensor_class, "__abs__", *op, false);
   }
   {
     const ts::OpDef* op = &registry.get("acos");
@@ -47,6 +51,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("acos", acos, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Inverse cosine of each element, in radians, in [0, pi]; NaN outside [-1, 1].");
+    ts::python::fast_function(m, "acos", *op);
   }
   {
     const ts::OpDef* op = &registry.get("acosh");
@@ -61,6 +66,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("acosh", acosh, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Inverse hyperbolic cosine of each element; NaN below 1.");
+    ts::python::fast_function(m, "acosh", *op);
   }
   {
     const ts::OpDef* op = &registry.get("add");
@@ -87,6 +93,10 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     tensor_class.def(
         "__iadd__", [add](pybind11::object self, pybind11::object other) { return add(self, other, self); },
         py::is_operator());
+    ts::python::fast_function(m, "add", *op);
+    ts::python::fast_method(tensor_class, "add", *op, false);
+    ts::python::fast_method(tensor_class, "__add__", *op, false);
+    ts::python::fast_method(tensor_class, "__radd__", *op, true);
   }
   {
     const ts::OpDef* op = &registry.get("all");
@@ -215,6 +225,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("asin", asin, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Inverse sine of each element, in radians, in [-pi/2, pi/2]; NaN outside [-1, 1].");
+    ts::python::fast_function(m, "asin", *op);
   }
   {
     const ts::OpDef* op = &registry.get("asinh");
@@ -229,6 +240,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("asinh", asinh, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Inverse hyperbolic sine of each element.");
+    ts::python::fast_function(m, "asinh", *op);
   }
   {
     const ts::OpDef* op = &registry.get("atan");
@@ -243,6 +255,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("atan", atan, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Inverse tangent of each element, in radians, in [-pi/2, pi/2].");
+    ts::python::fast_function(m, "atan", *op);
   }
   {
     const ts::OpDef* op = &registry.get("atan2");
@@ -259,6 +272,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
           py::arg("out") = pybind11::none(),
           "Angle of the point (x2, x1) from the positive x axis, in radians, in [-pi, pi]; signed zeros and infinities "
           "as IEEE 754.");
+    ts::python::fast_function(m, "atan2", *op);
   }
   {
     const ts::OpDef* op = &registry.get("atanh");
@@ -273,6 +287,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("atanh", atanh, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Inverse hyperbolic tangent of each element; +-inf at +-1, NaN outside [-1, 1].");
+    ts::python::fast_function(m, "atanh", *op);
   }
   {
     const ts::OpDef* op = &registry.get("bitwise_and");
@@ -304,6 +319,9 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         "__iand__",
         [bitwise_and](pybind11::object self, pybind11::object other) { return bitwise_and(self, other, self); },
         py::is_operator());
+    ts::python::fast_function(m, "bitwise_and", *op);
+    ts::python::fast_method(tensor_class, "__and__", *op, false);
+    ts::python::fast_method(tensor_class, "__rand__", *op, true);
   }
   {
     const ts::OpDef* op = &registry.get("bitwise_invert");
@@ -327,6 +345,8 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     tensor_class.def(
         "__invert__", [bitwise_invert](pybind11::object self) { return bitwise_invert(self, pybind11::none()); },
         py::is_operator());
+    ts::python::fast_function(m, "bitwise_invert", *op);
+    ts::python::fast_method(tensor_class, "__invert__", *op, false);
   }
   {
     const ts::OpDef* op = &registry.get("bitwise_left_shift");
@@ -366,6 +386,9 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
           return bitwise_left_shift(self, other, self);
         },
         py::is_operator());
+    ts::python::fast_function(m, "bitwise_left_shift", *op);
+    ts::python::fast_method(tensor_class, "__lshift__", *op, false);
+    ts::python::fast_method(tensor_class, "__rlshift__", *op, true);
   }
   {
     const ts::OpDef* op = &registry.get("bitwise_or");
@@ -397,6 +420,9 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         "__ior__",
         [bitwise_or](pybind11::object self, pybind11::object other) { return bitwise_or(self, other, self); },
         py::is_operator());
+    ts::python::fast_function(m, "bitwise_or", *op);
+    ts::python::fast_method(tensor_class, "__or__", *op, false);
+    ts::python::fast_method(tensor_class, "__ror__", *op, true);
   }
   {
     const ts::OpDef* op = &registry.get("bitwise_right_shift");
@@ -437,6 +463,9 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
           return bitwise_right_shift(self, other, self);
         },
         py::is_operator());
+    ts::python::fast_function(m, "bitwise_right_shift", *op);
+    ts::python::fast_method(tensor_class, "__rshift__", *op, false);
+    ts::python::fast_method(tensor_class, "__rrshift__", *op, true);
   }
   {
     const ts::OpDef* op = &registry.get("bitwise_xor");
@@ -468,6 +497,9 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         "__ixor__",
         [bitwise_xor](pybind11::object self, pybind11::object other) { return bitwise_xor(self, other, self); },
         py::is_operator());
+    ts::python::fast_function(m, "bitwise_xor", *op);
+    ts::python::fast_method(tensor_class, "__xor__", *op, false);
+    ts::python::fast_method(tensor_class, "__rxor__", *op, true);
   }
   {
     const ts::OpDef* op = &registry.get("ceil");
@@ -482,6 +514,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("ceil", ceil, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Smallest integer not less than each element; integer inputs keep their dtype.");
+    ts::python::fast_function(m, "ceil", *op);
   }
   {
     const ts::OpDef* op = &registry.get("conj");
@@ -496,6 +529,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("conj", conj, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Complex conjugate of each element (the imaginary part negated); real numbers are their own.");
+    ts::python::fast_function(m, "conj", *op);
   }
   {
     const ts::OpDef* op = &registry.get("copysign");
@@ -510,6 +544,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("copysign", copysign, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(), "The magnitude of x1 with the sign bit of x2 (NaN's sign included).");
+    ts::python::fast_function(m, "copysign", *op);
   }
   {
     const ts::OpDef* op = &registry.get("cos");
@@ -524,6 +559,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("cos", cos, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Cosine of each element, in radians.");
+    ts::python::fast_function(m, "cos", *op);
   }
   {
     const ts::OpDef* op = &registry.get("cosh");
@@ -538,6 +574,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("cosh", cosh, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Hyperbolic cosine of each element.");
+    ts::python::fast_function(m, "cosh", *op);
   }
   {
     const ts::OpDef* op = &registry.get("cumulative_prod");
@@ -611,6 +648,9 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     tensor_class.def(
         "__itruediv__", [divide](pybind11::object self, pybind11::object other) { return divide(self, other, self); },
         py::is_operator());
+    ts::python::fast_function(m, "divide", *op);
+    ts::python::fast_method(tensor_class, "__truediv__", *op, false);
+    ts::python::fast_method(tensor_class, "__rtruediv__", *op, true);
   }
   {
     const ts::OpDef* op = &registry.get("equal");
@@ -629,6 +669,8 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         "__eq__",
         [equal](pybind11::object self, pybind11::object other) { return equal(self, other, pybind11::none()); },
         py::is_operator());
+    ts::python::fast_function(m, "equal", *op);
+    ts::python::fast_method(tensor_class, "__eq__", *op, false);
   }
   {
     const ts::OpDef* op = &registry.get("exp");
@@ -643,6 +685,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("exp", exp, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Exponential e**x of each element.");
+    ts::python::fast_function(m, "exp", *op);
   }
   {
     const ts::OpDef* op = &registry.get("expm1");
@@ -658,6 +701,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     m.def(
         "expm1", expm1, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
         "exp(x) - 1, accurate for small x; of a complex number with a non-finite part, the standard's special values.");
+    ts::python::fast_function(m, "expm1", *op);
   }
   {
     const ts::OpDef* op = &registry.get("floor");
@@ -672,6 +716,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("floor", floor, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Largest integer not greater than each element; integer inputs keep their dtype.");
+    ts::python::fast_function(m, "floor", *op);
   }
   {
     const ts::OpDef* op = &registry.get("floor_divide");
@@ -710,6 +755,9 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         "__ifloordiv__",
         [floor_divide](pybind11::object self, pybind11::object other) { return floor_divide(self, other, self); },
         py::is_operator());
+    ts::python::fast_function(m, "floor_divide", *op);
+    ts::python::fast_method(tensor_class, "__floordiv__", *op, false);
+    ts::python::fast_method(tensor_class, "__rfloordiv__", *op, true);
   }
   {
     const ts::OpDef* op = &registry.get("greater");
@@ -728,6 +776,8 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         "__gt__",
         [greater](pybind11::object self, pybind11::object other) { return greater(self, other, pybind11::none()); },
         py::is_operator());
+    ts::python::fast_function(m, "greater", *op);
+    ts::python::fast_method(tensor_class, "__gt__", *op, false);
   }
   {
     const ts::OpDef* op = &registry.get("greater_equal");
@@ -754,6 +804,8 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
           return greater_equal(self, other, pybind11::none());
         },
         py::is_operator());
+    ts::python::fast_function(m, "greater_equal", *op);
+    ts::python::fast_method(tensor_class, "__ge__", *op, false);
   }
   {
     const ts::OpDef* op = &registry.get("hypot");
@@ -770,6 +822,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
           py::arg("out") = pybind11::none(),
           "sqrt(x1**2 + x2**2) without overflow or underflow in between; an infinity gives +inf even beside a quiet "
           "NaN, as IEEE 754 and numpy say.");
+    ts::python::fast_function(m, "hypot", *op);
   }
   {
     const ts::OpDef* op = &registry.get("imag");
@@ -784,6 +837,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("imag", imag, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Imaginary part of each element, in its parts' real dtype (float32 for complex64); zero for real numbers.");
+    ts::python::fast_function(m, "imag", *op);
   }
   {
     const ts::OpDef* op = &registry.get("isfinite");
@@ -798,6 +852,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("isfinite", isfinite, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Whether each element is neither infinite nor NaN.");
+    ts::python::fast_function(m, "isfinite", *op);
   }
   {
     const ts::OpDef* op = &registry.get("isinf");
@@ -812,6 +867,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("isinf", isinf, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Whether each element is +inf or -inf.");
+    ts::python::fast_function(m, "isinf", *op);
   }
   {
     const ts::OpDef* op = &registry.get("isnan");
@@ -826,6 +882,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("isnan", isnan, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Whether each element is NaN.");
+    ts::python::fast_function(m, "isnan", *op);
   }
   {
     const ts::OpDef* op = &registry.get("less");
@@ -843,6 +900,8 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     tensor_class.def(
         "__lt__", [less](pybind11::object self, pybind11::object other) { return less(self, other, pybind11::none()); },
         py::is_operator());
+    ts::python::fast_function(m, "less", *op);
+    ts::python::fast_method(tensor_class, "__lt__", *op, false);
   }
   {
     const ts::OpDef* op = &registry.get("less_equal");
@@ -864,6 +923,8 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
           return less_equal(self, other, pybind11::none());
         },
         py::is_operator());
+    ts::python::fast_function(m, "less_equal", *op);
+    ts::python::fast_method(tensor_class, "__le__", *op, false);
   }
   {
     const ts::OpDef* op = &registry.get("log");
@@ -878,6 +939,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("log", log, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Natural logarithm of each element; NaN below 0 and -inf at 0.");
+    ts::python::fast_function(m, "log", *op);
   }
   {
     const ts::OpDef* op = &registry.get("log10");
@@ -892,6 +954,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("log10", log10, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Base-10 logarithm of each element.");
+    ts::python::fast_function(m, "log10", *op);
   }
   {
     const ts::OpDef* op = &registry.get("log1p");
@@ -906,6 +969,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("log1p", log1p, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "log(1 + x), accurate for small x.");
+    ts::python::fast_function(m, "log1p", *op);
   }
   {
     const ts::OpDef* op = &registry.get("log2");
@@ -920,6 +984,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("log2", log2, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Base-2 logarithm of each element.");
+    ts::python::fast_function(m, "log2", *op);
   }
   {
     const ts::OpDef* op = &registry.get("log_softmax");
@@ -950,6 +1015,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     m.def("logaddexp", logaddexp, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(),
           "log(exp(x1) + exp(x2)) without overflow: the larger plus log1p(exp(-|x1 - x2|)).");
+    ts::python::fast_function(m, "logaddexp", *op);
   }
   {
     const ts::OpDef* op = &registry.get("logical_and");
@@ -965,6 +1031,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("logical_and", logical_and, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(), "Logical AND of each pair, as bool.");
+    ts::python::fast_function(m, "logical_and", *op);
   }
   {
     const ts::OpDef* op = &registry.get("logical_not");
@@ -979,6 +1046,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("logical_not", logical_not, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Logical NOT of each element, as bool.");
+    ts::python::fast_function(m, "logical_not", *op);
   }
   {
     const ts::OpDef* op = &registry.get("logical_or");
@@ -994,6 +1062,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("logical_or", logical_or, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(), "Logical OR of each pair, as bool.");
+    ts::python::fast_function(m, "logical_or", *op);
   }
   {
     const ts::OpDef* op = &registry.get("logical_xor");
@@ -1009,6 +1078,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("logical_xor", logical_xor, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(), "Logical XOR of each pair of elements, as bool.");
+    ts::python::fast_function(m, "logical_xor", *op);
   }
   {
     const ts::OpDef* op = &registry.get("matmul");
@@ -1078,6 +1148,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("maximum", maximum, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(), "Element-wise maximum; NaN if either is NaN.");
+    ts::python::fast_function(m, "maximum", *op);
   }
   {
     const ts::OpDef* op = &registry.get("mean");
@@ -1140,6 +1211,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("minimum", minimum, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(), "Element-wise minimum; NaN if either is NaN.");
+    ts::python::fast_function(m, "minimum", *op);
   }
   {
     const ts::OpDef* op = &registry.get("multiply");
@@ -1168,6 +1240,10 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     tensor_class.def(
         "__imul__", [multiply](pybind11::object self, pybind11::object other) { return multiply(self, other, self); },
         py::is_operator());
+    ts::python::fast_function(m, "multiply", *op);
+    ts::python::fast_method(tensor_class, "multiply", *op, false);
+    ts::python::fast_method(tensor_class, "__mul__", *op, false);
+    ts::python::fast_method(tensor_class, "__rmul__", *op, true);
   }
   {
     const ts::OpDef* op = &registry.get("negative");
@@ -1187,6 +1263,9 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         "Numerical negative of each element, -x.");
     tensor_class.def(
         "__neg__", [negative](pybind11::object self) { return negative(self, pybind11::none()); }, py::is_operator());
+    ts::python::fast_function(m, "negative", *op);
+    ts::python::fast_method(tensor_class, "negative", *op, false);
+    ts::python::fast_method(tensor_class, "__neg__", *op, false);
   }
   {
     const ts::OpDef* op = &registry.get("nextafter");
@@ -1203,6 +1282,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     m.def("nextafter", nextafter, py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(),
           "The next representable value after x1 towards x2 (x2 when they are equal; NaN if either is NaN).");
+    ts::python::fast_function(m, "nextafter", *op);
   }
   {
     const ts::OpDef* op = &registry.get("not_equal");
@@ -1222,6 +1302,8 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
         "__ne__",
         [not_equal](pybind11::object self, pybind11::object other) { return not_equal(self, other, pybind11::none()); },
         py::is_operator());
+    ts::python::fast_function(m, "not_equal", *op);
+    ts::python::fast_method(tensor_class, "__ne__", *op, false);
   }
   {
     const ts::OpDef* op = &registry.get("positive");
@@ -1238,6 +1320,8 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
           "+x: a copy of each element.");
     tensor_class.def(
         "__pos__", [positive](pybind11::object self) { return positive(self, pybind11::none()); }, py::is_operator());
+    ts::python::fast_function(m, "positive", *op);
+    ts::python::fast_method(tensor_class, "__pos__", *op, false);
   }
   {
     const ts::OpDef* op = &registry.get("pow");
@@ -1263,6 +1347,10 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     tensor_class.def(
         "__ipow__", [pow](pybind11::object self, pybind11::object other) { return pow(self, other, self); },
         py::is_operator());
+    ts::python::fast_function(m, "pow", *op);
+    ts::python::fast_function(m, "power", *op);
+    ts::python::fast_method(tensor_class, "__pow__", *op, false);
+    ts::python::fast_method(tensor_class, "__rpow__", *op, true);
   }
   {
     const ts::OpDef* op = &registry.get("prod");
@@ -1303,6 +1391,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("real", real, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Real part of each element, in its parts' real dtype (float32 for complex64); real numbers are their own.");
+    ts::python::fast_function(m, "real", *op);
   }
   {
     const ts::OpDef* op = &registry.get("reciprocal");
@@ -1317,6 +1406,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("reciprocal", reciprocal, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "1 / x for each element.");
+    ts::python::fast_function(m, "reciprocal", *op);
   }
   {
     const ts::OpDef* op = &registry.get("relu");
@@ -1331,6 +1421,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("relu", relu, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Rectified linear unit, max(x, 0); NaN stays NaN.");
+    ts::python::fast_function(m, "relu", *op);
   }
   {
     const ts::OpDef* op = &registry.get("remainder");
@@ -1358,6 +1449,9 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     tensor_class.def(
         "__imod__", [remainder](pybind11::object self, pybind11::object other) { return remainder(self, other, self); },
         py::is_operator());
+    ts::python::fast_function(m, "remainder", *op);
+    ts::python::fast_method(tensor_class, "__mod__", *op, false);
+    ts::python::fast_method(tensor_class, "__rmod__", *op, true);
   }
   {
     const ts::OpDef* op = &registry.get("round");
@@ -1372,6 +1466,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("round", round, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Each element rounded to the nearest integer, halves to even; integers are returned unchanged.");
+    ts::python::fast_function(m, "round", *op);
   }
   {
     const ts::OpDef* op = &registry.get("sigmoid");
@@ -1386,6 +1481,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("sigmoid", sigmoid, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Logistic sigmoid 1 / (1 + exp(-x)).");
+    ts::python::fast_function(m, "sigmoid", *op);
   }
   {
     const ts::OpDef* op = &registry.get("sign");
@@ -1400,6 +1496,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("sign", sign, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "-1, 0 or 1 by the sign of each element (NaN for NaN).");
+    ts::python::fast_function(m, "sign", *op);
   }
   {
     const ts::OpDef* op = &registry.get("signbit");
@@ -1414,6 +1511,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("signbit", signbit, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Whether each element's sign bit is set (-0.0 and negative NaNs included).");
+    ts::python::fast_function(m, "signbit", *op);
   }
   {
     const ts::OpDef* op = &registry.get("sin");
@@ -1428,6 +1526,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("sin", sin, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Sine of each element, in radians.");
+    ts::python::fast_function(m, "sin", *op);
   }
   {
     const ts::OpDef* op = &registry.get("sinh");
@@ -1442,6 +1541,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("sinh", sinh, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Hyperbolic sine of each element.");
+    ts::python::fast_function(m, "sinh", *op);
   }
   {
     const ts::OpDef* op = &registry.get("softmax");
@@ -1493,6 +1593,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("sqrt", sqrt, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Non-negative square root of each element; NaN for negative inputs.");
+    ts::python::fast_function(m, "sqrt", *op);
   }
   {
     const ts::OpDef* op = &registry.get("square");
@@ -1507,6 +1608,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("square", square, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "x * x for each element (integers wrap).");
+    ts::python::fast_function(m, "square", *op);
   }
   {
     const ts::OpDef* op = &registry.get("subtract");
@@ -1532,6 +1634,9 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     tensor_class.def(
         "__isub__", [subtract](pybind11::object self, pybind11::object other) { return subtract(self, other, self); },
         py::is_operator());
+    ts::python::fast_function(m, "subtract", *op);
+    ts::python::fast_method(tensor_class, "__sub__", *op, false);
+    ts::python::fast_method(tensor_class, "__rsub__", *op, true);
   }
   {
     const ts::OpDef* op = &registry.get("sum");
@@ -1572,6 +1677,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("tan", tan, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Tangent of each element, in radians.");
+    ts::python::fast_function(m, "tan", *op);
   }
   {
     const ts::OpDef* op = &registry.get("tanh");
@@ -1586,6 +1692,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("tanh", tanh, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Hyperbolic tangent of each element.");
+    ts::python::fast_function(m, "tanh", *op);
   }
   {
     const ts::OpDef* op = &registry.get("trunc");
@@ -1600,6 +1707,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     };
     m.def("trunc", trunc, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
           "Each element rounded towards zero; integers and bool are returned unchanged.");
+    ts::python::fast_function(m, "trunc", *op);
   }
   {
     const ts::OpDef* op = &registry.get("where");
@@ -1617,6 +1725,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     m.def("where", where, py::arg("condition"), py::arg("x1"), py::arg("x2"), py::pos_only(), py::kw_only(),
           py::arg("out") = pybind11::none(),
           "Elements of x1 where condition is true, else of x2; all three broadcast together.");
+    ts::python::fast_function(m, "where", *op);
   }
   // composite ops: the core's own functions
   {

@@ -120,6 +120,7 @@ def _binding(spec: OpSpec, aliases: list[AliasSpec]) -> dict[str, object]:
         operators.append({"name": dunder, "parameters": f"{tensor_type} self, {tensor_type} other", "result": result})
     return {
         "name": spec.name,
+        "fast_calls": _fast_calls(spec, [f["name"] for f in functions], method is not None),
         "parameters": parameters,
         "names": ", ".join(api.binding_argument_names(spec)),
         "autograd": _autograd_info(spec),
@@ -129,6 +130,21 @@ def _binding(spec: OpSpec, aliases: list[AliasSpec]) -> dict[str, object]:
         "method": method,
         "operators": operators,
     }
+
+
+def _fast_calls(spec: OpSpec, functions: list[str], method: bool) -> list[str]:
+    """The C-level entries put in front of the op's pybind11 function, method and operators
+    (tensorsmith/python.h), where its family has them. In-place operators keep pybind11's: they write."""
+    if not spec.family.fast_calls:
+        return []
+    calls = [f'ts::python::fast_function(m, "{name}", *op)' for name in functions]
+    if method:
+        calls.append(f'ts::python::fast_method(tensor_class, "{spec.name}", *op, false)')
+    for dunder in spec.operators:
+        if not api.is_inplace(dunder):
+            reflected = "true" if api.is_reflected(dunder) else "false"
+            calls.append(f'ts::python::fast_method(tensor_class, "{dunder}", *op, {reflected})')
+    return calls
 
 
 def _autograd_info(spec: OpSpec | CompositeSpec) -> str:

@@ -42,6 +42,9 @@ class FamilyDef:
     engine_call: str  # the binding's call into the core; {tensors} is the converted tensor inputs
     takes_out: bool = False  # the function takes numpy's out= (as numpy's ufuncs do)
     numpy_method_keywords: bool = False  # the method takes numpy's dtype=None/out=None (np.sum(t) passes them)
+    # its function, method and operators get a C-level entry in front of pybind11 (ts::python::fast_function),
+    # which runs engine_call itself for positional tensors and Python scalars when no gradient is recorded
+    fast_calls: bool = False
     accumulator: tuple[tuple[str, str], ...] = ()  # kernel dtype -> accumulator C++ type, where not the dtype's own
     # -- what an author is told (the prompt contract of `tsgen task` and the Claude proposer), per device
     contract: tuple[tuple[str, str], ...]

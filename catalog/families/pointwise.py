@@ -126,6 +126,7 @@ FAMILY = FamilyDef(
     cpp_enum="ts::Family::Pointwise",
     engine_call="ts::python::pointwise_into(*op, {tensors}, out)",
     takes_out=True,
+    fast_calls=True,
     contract=(
         ("cpu", "one run of n elements: data[0] is the output, data[1..] the inputs; strides are in bytes "
                 "and may be 0 (broadcast) or anything else (views)"),

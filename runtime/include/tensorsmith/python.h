@@ -51,6 +51,13 @@ Tensor scan(const OpDef& op, const Tensor& x, std::optional<int64_t> axis, bool 
 // `stable` is accepted as the standard has it: every sort kernel sorts stably, which serves either request.
 Tensor sort(const OpDef& op, const Tensor& x, int64_t axis, bool descending, bool stable);
 
+// C-level entries in front of a pointwise op's pybind11 function (m.<name>) and Tensor method or operator
+// (cls.<name>, self first; `reflected`: op(other, self)), installed after pybind11's are defined. A call of
+// positional tensors and Python scalars, without keywords, while nothing records gradients, runs
+// pointwise_into itself; any other call, and one that raises, goes to pybind11's (the same result or error).
+void fast_function(pybind11::module_& m, const char* name, const OpDef& op);
+void fast_method(pybind11::handle cls, const char* name, const OpDef& op, bool reflected);
+
 // An in-place operator of an op that takes no out= (x @= y): `result` stored into `self` (a Tensor), which
 // must have its shape (ValueError) and a dtype numpy's 'same_kind' rule casts it to (TypeError); self returned.
 pybind11::object store_into(pybind11::object self, const Tensor& result);

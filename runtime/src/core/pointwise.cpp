@@ -376,8 +376,39 @@ Resolved resolve(const OpDef& op, const std::vector<Tensor>& inputs) {
   return {device, kernel_type, result_dtype(op, dtypes), broadcast_shapes(shapes), op.kernel(device.type, kernel_type)};
 }
 
+// A CPU result of one short run (the one kernel call for_each_run would make) whose inputs need no cast
+// and are each laid out as the result (contiguous, of its shape) or a single element: the kernel is called
+// with the pointers and strides for_each_run would compute, without building the operands' views (most of
+// a small op's time). False, having done nothing, for any other case.
+bool run_short_directly(const OpDef& op, const Resolved& r, const std::vector<Tensor>& inputs, const Tensor& result) {
+  const int64_t n = result.numel();
+  if (r.device.type != DeviceType::CPU || n == 0 || n >= 2 * kPointwiseGrain || !result.is_contiguous()) return false;
+  const int64_t out_item = static_cast<int64_t>(result.itemsize());
+#if defined(__SSE2__)
+  if (n > 1 && n * out_item >= stream_threshold_bytes()) return false;
+#endif
+  std::array<char*, kMaxOperands> ptrs{result.data_ptr()};
+  std::array<int64_t, kMaxOperands> strides{n > 1 ? out_item : 0};  // one element: no axis, every stride 0
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& x = inputs[i];
+    if (x.dtype() != operand_dtype(op, i, r.kernel_type)) return false;
+    if (x.numel() == 1) {
+      strides[i + 1] = 0;
+    } else if (x.shape() == result.shape() && x.is_contiguous()) {
+      strides[i + 1] = static_cast<int64_t>(x.itemsize());
+    } else {
+      return false;
+    }
+    ptrs[i + 1] = x.data_ptr();
+  }
+  num_threads();  // as for_each_run: a bad TS_NUM_THREADS is an error at the first op of any size
+  reinterpret_cast<PointwiseKernel>(r.kernel)(ptrs.data(), strides.data(), n);
+  return true;
+}
+
 // Runs the kernel into `result` (of the broadcast shape and result dtype, written whole).
 void run_into(const OpDef& op, const Resolved& r, const std::vector<Tensor>& inputs, const Tensor& result) {
+  if (run_short_directly(op, r, inputs, result)) return;
   std::vector<Tensor> operands;
   operands.reserve(inputs.size() + 1);
   operands.push_back(result);

@@ -3,6 +3,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <array>
 #include <limits>
 #include <optional>
 #include <stdexcept>
@@ -16,6 +17,31 @@
 #include "tensorsmith/python.h"
 
 namespace ts::python {
+
+namespace {
+
+const py::detail::type_info& tensor_type_info() {
+  static const py::detail::type_info* info = py::detail::get_type_info(typeid(Tensor));
+  return *info;
+}
+
+}  // namespace
+
+const Tensor* exact_tensor(PyObject* obj) {
+  if (Py_TYPE(obj) != tensor_type_info().type) return nullptr;
+  return reinterpret_cast<py::detail::instance*>(obj)->get_value_and_holder().value_ptr<Tensor>();
+}
+
+py::object tensor_object(Tensor t) {
+  // type_caster_generic::cast with the move policy, less its search of the registered instances.
+  const py::detail::type_info& info = tensor_type_info();
+  py::object obj = py::reinterpret_steal<py::object>(py::detail::make_new_instance(info.type));
+  auto* instance = reinterpret_cast<py::detail::instance*>(obj.ptr());
+  instance->owned = true;
+  instance->get_value_and_holder().value_ptr() = new Tensor(std::move(t));
+  info.init_instance(instance, nullptr);
+  return obj;
+}
 
 std::string type_name(py::handle obj) { return py::str(py::type::handle_of(obj).attr("__name__")); }
 
@@ -59,7 +85,7 @@ void refuse_inplace_on_grad(py::handle target, const char* what) {
 py::object pointwise_into(const OpDef& op, const std::vector<Tensor>& inputs, py::handle out) {
   int64_t elements = 0;
   for (const Tensor& t : inputs) elements += t.numel();
-  if (out.is_none()) return py::cast(without_gil_if_large(elements, [&] { return pointwise(op, inputs); }));
+  if (out.is_none()) return tensor_object(without_gil_if_large(elements, [&] { return pointwise(op, inputs); }));
   py::handle target = out;
   if (py::isinstance<py::tuple>(out)) {  // numpy also takes out=(array,) for a one-output ufunc
     TS_CHECK(py::len(out) == 1, ValueError,
@@ -172,9 +198,19 @@ std::optional<T> int_as(py::handle obj) {
   return static_cast<T>(u);
 }
 
+// The 0-d tensor a weak scalar operand is written into: this thread's previous one of `dtype` when nothing
+// else holds its memory any more (an operand lives only as long as its op call), else a new one. `t * 2.0`
+// in a loop then allocates nothing for the 2.0.
+Tensor scalar_operand(DType dtype) {
+  thread_local std::array<Tensor, kNumDTypes> reusable;
+  Tensor& kept = reusable[static_cast<size_t>(dtype)];
+  if (!kept.defined() || kept.storage().use_count() != 1) kept = Tensor::empty({}, dtype);
+  return kept;
+}
+
 // A 0-d tensor of `dtype` holding a Python scalar of `kind` (kind <= dtype's kind).
 Tensor weak_scalar_tensor(py::handle obj, Kind kind, DType dtype) {
-  Tensor t = Tensor::empty({}, dtype);
+  Tensor t = scalar_operand(dtype);
   visit_cpp_type(dtype, [&](auto zero) {
     using T = decltype(zero);
     T* out = reinterpret_cast<T*>(t.data_ptr());
@@ -320,14 +356,24 @@ std::vector<Tensor> tensor_operands(const OpDef& op, std::initializer_list<py::h
   std::vector<Tensor> operands(arg_list.size());
   SmallVector<std::optional<Kind>, kMaxOperands> weak(arg_list.size());
   std::optional<DType> strong;  // promoted dtype of the non-scalar operands
-  for (size_t i = 0; i < arg_list.size(); ++i) weak[i] = weak_scalar_kind(args[i]);
+  bool all_tensors = true;
+  for (size_t i = 0; i < arg_list.size(); ++i) {
+    if (const Tensor* t = exact_tensor(args[i].ptr())) {
+      operands[i] = *t;  // the common case first: a tensor is neither weak nor in need of a type lookup
+    } else {
+      weak[i] = weak_scalar_kind(args[i]);
+      all_tensors = false;
+    }
+  }
+  if (all_tensors) return operands;  // nothing to convert, and no scalar to place on the tensors' device
   if (op.promotion == Promotion::Comparison && arg_list.size() == 2 && weak[0] == Kind::Integer &&
       weak[1] == Kind::Integer && (beyond_int64(args[0]) || beyond_int64(args[1]))) {
     return python_int_comparison(args[0], args[1]);
   }
   for (size_t i = 0; i < arg_list.size(); ++i) {
     if (weak[i]) continue;
-    if (py::isinstance<Tensor>(args[i])) {
+    if (operands[i].defined()) {  // an exact Tensor, taken above
+    } else if (py::isinstance<Tensor>(args[i])) {
       operands[i] = args[i].cast<Tensor>();
     } else {
       TS_CHECK(is_array_like(args[i]), TypeError,

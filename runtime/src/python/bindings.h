@@ -108,4 +108,22 @@ auto without_gil_if_large(int64_t elements, Run run) {
   return run();
 }
 
+// ---- tensor objects (arguments.cpp) ------------------------------------------------------
+// The Tensor inside `obj` when obj is a Tensor itself (not a subclass), else null; no pybind11 type lookup.
+const Tensor* exact_tensor(PyObject* obj);
+// A new Python Tensor holding `t`, as py::cast makes it, without looking for an existing object: a tensor
+// the engines just made has none.
+py::object tensor_object(Tensor t);
+
+// ---- indexing (indexing.cpp) ------------------------------------------------------------
+// self[key] as __getitem__ computes it (a view for basic keys, a gather for index arrays and masks).
+Tensor get_item(const Tensor& self, py::handle key);
+
+// ---- fast calls (fast_calls.cpp; the pointwise ones are declared in tensorsmith/python.h) ---------
+// A C-level Tensor.__getitem__ in front of pybind11's, for keys of any kind while nothing records gradients.
+void fast_getitem(py::handle cls);
+// The Tensor type's operator slots (binary, unary, comparisons) run the fast entries of its operators straight
+// from the slot; called once every operator is bound (setting a dunder afterwards resets its slot, as Python does).
+void fast_operator_slots(py::handle cls);
+
 }  // namespace ts::python

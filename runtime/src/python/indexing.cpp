@@ -71,12 +71,15 @@ int64_t int_index(py::handle item, int64_t size, int64_t src_axis) {
 // One pass over the key, building the view's layout directly (linear in the key's length: a
 // view per item copied the shape each time, quadratic in the number of dims).
 Tensor index_view(const Tensor& self, py::handle key) {
-  const py::tuple items = py::isinstance<py::tuple>(key) ? py::reinterpret_borrow<py::tuple>(key) : py::make_tuple(key);
-  std::vector<Item> kinds;
-  kinds.reserve(items.size());
+  // The key's items in place: a lone item is not wrapped in a new tuple (t[1:3] in a loop).
+  PyObject* const lone = key.ptr();
+  const bool tuple = PyTuple_Check(lone);
+  PyObject* const* const items = tuple ? &PyTuple_GET_ITEM(lone, 0) : &lone;
+  const size_t count = tuple ? static_cast<size_t>(PyTuple_GET_SIZE(lone)) : 1;
+  SmallVector<Item, kInlineDims> kinds;
   int64_t indexed = 0, ints = 0, new_axes = 0, ellipses = 0;
-  for (py::handle item : items) {
-    kinds.push_back(classify(item));
+  for (size_t i = 0; i < count; ++i) {
+    kinds.push_back(classify(items[i]));
     indexed += kinds.back() == Item::Int || kinds.back() == Item::Slice;
     ints += kinds.back() == Item::Int;
     new_axes += kinds.back() == Item::NewAxis;
@@ -458,11 +461,15 @@ void advanced_set(const Tensor& self, const py::tuple& items, const Tensor& valu
   }
 }
 
+}  // namespace
+
 Tensor get_item(const Tensor& self, py::handle key) {
   if (const std::optional<Tensor> array = array_key(key)) return advanced_index(self, *array);
   if (has_index_array(key)) return advanced_get(self, key.cast<py::tuple>());
   return index_view(self, key);
 }
+
+namespace {
 
 void set_item(py::handle self_object, py::handle key, py::handle value_object) {
   refuse_inplace_on_grad(self_object, "__setitem__");
@@ -498,6 +505,7 @@ void bind_indexing(py::class_<Tensor>& cls) {
       "__getitem__",
       [](const Tensor& self, py::handle key) { return autograd::recorded(getitem, get_item, self, key); },
       py::arg("key"));
+  fast_getitem(cls);
 
   cls.def("__setitem__", &set_item, py::arg("key"), py::arg("value"));
 }

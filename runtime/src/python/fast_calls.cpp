@@ -1,0 +1,377 @@
+// C-level entry points in front of the pybind11 bindings of the pointwise ops, their Tensor methods and
+// operators, and Tensor.__getitem__ (declared in tensorsmith/python.h and bindings.h).
+//
+// pybind11's dispatcher (overload resolution, keyword matching, a type lookup per argument) is a fixed cost
+// that small tensors feel: the common calls (positional tensors and Python scalars, no keywords, nothing
+// recording gradients) take this path and run the very function the binding runs. Every other call, and
+// one that raises, goes to pybind11's function, so results and errors are the binding's own.
+#include <Python.h>
+#include <pybind11/pybind11.h>
+
+#include <cstddef>
+#include <deque>
+#include <iterator>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "bindings.h"
+#include "tensorsmith/autograd.h"
+#include "tensorsmith/errors.h"
+#include "tensorsmith/python.h"
+
+namespace ts::python {
+
+namespace {
+
+enum class Form {
+  AsGiven,    // op(args...): a function, a method (self first) or an operator
+  Reflected,  // op(other, self): __radd__ and the other reflected operators
+  GetItem,    // self[key]
+};
+
+struct FastEntry {
+  const OpDef* op;  // null for GetItem
+  Form form;
+  py::object fallback;  // pybind11's function (for a method: the function under its instancemethod)
+  std::string name;
+  std::string doc;
+  PyMethodDef def;
+};
+
+PyObject* call_entry(PyObject* self, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames);
+
+// Entries live as long as the process: PyMethodDef must not move (a deque's elements never do), and the
+// functions may be called during interpreter teardown.
+FastEntry& new_entry(const OpDef* op, Form form, py::object fallback, const char* name) {
+  static auto* entries = new std::deque<FastEntry>();
+  FastEntry& entry = entries->emplace_back();
+  entry.op = op;
+  entry.form = form;
+  entry.fallback = std::move(fallback);
+  entry.name = name;
+  const py::object doc = entry.fallback.attr("__doc__");
+  entry.doc = doc.is_none() ? std::string() : doc.cast<std::string>();
+  entry.def = PyMethodDef{entry.name.c_str(), reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&call_entry)),
+                          METH_FASTCALL | METH_KEYWORDS, entry.doc.empty() ? nullptr : entry.doc.c_str()};
+  return entry;
+}
+
+// A Python scalar NEP 50 treats as weak (numpy's scalars are strong: they take pybind11's path).
+bool weak_scalar(PyObject* p) {
+  return PyFloat_CheckExact(p) || PyLong_CheckExact(p) || PyBool_Check(p) || PyComplex_CheckExact(p);
+}
+
+// Every operand a Tensor or a weak scalar, and at least one a Tensor.
+bool plain_operands(PyObject* const* args, Py_ssize_t n) {
+  bool tensor = false;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    if (exact_tensor(args[i]) != nullptr) {
+      tensor = true;
+    } else if (!weak_scalar(args[i])) {
+      return false;
+    }
+  }
+  return tensor;
+}
+
+bool takes_call(const FastEntry& entry, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  if (kwnames != nullptr || autograd::might_record()) return false;
+  switch (entry.form) {
+    case Form::GetItem: return nargs == 2 && exact_tensor(args[0]) != nullptr;
+    case Form::Reflected: return nargs == 2 && plain_operands(args, nargs);
+    case Form::AsGiven: return nargs == entry.op->arity && plain_operands(args, nargs);
+  }
+  return false;
+}
+
+// What the binding computes for the call (its names label arguments only in errors, which the fallback raises).
+py::object compute(const FastEntry& entry, PyObject* const* args) {
+  if (entry.form == Form::GetItem) return tensor_object(get_item(*exact_tensor(args[0]), args[1]));
+  const OpDef& op = *entry.op;
+  const py::handle none = py::none();
+  if (entry.form == Form::Reflected) return pointwise_into(op, tensor_operands(op, {args[1], args[0]}, {"x1", "x2"}), none);
+  switch (op.arity) {
+    case 1: return pointwise_into(op, tensor_operands(op, {args[0]}, {"x"}), none);
+    case 2: return pointwise_into(op, tensor_operands(op, {args[0], args[1]}, {"x1", "x2"}), none);
+    default: return pointwise_into(op, tensor_operands(op, {args[0], args[1], args[2]}, {"x1", "x2", "x3"}), none);
+  }
+}
+
+PyObject* call_entry_args(const FastEntry& entry, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  if (takes_call(entry, args, nargs, kwnames)) {
+    try {
+      return compute(entry, args).release().ptr();
+    } catch (...) {
+      // pybind11's function raises it again, translated as every binding's errors are; what failed had
+      // written nothing (the result is new), so running it twice changes nothing.
+      PyErr_Clear();
+    }
+  }
+  return PyObject_Vectorcall(entry.fallback.ptr(), args, static_cast<size_t>(nargs), kwnames);
+}
+
+// The `self` of an entry's C function: the entry, and what pickle needs to find the function again
+// (builtin functions pickle as getattr(self, name)).
+struct EntryObject {
+  PyObject_HEAD
+  const FastEntry* entry;
+  PyObject* module;  // the module a function is found in by name; null for a method (not picklable, as before)
+};
+
+PyObject* entry_reduce(PyObject* self, PyObject*) {
+  const auto* object = reinterpret_cast<EntryObject*>(self);
+  if (object->module == nullptr) {
+    return PyErr_Format(PyExc_TypeError, "cannot pickle the Tensor method %s", object->entry->name.c_str());
+  }
+  PyObject* importlib = PyImport_ImportModule("importlib");
+  if (importlib == nullptr) return nullptr;
+  PyObject* import_module = PyObject_GetAttrString(importlib, "import_module");
+  Py_DECREF(importlib);
+  PyObject* name = import_module == nullptr ? nullptr : PyObject_GetAttrString(object->module, "__name__");
+  if (name == nullptr) {
+    Py_XDECREF(import_module);
+    return nullptr;
+  }
+  return Py_BuildValue("(N(N))", import_module, name);  // importlib.import_module(name); pickle then takes .<function>
+}
+
+PyTypeObject* entry_type() {
+  static PyMethodDef methods[] = {{"__reduce__", entry_reduce, METH_NOARGS, nullptr}, {nullptr, nullptr, 0, nullptr}};
+  static PyType_Slot slots[] = {{Py_tp_methods, methods}, {0, nullptr}};
+  static PyType_Spec spec{"tensorsmith._C._FastEntry", sizeof(EntryObject), 0, Py_TPFLAGS_DEFAULT, slots};
+  static PyObject* type = PyType_FromSpec(&spec);  // lives as long as the process, as the entries do
+  if (type == nullptr) throw py::error_already_set();
+  return reinterpret_cast<PyTypeObject*>(type);
+}
+
+PyObject* call_entry(PyObject* self, PyObject* const* args, Py_ssize_t nargsf, PyObject* kwnames) {
+  return call_entry_args(*reinterpret_cast<EntryObject*>(self)->entry, args, PyVectorcall_NARGS(nargsf), kwnames);
+}
+
+// The entry as a builtin function of `module_name`; `module`: the module it is an attribute of (null for a method).
+py::object c_function(FastEntry& entry, py::handle module, py::handle module_name) {
+  auto* self = PyObject_New(EntryObject, entry_type());
+  if (self == nullptr) throw py::error_already_set();
+  self->entry = &entry;
+  self->module = module ? Py_NewRef(module.ptr()) : nullptr;  // never released: the objects live for the process
+  const py::object owner = py::reinterpret_steal<py::object>(reinterpret_cast<PyObject*>(self));
+  PyObject* function = PyCFunction_NewEx(&entry.def, owner.ptr(), module_name.ptr());
+  if (function == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::object>(function);
+}
+
+// The entries of Tensor methods and operators, for the operator slots.
+std::deque<const FastEntry*>& method_entries() {
+  static auto* all = new std::deque<const FastEntry*>();
+  return *all;
+}
+
+// cls.<name> replaced by an instancemethod over the entry's C function (binding self as pybind11's does).
+const FastEntry& install_method(py::handle cls, const char* name, const OpDef* op, Form form) {
+  const py::object descriptor = py::reinterpret_borrow<py::dict>(cls.attr("__dict__"))[name];
+  TS_CHECK(PyInstanceMethod_Check(descriptor.ptr()), RuntimeError,
+           "Tensor." << name << ": expected pybind11's instancemethod in the class, found " << type_name(descriptor));
+  const py::object function = py::reinterpret_borrow<py::object>(PyInstanceMethod_GET_FUNCTION(descriptor.ptr()));
+  FastEntry& entry = new_entry(op, form, function, name);
+  PyObject* method = PyInstanceMethod_New(c_function(entry, py::handle(), cls.attr("__module__")).ptr());
+  if (method == nullptr) throw py::error_already_set();
+  py::setattr(cls, name, py::reinterpret_steal<py::object>(method));
+  method_entries().push_back(&entry);
+  return entry;
+}
+
+// ---- the Tensor type's operator slots ----------------------------------------------------------------
+// Python reaches a binary operator through the type's slot (nb_add, ...), which pybind11's class leaves to
+// CPython's generic one: it looks __add__ up and binds it to the tensor on every call before our entry
+// runs. The slots below take the entry's common calls themselves and answer every other as the generic
+// slot would (SLOT1BINFULL, slot_tp_richcompare and SLOT0 in CPython's Objects/typeobject.c).
+
+// `name` looked up on the type of `self` (never its instance dict) and called with `self, args...`; where the
+// type has no such attribute, NotImplemented (or AttributeError with `required`), as CPython's slots do.
+PyObject* call_special(PyObject* self, PyObject* name, PyObject* other, bool required = false) {
+  PyObject* found = _PyType_Lookup(Py_TYPE(self), name);  // borrowed
+  if (found == nullptr) {
+    if (required) return PyErr_Format(PyExc_AttributeError, "'%.100s' object has no attribute '%U'", Py_TYPE(self)->tp_name, name);
+    Py_RETURN_NOTIMPLEMENTED;
+  }
+  PyObject* const args[] = {self, other};
+  const size_t count = other == nullptr ? 1 : 2;
+  if (PyType_HasFeature(Py_TYPE(found), Py_TPFLAGS_METHOD_DESCRIPTOR)) return PyObject_Vectorcall(found, args, count, nullptr);
+  descrgetfunc get = Py_TYPE(found)->tp_descr_get;
+  PyObject* bound = get == nullptr ? Py_NewRef(found) : get(found, self, reinterpret_cast<PyObject*>(Py_TYPE(self)));
+  if (bound == nullptr) return nullptr;
+  PyObject* result = PyObject_Vectorcall(bound, args + 1, count - 1, nullptr);
+  Py_DECREF(bound);
+  return result;
+}
+
+struct BinaryOperator {
+  const char* name;
+  const char* reflected;
+  size_t slot;  // offset of the binaryfunc in PyNumberMethods
+};
+
+constexpr BinaryOperator kBinaryOperators[] = {
+    {"__add__", "__radd__", offsetof(PyNumberMethods, nb_add)},
+    {"__sub__", "__rsub__", offsetof(PyNumberMethods, nb_subtract)},
+    {"__mul__", "__rmul__", offsetof(PyNumberMethods, nb_multiply)},
+    {"__truediv__", "__rtruediv__", offsetof(PyNumberMethods, nb_true_divide)},
+    {"__floordiv__", "__rfloordiv__", offsetof(PyNumberMethods, nb_floor_divide)},
+    {"__mod__", "__rmod__", offsetof(PyNumberMethods, nb_remainder)},
+    {"__and__", "__rand__", offsetof(PyNumberMethods, nb_and)},
+    {"__or__", "__ror__", offsetof(PyNumberMethods, nb_or)},
+    {"__xor__", "__rxor__", offsetof(PyNumberMethods, nb_xor)},
+    {"__lshift__", "__rlshift__", offsetof(PyNumberMethods, nb_lshift)},
+    {"__rshift__", "__rrshift__", offsetof(PyNumberMethods, nb_rshift)},
+};
+constexpr size_t kBinaryCount = std::size(kBinaryOperators);
+
+struct UnaryOperator {
+  const char* name;
+  size_t slot;  // offset of the unaryfunc in PyNumberMethods
+};
+
+constexpr UnaryOperator kUnaryOperators[] = {
+    {"__neg__", offsetof(PyNumberMethods, nb_negative)},
+    {"__pos__", offsetof(PyNumberMethods, nb_positive)},
+    {"__abs__", offsetof(PyNumberMethods, nb_absolute)},
+    {"__invert__", offsetof(PyNumberMethods, nb_invert)},
+};
+constexpr size_t kUnaryCount = std::size(kUnaryOperators);
+
+// Indexed by Py_LT ... Py_GE.
+constexpr const char* kComparisons[] = {"__lt__", "__le__", "__eq__", "__ne__", "__gt__", "__ge__"};
+
+// What a slot needs at call time: the entry it runs (null: no fast entry, the generic answer only) and the
+// interned names it looks up otherwise.
+struct SlotState {
+  const FastEntry* entry = nullptr;
+  PyObject* name = nullptr;
+  PyObject* reflected = nullptr;
+};
+SlotState g_binary[kBinaryCount];
+SlotState g_unary[kUnaryCount];
+SlotState g_comparison[std::size(kComparisons)];
+
+template <typename F>
+F& slot_at(PyTypeObject* type, size_t offset) {
+  return *reinterpret_cast<F*>(reinterpret_cast<char*>(type->tp_as_number) + offset);
+}
+
+// A call the entry takes, run; nullopt for any other (or one that raised: the generic path raises it).
+std::optional<PyObject*> taken(const SlotState& state, PyObject* const* args, Py_ssize_t nargs) {
+  if (state.entry == nullptr || !takes_call(*state.entry, args, nargs, nullptr)) return std::nullopt;
+  try {
+    return compute(*state.entry, args).release().ptr();
+  } catch (...) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+}
+
+template <size_t I>
+PyObject* binary_slot(PyObject* self, PyObject* other) {
+  const SlotState& state = g_binary[I];
+  PyObject* const args[] = {self, other};
+  if (const std::optional<PyObject*> result = taken(state, args, 2)) return *result;
+  // SLOT1BINFULL: self.__op__(other), then other.__rop__(self); a subclass overriding __rop__ first.
+  const auto has_this_slot = [](PyObject* o) {
+    return Py_TYPE(o)->tp_as_number != nullptr && slot_at<binaryfunc>(Py_TYPE(o), kBinaryOperators[I].slot) == &binary_slot<I>;
+  };
+  bool do_other = !Py_IS_TYPE(self, Py_TYPE(other)) && has_this_slot(other);
+  if (has_this_slot(self)) {
+    if (do_other && PyType_IsSubtype(Py_TYPE(other), Py_TYPE(self)) &&
+        _PyType_Lookup(Py_TYPE(other), state.reflected) != _PyType_Lookup(Py_TYPE(self), state.reflected)) {
+      PyObject* r = call_special(other, state.reflected, self);
+      if (r != Py_NotImplemented) return r;
+      Py_DECREF(r);
+      do_other = false;
+    }
+    PyObject* r = call_special(self, state.name, other);
+    if (r != Py_NotImplemented || Py_IS_TYPE(other, Py_TYPE(self))) return r;
+    Py_DECREF(r);
+  }
+  if (do_other) return call_special(other, state.reflected, self);
+  Py_RETURN_NOTIMPLEMENTED;
+}
+
+template <size_t I>
+PyObject* unary_slot(PyObject* self) {
+  PyObject* const args[] = {self};
+  if (const std::optional<PyObject*> result = taken(g_unary[I], args, 1)) return *result;
+  return call_special(self, g_unary[I].name, nullptr, /*required=*/true);
+}
+
+PyObject* comparison_slot(PyObject* self, PyObject* other, int op) {
+  const SlotState& state = g_comparison[op];
+  PyObject* const args[] = {self, other};
+  if (const std::optional<PyObject*> result = taken(state, args, 2)) return *result;
+  return call_special(self, state.name, other);
+}
+
+template <size_t... I>
+void install_number_slots(PyTypeObject* type, std::index_sequence<I...>) {
+  ((g_binary[I].entry != nullptr ? (void)(slot_at<binaryfunc>(type, kBinaryOperators[I].slot) = &binary_slot<I>) : void()), ...);
+}
+
+template <size_t... I>
+void install_unary_slots(PyTypeObject* type, std::index_sequence<I...>) {
+  ((g_unary[I].entry != nullptr ? (void)(slot_at<unaryfunc>(type, kUnaryOperators[I].slot) = &unary_slot<I>) : void()), ...);
+}
+
+const FastEntry* method_entry(const char* name) {
+  for (const FastEntry* entry : method_entries()) {
+    if (entry->name == name && entry->form == Form::AsGiven) return entry;
+  }
+  return nullptr;
+}
+
+PyObject* interned(const char* name) {
+  PyObject* s = PyUnicode_InternFromString(name);  // kept for the process, as the slots are
+  if (s == nullptr) throw py::error_already_set();
+  return s;
+}
+
+}  // namespace
+
+void fast_operator_slots(py::handle cls) {
+  auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+  TS_CHECK(type->tp_as_number != nullptr, RuntimeError, "Tensor: the class has no number slots to fill");
+  for (size_t i = 0; i < kBinaryCount; ++i) {
+    g_binary[i] = {method_entry(kBinaryOperators[i].name), interned(kBinaryOperators[i].name), interned(kBinaryOperators[i].reflected)};
+  }
+  for (size_t i = 0; i < kUnaryCount; ++i) g_unary[i] = {method_entry(kUnaryOperators[i].name), interned(kUnaryOperators[i].name), nullptr};
+  bool comparisons = false;
+  for (size_t i = 0; i < std::size(kComparisons); ++i) {
+    g_comparison[i] = {method_entry(kComparisons[i]), interned(kComparisons[i]), nullptr};
+    comparisons = comparisons || g_comparison[i].entry != nullptr;
+  }
+  install_number_slots(type, std::make_index_sequence<kBinaryCount>());
+  install_unary_slots(type, std::make_index_sequence<kUnaryCount>());
+  if (comparisons) type->tp_richcompare = &comparison_slot;
+  PyType_Modified(type);
+}
+
+void fast_function(py::module_& m, const char* name, const OpDef& op) {
+  FastEntry& entry = new_entry(&op, Form::AsGiven, m.attr(name), name);
+  m.attr(name) = c_function(entry, m, m.attr("__name__"));
+}
+
+void fast_method(py::handle cls, const char* name, const OpDef& op, bool reflected) {
+  install_method(cls, name, &op, reflected ? Form::Reflected : Form::AsGiven);
+}
+
+void fast_getitem(py::handle cls) {
+  // t.__getitem__(key), called by name, through the entry; t[key] straight from the type's slot, which
+  // skips looking __getitem__ up and binding it to t (Python's slot_mp_subscript).
+  static const FastEntry& entry = install_method(cls, "__getitem__", nullptr, Form::GetItem);
+  auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+  type->tp_as_mapping->mp_subscript = [](PyObject* self, PyObject* key) -> PyObject* {
+    PyObject* const args[] = {self, key};
+    return call_entry_args(entry, args, 2, nullptr);
+  };
+  PyType_Modified(type);
+}
+
+}  // namespace ts::python

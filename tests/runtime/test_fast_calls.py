@@ -1,0 +1,196 @@
+"""The C-level entries in front of the pointwise bindings, the Tensor operators and __getitem__
+(runtime/src/python/fast_calls.cpp): a call they take gives exactly what pybind11's path gives.
+
+A keyword argument (out=None) always sends a call down pybind11's path, so each op is called both ways
+on the same operands and the results (dtype, shape, every bit) or errors (type and message) compared.
+"""
+
+from __future__ import annotations
+
+import operator
+import pickle
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorsmith as ts
+from tensorsmith_forge.catalog.model import load_catalog
+
+ROOT = Path(__file__).resolve().parents[2]
+CATALOG = load_catalog(ROOT)
+FAST_OPS = [spec for spec in CATALOG.ops if spec.family.fast_calls]
+SCALARS = [True, 3, -2, 0.5, -0.0, 1.5 + 2j, 2**70]
+DUNDERS = {
+    "__add__": operator.add, "__sub__": operator.sub, "__mul__": operator.mul, "__truediv__": operator.truediv,
+    "__floordiv__": operator.floordiv, "__mod__": operator.mod, "__pow__": operator.pow, "__and__": operator.and_,
+    "__or__": operator.or_, "__xor__": operator.xor, "__lshift__": operator.lshift, "__rshift__": operator.rshift,
+    "__lt__": operator.lt, "__le__": operator.le, "__eq__": operator.eq, "__ne__": operator.ne,
+    "__gt__": operator.gt, "__ge__": operator.ge, "__neg__": operator.neg, "__pos__": operator.pos,
+    "__abs__": operator.abs, "__invert__": operator.invert,
+}  # fmt: skip
+
+
+def sample(dtype: str, seed: int, n: int = 6) -> ts.Tensor:
+    values = np.random.default_rng(seed).integers(-3, 4, n)
+    if dtype == "bool":
+        return ts.asarray(values > 0)
+    if dtype.startswith("uint"):
+        values = np.abs(values)
+    return ts.asarray(values.astype(np.float64)).astype(ts.dtype(dtype)) if dtype == "bfloat16" else ts.asarray(values.astype(dtype))
+
+
+def outcome(fn, *args, **kwargs):
+    """fn(*args, **kwargs)'s result as (dtype, shape, bytes), or its error as (type, message)."""
+    try:
+        result = fn(*args, **kwargs)
+    except Exception as e:  # noqa: BLE001 - every error must match, whatever its type
+        return ("error", type(e), str(e))
+    if not isinstance(result, ts.Tensor):
+        return ("value", result)
+    host = np.asarray(result.astype(ts.float32) if result.dtype == ts.bfloat16 else result)
+    return (result.dtype, result.shape, host.tobytes())
+
+
+def operand_sets(spec, dtype: str):
+    tensors = [sample(dtype, seed) for seed in range(spec.arity)]
+    yield tensors
+    if spec.arity > 1:
+        for scalar in SCALARS:
+            for i in range(spec.arity):
+                yield [scalar if k == i else t for k, t in enumerate(tensors)]
+        yield [tensors[0][1:2], *tensors[1:]]  # a broadcast one-element view
+        yield [tensors[0][::2], *(t[1::2] for t in tensors[1:])]  # strided views
+
+
+@pytest.mark.parametrize("spec", FAST_OPS, ids=lambda s: s.name)
+def test_functions_give_what_pybind11_gives(spec) -> None:
+    function = getattr(ts, spec.name)
+    assert type(function.__self__).__name__ == "_FastEntry" and function.__doc__, "no fast entry in front of pybind11's"
+    for dtype in spec.dtypes:
+        for operands in operand_sets(spec, dtype):
+            fast = outcome(function, *operands)
+            general = outcome(function, *operands, out=None)
+            assert fast == general, f"{spec.name}({', '.join(map(repr, operands))}) [{dtype}]"
+
+
+@pytest.mark.parametrize("spec", [s for s in FAST_OPS if s.operators], ids=lambda s: s.name)
+def test_operators_give_what_their_op_gives(spec) -> None:
+    function = getattr(ts, spec.name)
+    for dtype in spec.dtypes:
+        # A tensor on the left: with a scalar there, Python asks the tensor's reflected operator (2 > t is t < 2).
+        for operands in (o for o in operand_sets(spec, dtype) if isinstance(o[0], ts.Tensor)):
+            for dunder in spec.operators:
+                if dunder in DUNDERS:  # the forward operators (the reflected ones: the test below)
+                    got = outcome(DUNDERS[dunder], *operands)
+                    assert got == outcome(function, *operands, out=None), f"{dunder} {operands!r} [{dtype}]"
+
+
+def test_every_operator_and_method_has_its_entry() -> None:
+    for spec in FAST_OPS:
+        names = [d for d in spec.operators if not d.startswith("__i")] + ([spec.name] if any(v.value == "method" for v in spec.variants) else [])
+        for name in names:
+            function = ts.Tensor.__dict__[name].__func__
+            assert type(function.__self__).__name__ == "_FastEntry", f"Tensor.{name}"
+            assert function.__doc__.startswith(f"{name}(self"), f"Tensor.{name} lost pybind11's docstring"
+
+
+def test_functions_pickle_by_name() -> None:
+    for name in ("exp", "add", "power", "absolute"):
+        assert pickle.loads(pickle.dumps(getattr(ts, name))) is getattr(ts, name)
+    with pytest.raises(TypeError, match="cannot pickle"):
+        pickle.dumps(ts.Tensor.__dict__["__mul__"].__func__)
+
+
+def test_reflected_operators_and_comparisons_put_the_scalar_on_the_left() -> None:
+    t = ts.asarray([1.0, 2.0, 4.0], dtype=ts.float32)
+    for op, fn in [(operator.sub, ts.subtract), (operator.truediv, ts.divide), (operator.pow, ts.pow),
+                   (operator.mod, ts.remainder), (operator.lt, ts.less), (operator.ge, ts.greater_equal)]:  # fmt: skip
+        assert outcome(op, 3, t) == outcome(fn, 3, t, out=None)
+        assert outcome(op, t, 3) == outcome(fn, t, 3, out=None)
+
+
+def test_other_operands_keep_pythons_protocol() -> None:
+    t = ts.asarray([1, 2, 3])
+
+    class Left:  # Python asks the tensor first; a TypeError from it is the answer, as before
+        def __radd__(self, other):
+            return "radd"
+
+    with pytest.raises(TypeError, match="must be a tensor, an array-like or a Python scalar"):
+        t + Left()
+
+    class Right:
+        def __add__(self, other):
+            return "add"
+
+        def __lt__(self, other):
+            return "lt"
+
+    assert Right() + t == "add"  # the left operand's own method first
+    assert (Right() < t) == "lt"
+    np.testing.assert_array_equal(np.asarray(np.arange(3) + t), np.arange(3) + np.array([1, 2, 3]))
+    np.testing.assert_array_equal(np.asarray([1, 2, 3] * t), np.array([1, 4, 9]))
+    assert outcome(operator.mul, np.float32(2), t) == outcome(ts.multiply, np.float32(2), t, out=None)
+
+
+def test_keywords_and_gradients_take_the_general_path() -> None:
+    x = ts.asarray([1.0, 2.0, 3.0])
+    x.requires_grad = True
+    y = (x * 2.0 + ts.exp(x))[1:]  # operators, a function and __getitem__ while x requires grad
+    y.sum().backward()
+    np.testing.assert_allclose(np.asarray(x.grad), [0.0, 2 + np.exp(2), 2 + np.exp(3)], rtol=1e-6)
+    out = ts.empty(3)
+    assert ts.exp(ts.asarray([0.0, 1.0, 2.0]), out=out) is out
+    with pytest.raises(TypeError):
+        ts.exp(ts.asarray([1.0]), ts.asarray([1.0]))  # too many positional arguments: pybind11's error
+
+
+@pytest.mark.parametrize(
+    "key",
+    [slice(1, 3), 1, -1, (Ellipsis, None), (slice(None, None, -2),), (1, slice(None)), [0, 2], (0, [1, 0])],
+    ids=repr,
+)
+def test_subscript_gives_what_getitem_gives(key) -> None:
+    a = np.arange(12.0).reshape(3, 4)
+    t = ts.asarray(a)
+    got = t[key]
+    np.testing.assert_array_equal(np.asarray(got), a[key])
+    assert outcome(operator.getitem, t, key) == outcome(t.__getitem__, key)
+    with pytest.raises(IndexError):
+        t[5]
+
+
+def test_python_scalar_operands_are_never_shared_between_results() -> None:
+    t = ts.asarray([1.0, 2.0])
+    results = [t * float(k) for k in range(50)]
+    for k, r in enumerate(results):
+        np.testing.assert_array_equal(np.asarray(r), [k, 2.0 * k])
+    np.testing.assert_array_equal(np.asarray(ts.where(t > 1.5, 7.0, 9.0)), [9.0, 7.0])  # two scalars of one dtype
+
+    errors: list[str] = []
+
+    def work(k: float) -> None:
+        for _ in range(2000):
+            r = ts.add(t, k)
+            if np.asarray(r).tolist() != [1.0 + k, 2.0 + k]:
+                errors.append(f"{k}: {np.asarray(r)}")
+
+    threads = [threading.Thread(target=work, args=(float(k),)) for k in (10, 20)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert errors == []
+
+
+def test_fast_calls_leak_no_references() -> None:
+    t = ts.asarray([1.0, 2.0, 3.0])
+    before = sys.getrefcount(t)
+    for _ in range(1000):
+        ts.exp(t)
+        t * 2.0
+        t[1:]
+        ts.exp(t, out=None)
+    assert sys.getrefcount(t) == before
