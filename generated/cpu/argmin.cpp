@@ -54,13 +54,20 @@ struct argmin_cpu_kernel {
                 lane_index[k] = take ? static_cast<int32_t>(j + k) : lane_index[k];
               }
             }
-            // Lanes interleave, so ties between them go to the earlier index.
-            for (int64_t k = 0; k < kLanes; ++k) {
-              const int64_t index = start + lane_index[k];
-              if (better(lane_best[k], best) || (!better(best, lane_best[k]) && index < best_index)) {
-                best = lane_best[k];
-                best_index = index;
+            // The lanes folded as a tree (selects, vectorised like the loop above): of two lanes the better, or of
+            // two equals the earlier index, since lanes interleave. Any grouping gives the first best of the block.
+            for (int64_t width = kLanes / 2; width > 0; width /= 2) {
+              for (int64_t k = 0; k < width; ++k) {
+                const compute_t a = lane_best[k], b = lane_best[k + width];
+                const bool take = better(b, a) | (!better(a, b) & (lane_index[k + width] < lane_index[k]));
+                lane_best[k] = take ? b : a;
+                lane_index[k] = take ? lane_index[k + width] : lane_index[k];
               }
+            }
+            const int64_t index = start + lane_index[0];
+            if (better(lane_best[0], best) || (!better(best, lane_best[0]) && index < best_index)) {
+              best = lane_best[0];
+              best_index = index;
             }
           }
           for (; j < count; ++j) consider(static_cast<compute_t>(block[j]), start + j);

@@ -11,7 +11,9 @@ template <typename T, typename acc_t>
 struct matmul_cpu_kernel {
   // Batched row-major C[b] = A[b] (m x k) @ B[b] (k x n); batch strides in elements.
   // Instantiated for the dtypes without a BLAS routine: float32/float64/complex register ts::blas_[sdcz]gemm below.
-  static void loop(const ts::GemmArgs& args) {
+  // The body, inlined into one function per instruction-set level (tensorsmith/isa.h): the integer products
+  // need SSE4.1's pmulld at least, and AVX-512 multiplies 16 int32 at once.
+  static TS_ALWAYS_INLINE void loop(const ts::GemmArgs& args) {
     // The body stays exactly as its proposer wrote it (compiler messages cite its own lines).
     // clang-format off
     // --- kernel body (proposer: template) ---
@@ -30,11 +32,22 @@ struct matmul_cpu_kernel {
         for (int64_t i0 = 0; i0 < args.m; i0 += kRows) {
           const int64_t rows = std::min(kRows, args.m - i0);
           acc_t acc[kRows][kCols] = {};
-          for (int64_t p = 0; p < args.k; ++p) {
-            const T* b_row = bm + p * args.n + j0;
-            for (int64_t r = 0; r < rows; ++r) {
-              const T a_rp = a[(i0 + r) * args.k + p];
-              for (int64_t j = 0; j < width; ++j) acc[r][j] = ts::ops::multiply_add(acc[r][j], a_rp, b_row[j]);
+          if (rows == kRows && width == kCols) {
+            // A whole tile: constant bounds, so the compiler keeps the accumulators in vector registers.
+            for (int64_t p = 0; p < args.k; ++p) {
+              const T* b_row = bm + p * args.n + j0;
+              for (int64_t r = 0; r < kRows; ++r) {
+                const T a_rp = a[(i0 + r) * args.k + p];
+                for (int64_t j = 0; j < kCols; ++j) acc[r][j] = ts::ops::multiply_add(acc[r][j], a_rp, b_row[j]);
+              }
+            }
+          } else {
+            for (int64_t p = 0; p < args.k; ++p) {
+              const T* b_row = bm + p * args.n + j0;
+              for (int64_t r = 0; r < rows; ++r) {
+                const T a_rp = a[(i0 + r) * args.k + p];
+                for (int64_t j = 0; j < width; ++j) acc[r][j] = ts::ops::multiply_add(acc[r][j], a_rp, b_row[j]);
+              }
             }
           }
           for (int64_t r = 0; r < rows; ++r) {
@@ -46,35 +59,39 @@ struct matmul_cpu_kernel {
     // --- end kernel body ---
     // clang-format on
   }
+  static void loop_baseline(const ts::GemmArgs& args) { loop(args); }
+  TS_TARGET_AVX2 static void loop_avx2(const ts::GemmArgs& args) { loop(args); }
+  TS_TARGET_AVX512 static void loop_avx512(const ts::GemmArgs& args) { loop(args); }
 };
 
 }  // namespace
 
 void register_matmul_cpu(ts::Registry& registry) {
+  [[maybe_unused]] const ts::isa::Level isa = ts::isa::detect();  // unused where every dtype has a BLAS routine
   registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Bool,
-                      reinterpret_cast<void*>(&matmul_cpu_kernel<bool, bool>::loop));
+                      ts::isa::variant<matmul_cpu_kernel<bool, bool>>(isa));
   registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Int8,
-                      reinterpret_cast<void*>(&matmul_cpu_kernel<int8_t, int8_t>::loop));
+                      ts::isa::variant<matmul_cpu_kernel<int8_t, int8_t>>(isa));
   registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Int16,
-                      reinterpret_cast<void*>(&matmul_cpu_kernel<int16_t, int16_t>::loop));
+                      ts::isa::variant<matmul_cpu_kernel<int16_t, int16_t>>(isa));
   registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Int32,
-                      reinterpret_cast<void*>(&matmul_cpu_kernel<int32_t, int32_t>::loop));
+                      ts::isa::variant<matmul_cpu_kernel<int32_t, int32_t>>(isa));
   registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Int64,
-                      reinterpret_cast<void*>(&matmul_cpu_kernel<int64_t, int64_t>::loop));
+                      ts::isa::variant<matmul_cpu_kernel<int64_t, int64_t>>(isa));
   registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::UInt8,
-                      reinterpret_cast<void*>(&matmul_cpu_kernel<uint8_t, uint8_t>::loop));
+                      ts::isa::variant<matmul_cpu_kernel<uint8_t, uint8_t>>(isa));
   registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::UInt16,
-                      reinterpret_cast<void*>(&matmul_cpu_kernel<uint16_t, uint16_t>::loop));
+                      ts::isa::variant<matmul_cpu_kernel<uint16_t, uint16_t>>(isa));
   registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::UInt32,
-                      reinterpret_cast<void*>(&matmul_cpu_kernel<uint32_t, uint32_t>::loop));
+                      ts::isa::variant<matmul_cpu_kernel<uint32_t, uint32_t>>(isa));
   registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::UInt64,
-                      reinterpret_cast<void*>(&matmul_cpu_kernel<uint64_t, uint64_t>::loop));
+                      ts::isa::variant<matmul_cpu_kernel<uint64_t, uint64_t>>(isa));
   registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Float32, reinterpret_cast<void*>(&ts::blas_sgemm));
   registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Float64, reinterpret_cast<void*>(&ts::blas_dgemm));
   registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Float16,
-                      reinterpret_cast<void*>(&matmul_cpu_kernel<ts::float16, float>::loop));
+                      ts::isa::variant<matmul_cpu_kernel<ts::float16, float>>(isa));
   registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::BFloat16,
-                      reinterpret_cast<void*>(&matmul_cpu_kernel<ts::bfloat16, float>::loop));
+                      ts::isa::variant<matmul_cpu_kernel<ts::bfloat16, float>>(isa));
   registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Complex64, reinterpret_cast<void*>(&ts::blas_cgemm));
   registry.set_kernel("matmul", ts::DeviceType::CPU, ts::DType::Complex128, reinterpret_cast<void*>(&ts::blas_zgemm));
 }
