@@ -98,16 +98,20 @@ py::object compute(const FastEntry& entry, PyObject* const* args) {
   }
 }
 
-PyObject* call_entry_args(const FastEntry& entry, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  if (takes_call(entry, args, nargs, kwnames)) {
-    try {
-      return compute(entry, args).release().ptr();
-    } catch (...) {
-      // pybind11's function raises it again, translated as every binding's errors are; what failed had
-      // written nothing (the result is new), so running it twice changes nothing.
-      PyErr_Clear();
-    }
+// The result of a call the entry takes; nullopt for any other, and for one that raised: pybind11's path
+// raises it again, translated as every binding's errors are (what failed wrote nothing: its result was new).
+std::optional<PyObject*> taken(const FastEntry& entry, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  if (!takes_call(entry, args, nargs, kwnames)) return std::nullopt;
+  try {
+    return compute(entry, args).release().ptr();
+  } catch (...) {
+    PyErr_Clear();
+    return std::nullopt;
   }
+}
+
+PyObject* call_entry_args(const FastEntry& entry, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  if (const std::optional<PyObject*> result = taken(entry, args, nargs, kwnames)) return *result;
   return PyObject_Vectorcall(entry.fallback.ptr(), args, static_cast<size_t>(nargs), kwnames);
 }
 
@@ -259,15 +263,9 @@ F& slot_at(PyTypeObject* type, size_t offset) {
   return *reinterpret_cast<F*>(reinterpret_cast<char*>(type->tp_as_number) + offset);
 }
 
-// A call the entry takes, run; nullopt for any other (or one that raised: the generic path raises it).
+// The slot's entry's result where it takes the call (the generic answer raises what it raised).
 std::optional<PyObject*> taken(const SlotState& state, PyObject* const* args, Py_ssize_t nargs) {
-  if (state.entry == nullptr || !takes_call(*state.entry, args, nargs, nullptr)) return std::nullopt;
-  try {
-    return compute(*state.entry, args).release().ptr();
-  } catch (...) {
-    PyErr_Clear();
-    return std::nullopt;
-  }
+  return state.entry == nullptr ? std::nullopt : taken(*state.entry, args, nargs, nullptr);
 }
 
 template <size_t I>
