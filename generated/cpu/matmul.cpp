@@ -32,23 +32,20 @@ struct matmul_cpu_kernel {
         for (int64_t i0 = 0; i0 < args.m; i0 += kRows) {
           const int64_t rows = std::min(kRows, args.m - i0);
           acc_t acc[kRows][kCols] = {};
+          const auto accumulate = [&](auto tile_rows, auto tile_width) {
+            for (int64_t p = 0; p < args.k; ++p) {
+              const T* b_row = bm + p * args.n + j0;
+              for (int64_t r = 0; r < tile_rows; ++r) {
+                const T a_rp = a[(i0 + r) * args.k + p];
+                for (int64_t j = 0; j < tile_width; ++j) acc[r][j] = ts::ops::multiply_add(acc[r][j], a_rp, b_row[j]);
+              }
+            }
+          };
+          // A whole tile with constant bounds, so the compiler keeps the accumulators in vector registers.
           if (rows == kRows && width == kCols) {
-            // A whole tile: constant bounds, so the compiler keeps the accumulators in vector registers.
-            for (int64_t p = 0; p < args.k; ++p) {
-              const T* b_row = bm + p * args.n + j0;
-              for (int64_t r = 0; r < kRows; ++r) {
-                const T a_rp = a[(i0 + r) * args.k + p];
-                for (int64_t j = 0; j < kCols; ++j) acc[r][j] = ts::ops::multiply_add(acc[r][j], a_rp, b_row[j]);
-              }
-            }
+            accumulate(std::integral_constant<int64_t, kRows>{}, std::integral_constant<int64_t, kCols>{});
           } else {
-            for (int64_t p = 0; p < args.k; ++p) {
-              const T* b_row = bm + p * args.n + j0;
-              for (int64_t r = 0; r < rows; ++r) {
-                const T a_rp = a[(i0 + r) * args.k + p];
-                for (int64_t j = 0; j < width; ++j) acc[r][j] = ts::ops::multiply_add(acc[r][j], a_rp, b_row[j]);
-              }
-            }
+            accumulate(rows, width);
           }
           for (int64_t r = 0; r < rows; ++r) {
             for (int64_t j = 0; j < width; ++j) c[(i0 + r) * args.n + j0 + j] = static_cast<T>(acc[r][j]);

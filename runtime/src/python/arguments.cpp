@@ -372,14 +372,15 @@ std::vector<Tensor> tensor_operands(const OpDef& op, std::initializer_list<py::h
   }
   for (size_t i = 0; i < arg_list.size(); ++i) {
     if (weak[i]) continue;
-    if (operands[i].defined()) {  // an exact Tensor, taken above
-    } else if (py::isinstance<Tensor>(args[i])) {
-      operands[i] = args[i].cast<Tensor>();
-    } else {
-      TS_CHECK(is_array_like(args[i]), TypeError,
-               "argument '" << names[i] << "' must be a tensor, an array-like or a Python scalar, not "
-                            << type_name(args[i]));
-      operands[i] = asarray(args[i]);
+    if (!operands[i].defined()) {  // not an exact Tensor (those were taken above): a subclass or an array-like
+      if (py::isinstance<Tensor>(args[i])) {
+        operands[i] = args[i].cast<Tensor>();
+      } else {
+        TS_CHECK(is_array_like(args[i]), TypeError,
+                 "argument '" << names[i] << "' must be a tensor, an array-like or a Python scalar, not "
+                              << type_name(args[i]));
+        operands[i] = asarray(args[i]);
+      }
     }
     if (op.promotes(i)) strong = strong ? promote_types(*strong, operands[i].dtype()) : operands[i].dtype();
   }

@@ -33,6 +33,7 @@ enum class Form {
 struct FastEntry {
   const OpDef* op;  // null for GetItem
   Form form;
+  bool method;  // a Tensor method or operator (else a module function)
   py::object fallback;  // pybind11's function (for a method: the function under its instancemethod)
   std::string name;
   std::string doc;
@@ -43,11 +44,16 @@ PyObject* call_entry(PyObject* self, PyObject* const* args, Py_ssize_t nargsf, P
 
 // Entries live as long as the process: PyMethodDef must not move (a deque's elements never do), and the
 // functions may be called during interpreter teardown.
-FastEntry& new_entry(const OpDef* op, Form form, py::object fallback, const char* name) {
-  static auto* entries = new std::deque<FastEntry>();
-  FastEntry& entry = entries->emplace_back();
+std::deque<FastEntry>& entries() {
+  static auto* all = new std::deque<FastEntry>();
+  return *all;
+}
+
+FastEntry& new_entry(const OpDef* op, Form form, bool method, py::object fallback, const char* name) {
+  FastEntry& entry = entries().emplace_back();
   entry.op = op;
   entry.form = form;
+  entry.method = method;
   entry.fallback = std::move(fallback);
   entry.name = name;
   const py::object doc = entry.fallback.attr("__doc__");
@@ -165,23 +171,16 @@ py::object c_function(FastEntry& entry, py::handle module, py::handle module_nam
   return py::reinterpret_steal<py::object>(function);
 }
 
-// The entries of Tensor methods and operators, for the operator slots.
-std::deque<const FastEntry*>& method_entries() {
-  static auto* all = new std::deque<const FastEntry*>();
-  return *all;
-}
-
 // cls.<name> replaced by an instancemethod over the entry's C function (binding self as pybind11's does).
 const FastEntry& install_method(py::handle cls, const char* name, const OpDef* op, Form form) {
   const py::object descriptor = py::reinterpret_borrow<py::dict>(cls.attr("__dict__"))[name];
   TS_CHECK(PyInstanceMethod_Check(descriptor.ptr()), RuntimeError,
            "Tensor." << name << ": expected pybind11's instancemethod in the class, found " << type_name(descriptor));
   const py::object function = py::reinterpret_borrow<py::object>(PyInstanceMethod_GET_FUNCTION(descriptor.ptr()));
-  FastEntry& entry = new_entry(op, form, function, name);
+  FastEntry& entry = new_entry(op, form, /*method=*/true, function, name);
   PyObject* method = PyInstanceMethod_New(c_function(entry, py::handle(), cls.attr("__module__")).ptr());
   if (method == nullptr) throw py::error_already_set();
   py::setattr(cls, name, py::reinterpret_steal<py::object>(method));
-  method_entries().push_back(&entry);
   return entry;
 }
 
@@ -318,9 +317,10 @@ void install_unary_slots(PyTypeObject* type, std::index_sequence<I...>) {
   ((g_unary[I].entry != nullptr ? (void)(slot_at<unaryfunc>(type, kUnaryOperators[I].slot) = &unary_slot<I>) : void()), ...);
 }
 
-const FastEntry* method_entry(const char* name) {
-  for (const FastEntry* entry : method_entries()) {
-    if (entry->name == name && entry->form == Form::AsGiven) return entry;
+// The Tensor operator `name`'s entry, if it has one.
+const FastEntry* operator_entry(const char* name) {
+  for (const FastEntry& entry : entries()) {
+    if (entry.method && entry.form == Form::AsGiven && entry.name == name) return &entry;
   }
   return nullptr;
 }
@@ -337,12 +337,12 @@ void fast_operator_slots(py::handle cls) {
   auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
   TS_CHECK(type->tp_as_number != nullptr, RuntimeError, "Tensor: the class has no number slots to fill");
   for (size_t i = 0; i < kBinaryCount; ++i) {
-    g_binary[i] = {method_entry(kBinaryOperators[i].name), interned(kBinaryOperators[i].name), interned(kBinaryOperators[i].reflected)};
+    g_binary[i] = {operator_entry(kBinaryOperators[i].name), interned(kBinaryOperators[i].name), interned(kBinaryOperators[i].reflected)};
   }
-  for (size_t i = 0; i < kUnaryCount; ++i) g_unary[i] = {method_entry(kUnaryOperators[i].name), interned(kUnaryOperators[i].name), nullptr};
+  for (size_t i = 0; i < kUnaryCount; ++i) g_unary[i] = {operator_entry(kUnaryOperators[i].name), interned(kUnaryOperators[i].name), nullptr};
   bool comparisons = false;
   for (size_t i = 0; i < std::size(kComparisons); ++i) {
-    g_comparison[i] = {method_entry(kComparisons[i]), interned(kComparisons[i]), nullptr};
+    g_comparison[i] = {operator_entry(kComparisons[i]), interned(kComparisons[i]), nullptr};
     comparisons = comparisons || g_comparison[i].entry != nullptr;
   }
   install_number_slots(type, std::make_index_sequence<kBinaryCount>());
@@ -352,7 +352,7 @@ void fast_operator_slots(py::handle cls) {
 }
 
 void fast_function(py::module_& m, const char* name, const OpDef& op) {
-  FastEntry& entry = new_entry(&op, Form::AsGiven, m.attr(name), name);
+  FastEntry& entry = new_entry(&op, Form::AsGiven, /*method=*/false, m.attr(name), name);
   m.attr(name) = c_function(entry, m, m.attr("__name__"));
 }
 
