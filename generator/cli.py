@@ -98,6 +98,10 @@ def _parser() -> argparse.ArgumentParser:
                           "(kernel, spec, op table, gate or runtime changed; REV's MANIFEST.json is trusted)")
     validate.add_argument("--sample", type=int, default=0, metavar="N",
                           help="with --changed-since: also N unchanged kernels, drawn with the gate's secret salt")
+    validate.add_argument("--shared-sample", type=_positive, metavar="K",
+                          help="with --changed-since: of the kernels only the gate or the runtime changed under (their own "
+                          "translation unit, spec and op table as REV accepted them), judge K per family and device, drawn "
+                          "with the salt, not all (CI's bound; the nightly run judges the whole catalog)")
     validate.add_argument("--shard", metavar="K/N", help="only the kernels of shard K of N (by a hash of their names): "
                           "N machines judge the selection once between them")
     _add_executor_arguments(validate)
@@ -313,15 +317,21 @@ def _validate(project: Project, args: argparse.Namespace) -> int:
         base = Manifest.parse(git.file(base_commit, f"generated/{MANIFEST_NAME}") or "").kernel_records()
         chosen = selection.changed_since(
             kernels, key=lambda k: (k[0].name, k[1]), base=base, sample=args.sample, salt=gate.salt,
-            identity=lambda k: gate.identity(c) if (c := candidates[(k[0].name, k[1])][0]) is not None else "")  # fmt: skip
+            identity=lambda k: gate.identity(c) if (c := candidates[(k[0].name, k[1])][0]) is not None else "",
+            kernel_identity=lambda k: gate.kernel_identity(c) if (c := candidates[(k[0].name, k[1])][0]) is not None else "",
+            group=lambda k: f"{k[0].family.name} on {k[1]}", shared_sample=args.shared_sample)  # fmt: skip
         listed = [(kernel, why) for kernel, why in chosen.judged if in_shard(kernel)]
         kernels = [kernel for kernel, _why in listed]
         print(f"{chosen.unchanged} kernel(s) that {args.changed_since} ({base_commit[:12]}) accepted as they are now: "
               f"not judged again; judging the others{shard_note(len(listed), len(chosen.judged))}:")  # fmt: skip
+        if chosen.shared_left:
+            print(f"{chosen.shared_left} kernel(s) that only the gate or the runtime changed under: not judged here "
+                  f"(--shared-sample {args.shared_sample}; `tsgen validate` judges every kernel)")
         for (spec, device), why in listed:
             print(f"  {spec.name}.{device}: {why}")
-    elif args.sample:
-        raise GeneratorError("--sample draws from the kernels --changed-since leaves out; give --changed-since REV")
+    elif args.sample or args.shared_sample is not None:
+        flag = "--sample" if args.sample else "--shared-sample"
+        raise GeneratorError(f"{flag} draws from the kernels --changed-since leaves out; give --changed-since REV")
     note = ""  # what the shard kept, where no listing said it
     if args.changed_since is None:
         selected = len(kernels)

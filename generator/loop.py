@@ -310,8 +310,9 @@ class Regenerator:
         if reason is None:
             return None
         # the same file as the one accepted is the same judged kernel; anything else was not judged
-        judged = plan.previous.judged_sha256 if plan.previous is not None and plan.previous.sha256 == sha256_text(source) else None
-        return KernelResult(plan, "stale", reason, self._record(plan, proposal, source, None, judged), source, proposal.transcript)
+        same = plan.previous is not None and plan.previous.sha256 == sha256_text(source)
+        judged = (plan.previous.judged_sha256, plan.previous.kernel_sha256) if same else (None, None)
+        return KernelResult(plan, "stale", reason, self._record(plan, proposal, source, None, *judged), source, proposal.transcript)
 
     def _regenerate(self, plan: KernelPlan) -> KernelResult:
         """The evaluator-optimizer loop for one op: propose, judge, hand the rejection back, until the
@@ -344,7 +345,7 @@ class Regenerator:
         elapsed = time.monotonic() - started
         self._show(plan, f"accepted ({proposal.proposer}, attempt {proposal.attempt}, {elapsed:.1f} s)")
         message = f"({proposal.proposer}, {elapsed:.1f} s)"
-        record = self._record(plan, proposal, source, verdict, self.gate.identity(candidate))
+        record = self._record(plan, proposal, source, verdict, self.gate.identity(candidate), self.gate.kernel_identity(candidate))
         return KernelResult(plan, "accepted", message, record, source, proposal.transcript)
 
     def _show(self, plan: KernelPlan, state: str) -> None:
@@ -366,7 +367,7 @@ class Regenerator:
         return self.proposer
 
     def _record(self, plan: KernelPlan, proposal: Proposal, source: str, verdict: Verdict | None = None,
-                judged_sha256: str | None = None) -> OutputRecord:  # fmt: skip
+                judged_sha256: str | None = None, kernel_sha256: str | None = None) -> OutputRecord:  # fmt: skip
         details = dict(proposal.details)
         if proposal.transcript is None:
             details.pop("transcript", None)  # a record never points at a file generated/ will not hold
@@ -381,6 +382,7 @@ class Regenerator:
             interface_sha256=sha256_text(api.interface(plan.spec)),
             verdict=self._verdict_text(plan.device, verdict),
             judged_sha256=judged_sha256,
+            kernel_sha256=kernel_sha256,
             details=details,
         )
 

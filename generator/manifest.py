@@ -27,6 +27,7 @@ class OutputRecord:
     interface_sha256: str | None = None  # of api.interface(spec): what the shared files assume of the kernel
     verdict: str | None = None  # the gate's verdict when it was accepted
     judged_sha256: str | None = None  # Gate.identity of what it accepted (which gate, which kernel, which runtime)
+    kernel_sha256: str | None = None  # Gate.kernel_identity of what it accepted: the kernel's own part of judged_sha256
     # What the proposer reports (Claude: model, attempts, tokens, cost_usd, wall_s, transcript); written
     # as top-level keys of the record, beside the fields above.
     details: dict[str, object] = field(default_factory=dict)

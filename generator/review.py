@@ -23,7 +23,7 @@ from .staleness import HAND_EDITED
 
 # Keys of a manifest entry that are bookkeeping, not provenance.
 BOOKKEEPING = {"sha256", "inputs", "inputs_sha256", "op", "device", "body_sha256", "interface_sha256", "verdict", "proposer",
-               "judged_sha256"}  # fmt: skip
+               "judged_sha256", "kernel_sha256"}  # fmt: skip
 # Per file in the Markdown report (a job summary holds at most 1 MiB); longer diffs are cut with a note that says so
 # and names the command that shows the rest. JSON always has whole diffs.
 MAX_DIFF_LINES = 400

@@ -186,12 +186,12 @@ class Gate:
         return self._judge(candidate, on_stage or (lambda _stage: None))
 
     def identity(self, candidate: Candidate) -> str:
-        """What a verdict depends on that the repository holds: the candidate (its translation unit and op
-        table, as they are: the static check reads the body's text), its spec, the meaning
-        (catalog/source_meaning.py) of the gate's code with the catalog it reads specs and case tables with,
-        and of the runtime the candidate runs in (engine and headers; for CUDA its machinery too). Equal identities
-        mean the same gate judged the same kernel: MANIFEST.json records it for `tsgen validate
-        --changed-since`, which re-judges only kernels whose identity a base revision did not accept."""
+        """What a verdict depends on that the repository holds: the kernel's own part (kernel_identity) and
+        what every kernel shares, the meaning (catalog/source_meaning.py) of the gate's code with the catalog
+        it reads specs and case tables with, and of the runtime the candidate runs in (engine and headers; for
+        CUDA its machinery too). Equal identities mean the same gate judged the same kernel: MANIFEST.json
+        records it for `tsgen validate --changed-since`, which re-judges only kernels whose identity a base
+        revision did not accept."""
         digest = hashlib.sha256()
         gate_files = gate_code_files()
         sources = sorted((self.root / "runtime" / "src" / "core").glob("*.cpp"))
@@ -203,6 +203,16 @@ class Gate:
                                    self.root / "runtime" / "include")  # fmt: skip
         for path in gate_files + sources + headers:  # by meaning: a comment or a reformatting re-judges nothing
             digest.update(path.name.encode() + b"\0" + meaning(path))
+        digest.update(self.kernel_identity(candidate).encode())
+        return digest.hexdigest()
+
+    @staticmethod
+    def kernel_identity(candidate: Candidate) -> str:
+        """The kernel's own part of its identity: its translation unit and op table, as they are (the static
+        check reads the body's text), its spec and device; not the gate or the runtime every kernel shares.
+        `tsgen validate --changed-since` tells by it a kernel that changed from one only the runtime or the
+        gate changed under."""
+        digest = hashlib.sha256()
         for part in (candidate.spec.kernel_text, candidate.device, candidate.source, candidate.registration):
             digest.update(part.encode() + b"\0")
         return digest.hexdigest()

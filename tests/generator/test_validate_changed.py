@@ -57,6 +57,31 @@ def test_a_hand_edit_behind_a_forged_manifest_is_still_judged(repo: Path, tsgen)
     assert "negative.cpu" in judged(out.stdout), out.stdout + out.stderr
 
 
+def test_kernels_only_the_runtime_changed_under_are_sampled_per_family(repo: Path, tsgen) -> None:  # noqa: F811
+    """A base whose manifest records the kernels' own part as it is now but another whole identity: what a
+    runtime or gate change since the base looks like. --shared-sample 1 judges one of the two pointwise
+    kernels and says it left the other; without it both are judged."""
+    manifest_path = repo / "generated" / "MANIFEST.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    for name in ("cpu/negative.cpp", "cpu/positive.cpp"):
+        assert manifest["outputs"][name]["kernel_sha256"]  # regen records the kernel's own part
+        manifest["outputs"][name]["judged_sha256"] = "0" * 64  # accepted under another runtime
+    manifest_path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "the base accepted them under another runtime")
+    base = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "HEAD~1", "--", "generated/MANIFEST.json")  # the working tree as it was
+
+    out = ok(tsgen(repo, "validate", "--changed-since", base, "--device", "cpu", "--ops", "*tive", "--shared-sample", "1"))
+    chosen = judged(out)
+    assert len(chosen) == 1 and set(chosen) <= {"negative.cpu", "positive.cpu"}, out
+    assert list(chosen.values()) == ["the gate or the runtime changed, not the kernel: drawn for pointwise on cpu"]
+    assert "1 kernel(s) that only the gate or the runtime changed under: not judged here (--shared-sample 1;" in out
+    assert "1 of 1 kernels pass the gate" in out
+
+    out = ok(tsgen(repo, "validate", "--changed-since", base, "--device", "cpu", "--ops", "*tive"))
+    assert judged(out) == dict.fromkeys(["negative.cpu", "positive.cpu"], "the gate or the runtime changed, not the kernel")
+
+
 def test_a_sample_of_the_unchanged_is_drawn(repo: Path, tsgen) -> None:  # noqa: F811
     out = ok(tsgen(repo, "validate", "--changed-since", "main", "--sample", "1", "--device", "cpu", "--ops", "neg*"))
     assert judged(out) == {"negative.cpu": "unchanged, drawn for a re-judgement under fresh hidden cases"}
@@ -66,6 +91,7 @@ def test_a_sample_of_the_unchanged_is_drawn(repo: Path, tsgen) -> None:  # noqa:
 @pytest.mark.parametrize(("args", "message"), [
     (("--changed-since", "no-such-rev"), "tsgen: error: unknown revision 'no-such-rev'"),
     (("--sample", "3"), "tsgen: error: --sample draws from the kernels --changed-since leaves out; give --changed-since REV"),
+    (("--shared-sample", "2"), "tsgen: error: --shared-sample draws from the kernels --changed-since leaves out; give --changed-since REV"),
     (("--shard", "0/2"), "tsgen: error: --shard takes K/N with 1 <= K <= N (3/4: the third of four shards), not '0/2'"),
     (("--shard", "3/2"), "tsgen: error: --shard takes K/N with 1 <= K <= N"),
     (("--shard", "half"), "tsgen: error: --shard takes K/N with 1 <= K <= N"),
@@ -89,15 +115,20 @@ def test_the_identity_covers_the_runtime_the_gate_and_the_kernel(checkout: Path)
     def identity(kernel_body: str = body) -> str:
         return gate.identity(Regenerator(project, gate).candidate(spec, "cpu", kernel_body, proposer))
 
-    first = identity()
+    def kernel_identity(kernel_body: str = body) -> str:
+        return Gate.kernel_identity(Regenerator(project, gate).candidate(spec, "cpu", kernel_body, proposer))
+
+    first, own = identity(), kernel_identity()
     assert identity() == first  # deterministic: no salt, no machine
     assert identity(body + "\n// edited\n") != first  # the body's own text counts as it is (the static check reads it)
+    assert kernel_identity(body + "\n// edited\n") != own
 
     def edited(path: Path, edit, changes: bool) -> None:
         original = path.read_text(encoding="utf-8")
         path.write_text(edit(original), encoding="utf-8")
         try:
             assert (identity() != first) is changes, (path.name, edit(original)[-200:])
+            assert kernel_identity() == own  # the runtime is no part of the kernel's own identity
         finally:
             path.write_text(original, encoding="utf-8")
 
@@ -115,8 +146,8 @@ def test_the_identity_covers_the_runtime_the_gate_and_the_kernel(checkout: Path)
     assert identity() == first
 
 
-def record(judged_sha256: str | None) -> OutputRecord:
-    return OutputRecord(sha256="", inputs={}, inputs_sha256="", judged_sha256=judged_sha256)
+def record(judged_sha256: str | None, kernel_sha256: str | None = None) -> OutputRecord:
+    return OutputRecord(sha256="", inputs={}, inputs_sha256="", judged_sha256=judged_sha256, kernel_sha256=kernel_sha256)
 
 
 def test_the_selection_rules() -> None:
@@ -152,3 +183,38 @@ def test_shards_partition_any_set_of_kernels() -> None:
         assert all(len(o) == 1 for o in owners)
         sizes = [sum(o == [k] for o in owners) for k in range(1, n + 1)]
         assert min(sizes) > len(keys) / n / 2  # spread, not all in one
+
+
+def test_the_selection_rules_for_shared_changes() -> None:
+    """Kernels whose own part the base recorded as it is now changed only through the gate or the runtime: all
+    judged by default; with shared_sample K, K per group, drawn by the salt, the rest counted as left (and
+    open to --sample). A kernel whose own part changed too is judged whatever K."""
+    kernels = [(f"p{i}", "cpu") for i in range(6)] + [("r0", "cpu"), ("r1", "cpu"), ("own", "cpu"), ("same", "cpu")]
+    base = {k: record("old", f"own-{k[0]}") for k in kernels} | {("own", "cpu"): record("old", "before"),
+                                                                  ("same", "cpu"): record("S", "own-same")}  # fmt: skip
+
+    def select(**kwargs):
+        return changed_since(kernels, key=lambda k: k, identity=lambda k: "S" if k[0] == "same" else "new", base=base,
+                             kernel_identity=lambda k: f"own-{k[0]}", group=lambda k: k[0][0], **kwargs)  # fmt: skip
+
+    every = select(sample=0, salt=b"s")
+    assert [k[0] for k, _ in every.judged] == ["p0", "p1", "p2", "p3", "p4", "p5", "r0", "r1", "own"]
+    assert {k[0]: why for k, why in every.judged}["own"].startswith("changed since the base")
+    assert every.unchanged == 1 and every.shared_left == 0
+
+    for salt in (bytes([i]) for i in range(8)):
+        some = select(sample=0, salt=salt, shared_sample=2)
+        names = [k[0] for k, _ in some.judged]
+        assert "own" in names and "same" not in names
+        assert sum(n.startswith("p") for n in names) == 2 and {"r0", "r1"} <= set(names)
+        assert some.shared_left == 4 and some.unchanged == 1
+        assert all(why.endswith(f"drawn for {k[0][0]}") for k, why in some.judged if k[0] != "own")
+        more = select(sample=3, salt=salt, shared_sample=2)
+        assert len(more.judged) == len(some.judged) + 3 and more.shared_left + more.unchanged == 2
+    draws = {tuple(k for k, _ in select(sample=0, salt=bytes([i]), shared_sample=1).judged) for i in range(16)}
+    assert len(draws) > 1, "the salt chooses which kernels of a group are drawn"
+
+    unrecorded = {k: record("old") for k in kernels}  # a base from before kernel_sha256: every change is the kernel's
+    chosen = changed_since(kernels, key=lambda k: k, identity=lambda k: "new", base=unrecorded, sample=0, salt=b"s",
+                           kernel_identity=lambda k: f"own-{k[0]}", group=lambda k: k[0][0], shared_sample=1)  # fmt: skip
+    assert len(chosen.judged) == len(kernels) and chosen.shared_left == 0

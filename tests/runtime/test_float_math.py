@@ -1,8 +1,9 @@
-"""float32 tanh, expm1, log, log1p, sin and cos: tensorsmith/scalar_ops.h's branch-free, vectorisable forms.
+"""float32 tanh, expm1, log, log1p, sin, cos and pow: tensorsmith/scalar_ops.h's branch-free, vectorisable forms.
 Each is within its bound of the exact value (float64's result) over the range and densely where the formula
 switches (tanh at |x| = 0.625; expm1 where the reduction's n leaves 0 and at 80; log at m = sqrt(2) and near
 1; log1p at u = 2 and near 0 and -1; sin and cos at pi/4, next to multiples of pi/2, and up to the largest
-floats, whose reduction needs 2/pi's bits far past the point), and exact at the specials."""
+floats, whose reduction needs 2/pi's bits far past the point; pow over bases and exponents of every scale, to
+the ends of the float range), and exact at the specials."""
 
 from __future__ import annotations
 
@@ -134,6 +135,63 @@ def test_the_two_over_pi_table_holds_its_bits() -> None:
     want = (2 << (bits + 32 * (len(words) - 1))) // pi  # floor(2/pi * 2**224)
     assert words[0] == 0
     assert words[1:] == [(want >> (32 * (len(words) - 2 - k))) & 0xFFFFFFFF for k in range(len(words) - 1)]
+
+
+def _pow_pairs(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    n = 1 << 19
+    bases = [rng.uniform(0, 10, n), 2.0 ** rng.uniform(-149, 128, n), 1 + rng.normal(0, 1e-3, n),
+             rng.uniform(0.999, 1.001, n), -rng.uniform(0, 100, n), -(2.0 ** rng.uniform(-30, 30, n))]
+    exponents = [rng.uniform(-5, 5, n), rng.uniform(-1, 1, n) * 2.0 ** rng.uniform(-10, 7, n), rng.normal(0, 1e4, n),
+                 rng.uniform(-2e5, 2e5, n), rng.integers(-40, 40, n).astype(float), rng.integers(-8, 9, n) / 2]
+    return (np.concatenate(bases).astype(np.float32), np.concatenate(exponents).astype(np.float32))
+
+
+def test_float32_pow_is_correctly_rounded_but_for_rare_halfway_cases() -> None:
+    # pow_float computes e**(y log|x|) in double to about 2e-11 relative before its one rounding: against the
+    # exact value (float64's pow of the same floats), within half an ulp and a hair, and equal to the correctly
+    # rounded float nearly everywhere, over the whole range of results, subnormal and overflowing included.
+    x, y = _pow_pairs(np.random.default_rng(9))
+    got = np.asarray(ts.pow(ts.asarray(x), ts.asarray(y)))
+    assert got.dtype == np.float32
+    with np.errstate(all="ignore"):
+        exact = np.power(x.astype(np.float64), y.astype(np.float64))
+        rounded = exact.astype(np.float32)
+    finite = np.isfinite(exact) & (np.abs(exact) < float(np.finfo(np.float32).max)) & (np.abs(exact) >= float(np.finfo(np.float32).tiny))
+    assert finite.mean() > 0.75 and np.isnan(exact).any() and (exact == 0).any() and np.isinf(rounded).any()
+    err = ulps(got[finite], exact[finite])
+    assert err.max() <= 0.5001, f"pow({x[finite][err.argmax()]!r}, {y[finite][err.argmax()]!r}): {err.max():.4f} ulp"
+    same = (got == rounded) | (np.isnan(got) & np.isnan(rounded))
+    assert same.mean() > 1 - 1e-5
+    zeros = got == 0  # a NaN's sign is no part of its value; a zero's is
+    assert np.array_equal(np.signbit(got[zeros]), np.signbit(rounded[zeros]))
+    off = ~same  # the rest: 1 ulp from the correctly rounded float, never more (subnormals by double rounding)
+    assert (np.abs(got[off].view(np.int32).astype(np.int64) - rounded[off].view(np.int32)) == 1).all()
+
+
+def test_float32_pow_specials() -> None:
+    # IEEE 754's pow on every pair of specials (zeros of both signs, +-1, +-inf, NaN, odd and even integers,
+    # non-integers, 2**24 and its neighbours, the smallest and largest floats): the float64 result rounded, sign
+    # of zero and NaN included.
+    values = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 3.0, -3.0, np.inf, -np.inf, np.nan, TINY, -TINY,
+              3.4e38, -3.4e38, 1e-38, 16777216.0, 16777218.0, -16777215.0, 8388609.0, -8388609.5, 0.25, 1.5, -1.5]
+    x, y = (a.ravel() for a in np.meshgrid(np.array(values, np.float32), np.array(values, np.float32)))
+    got = np.asarray(ts.pow(ts.asarray(x), ts.asarray(y)))
+    with np.errstate(all="ignore"):
+        want = np.power(x.astype(np.float64), y.astype(np.float64)).astype(np.float32)
+    ok = (np.isnan(got) & np.isnan(want)) | ((got == want) & (np.signbit(got) == np.signbit(want)))
+    assert ok.all(), [(float(a), float(b), float(g), float(w)) for a, b, g, w in zip(x[~ok], y[~ok], got[~ok], want[~ok])]
+
+
+def test_float32_pow_is_the_same_wherever_an_element_sits() -> None:
+    # The vector body, its tail, strided and broadcast runs and other thread splits all compute one formula.
+    x, y = (a[:100_003] for a in _pow_pairs(np.random.default_rng(10)))
+    whole = np.asarray(ts.pow(ts.asarray(x), ts.asarray(y)))
+    strided = np.asarray(ts.pow(ts.asarray(np.repeat(x, 2))[::2], ts.asarray(np.repeat(y, 2))[::2]))
+    one_by_one = np.array([np.asarray(ts.pow(ts.asarray(a), ts.asarray(b))) for a, b in zip(x[:257], y[:257])])
+    broadcast = np.asarray(ts.pow(ts.asarray(x[:1000]), ts.asarray(y[7])))
+    assert whole.tobytes() == strided.tobytes()
+    assert one_by_one.tobytes() == whole[:257].tobytes()
+    assert broadcast.tobytes() == np.asarray(ts.pow(ts.asarray(x[:1000]), ts.asarray(np.full(1000, y[7])))).tobytes()
 
 
 LONG_DOUBLE_DIGITS = np.finfo(np.longdouble).nmant
