@@ -12,7 +12,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -315,10 +315,13 @@ def _validate(project: Project, args: argparse.Namespace) -> int:
         git = Git(project.root)
         base_commit = git.resolve(args.changed_since)
         base = Manifest.parse(git.file(base_commit, f"generated/{MANIFEST_NAME}") or "").kernel_records()
+        def identity_by(of: Callable[[Candidate], str]) -> Callable[[tuple[OpSpec, str]], str]:
+            """A kernel's identity by `of`; "" where generated/ holds no kernel (never a base's record)."""
+            return lambda k: of(c) if (c := candidates[(k[0].name, k[1])][0]) is not None else ""
+
         chosen = selection.changed_since(
             kernels, key=lambda k: (k[0].name, k[1]), base=base, sample=args.sample, salt=gate.salt,
-            identity=lambda k: gate.identity(c) if (c := candidates[(k[0].name, k[1])][0]) is not None else "",
-            kernel_identity=lambda k: gate.kernel_identity(c) if (c := candidates[(k[0].name, k[1])][0]) is not None else "",
+            identity=identity_by(gate.identity), kernel_identity=identity_by(gate.kernel_identity),
             group=lambda k: f"{k[0].family.name} on {k[1]}", shared_sample=args.shared_sample)  # fmt: skip
         listed = [(kernel, why) for kernel, why in chosen.judged if in_shard(kernel)]
         kernels = [kernel for kernel, _why in listed]

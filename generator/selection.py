@@ -38,7 +38,7 @@ class Selection:
 
 def changed_since(kernels: Sequence[K], key: Callable[[K], tuple[str, str]], identity: Callable[[K], str],
                   base: dict[tuple[str, str], OutputRecord], sample: int, salt: bytes,
-                  kernel_identity: Callable[[K], str] | None = None, group: Callable[[K], str] | None = None,
+                  kernel_identity: Callable[[K], str] | None = None, group: Callable[[K], str] = lambda k: "the catalog",
                   shared_sample: int | None = None) -> Selection:  # fmt: skip
     """The kernels to judge, in the given order: every one whose (op, device) `key` REV's `base` records with
     another identity (or none), and `sample` of the others. With `shared_sample` K, of the kernels whose own
@@ -63,7 +63,7 @@ def changed_since(kernels: Sequence[K], key: Callable[[K], tuple[str, str]], ide
     else:
         groups: dict[str, list[int]] = {}
         for i in shared:
-            groups.setdefault(group(kernels[i]) if group is not None else "", []).append(i)
+            groups.setdefault(group(kernels[i]), []).append(i)
         for name, members in sorted(groups.items()):
             drawn = set(_draw(members, shared_sample, salt + name.encode()))
             why |= {i: f"{SHARED_CHANGE}: drawn for {name}" for i in drawn}
