@@ -61,7 +61,7 @@ class Case:
 NAMES = {
     "pointwise": ("pointwise/exp", "pointwise/add", "pointwise/multiply", "pointwise/add(out=)", "pointwise/atan2",
                   "pointwise/floor_divide", "pointwise/bitwise_and int32", "pointwise/multiply complex64",
-                  "pointwise/pow", "pointwise/x[1:3] * 2.0"),
+                  "pointwise/pow", "pointwise/tanh float64", "pointwise/log1p float64", "pointwise/x[1:3] * 2.0"),
     "reductions": ("reduction/sum", "reduction/sum(axis=0)", "reduction/sum(axis=1)", "reduction/sum(axis=1) of x.T",
                    "reduction/mean", "reduction/max",
                    "reduction/max(axis=1)", "index_reduction/argmax", "index_reduction/argmax(axis=1)",
@@ -125,6 +125,10 @@ def _pointwise(size: str, n: int, rng, torch) -> list[Case]:
     it = itt or [None] * 2
     (ca, cb), (tca, tcb), ctt = _operands(rng, (n,), 2, torch, dtype=np.complex64)
     ct = ctt or [None] * 2
+    (da,), (tda,), dtt = _operands(rng, (n,), 1, torch, dtype=np.float64)
+    dt = dtt or [None]
+    dp = np.abs(da)  # log1p's domain: no NaN (numpy warns on those)
+    tdp, dpt = ts.asarray(dp), torch.from_numpy(dp) if torch is not None else None
     pa = np.abs(a) + np.float32(0.5)
     tpa, pt = ts.asarray(pa), torch.from_numpy(pa) if torch is not None else None
     item = a.itemsize
@@ -152,6 +156,11 @@ def _pointwise(size: str, n: int, rng, torch) -> list[Case]:
         # positive bases (no NaN from a negative base to a fractional power): the libraries' float paths
         _case("pointwise", "pow", size, (n,), 3 * n * item, None, lambda: ts.pow(tpa, tb), lambda: np.power(pa, b),
               lambda: torch.pow(pt, t[1]), torch),
+        # float64 functions numpy takes from SVML where the CPU has AVX-512 (scalar_ops.h's double-double forms here)
+        _case("pointwise", "tanh float64", size, (n,), 2 * n * da.itemsize, None,
+              lambda: ts.tanh(tda), lambda: np.tanh(da), lambda: torch.tanh(dt[0]), torch),
+        _case("pointwise", "log1p float64", size, (n,), 2 * n * da.itemsize, None,
+              lambda: ts.log1p(tdp), lambda: np.log1p(dp), lambda: torch.log1p(dpt), torch),
         # the small-op path with a view and a Python scalar (the issue's `t[1:3] * 2.0`; a copy of 2 elements at n=4)
         _case("pointwise", "x[1:3] * 2.0", size, (n,), 4 * item, None, lambda: ta[1:3] * 2.0, lambda: a[1:3] * 2.0,
               lambda: t[0][1:3] * 2.0, torch),

@@ -1,4 +1,5 @@
-"""float32 tanh, expm1, log, log1p, sin, cos and pow: tensorsmith/scalar_ops.h's branch-free, vectorisable forms.
+"""float32 tanh, expm1, log, log1p, sin, cos and pow, and float64 exp, log, expm1, log1p and tanh:
+tensorsmith/scalar_ops.h's branch-free, vectorisable forms (and integer pow's wrap-around).
 Each is within its bound of the exact value (float64's result) over the range and densely where the formula
 switches (tanh at |x| = 0.625; expm1 where the reduction's n leaves 0 and at 80; log at m = sqrt(2) and near
 1; log1p at u = 2 and near 0 and -1; sin and cos at pi/4, next to multiples of pi/2, and up to the largest
@@ -197,27 +198,83 @@ def test_float32_pow_is_the_same_wherever_an_element_sits() -> None:
 LONG_DOUBLE_DIGITS = np.finfo(np.longdouble).nmant
 
 
-@pytest.mark.skipif(LONG_DOUBLE_DIGITS <= 52, reason="needs numpy's longdouble wider than double for an exact reference")
-@pytest.mark.parametrize("op", ["exp", "log"])
-def test_float64_exp_and_log_are_within_their_ulp_bounds(op: str) -> None:
-    # exp_double / log_double, against long double (x87, 64-bit mantissa) results: 1 ulp for exp, 1.25 for log
-    # (its final sum cancels where k = -1 and m is near sqrt(2)).
-    rng = np.random.default_rng(8)
+def _signed(rng: np.random.Generator, x: np.ndarray) -> np.ndarray:
+    return x * rng.choice([-1.0, 1.0], x.size)
+
+
+def _float64_inputs(op: str, rng: np.random.Generator) -> np.ndarray:
+    """Random doubles over the op's range and densely where its formula switches or cancels."""
+    n = 1 << 18
     if op == "exp":
-        x = np.concatenate([rng.uniform(-745.0, 709.7, 1 << 20), rng.uniform(-0.35, 0.35, 1 << 18),
-                            2.0 ** rng.uniform(-60, 0, 1 << 18) * rng.choice([-1.0, 1.0], 1 << 18)])
-    else:
-        x = np.concatenate([2.0 ** rng.uniform(-1074, 1023.9, 1 << 20), rng.uniform(0.99, 1.01, 1 << 18),
-                            rng.uniform(0.0, 4.0, 1 << 18)])
-        x = x[x > 0]
+        return np.concatenate([rng.uniform(-745.0, 709.7, 4 * n), rng.uniform(-0.35, 0.35, n),
+                               _signed(rng, 2.0 ** rng.uniform(-60, 0, n))])
+    if op == "log":
+        x = np.concatenate([2.0 ** rng.uniform(-1074, 1023.9, 4 * n), rng.uniform(0.99, 1.01, n), rng.uniform(0.0, 4.0, n)])
+        return x[x > 0]
+    if op == "expm1":  # n leaves 0 at +-ln2/2; n = 1 (the worst case of 2 (1 + em) - 1) up to 1; the switch at 40
+        return np.concatenate([_signed(rng, 2.0 ** rng.uniform(-60, 6, 2 * n)), rng.uniform(-45.0, 709.7, 2 * n),
+                               _signed(rng, rng.uniform(0.3, 1.1, n)), rng.uniform(39.0, 41.0, n)])
+    if op == "log1p":  # near -1 (u small, k very negative), near 0, where k = -1 and m is near sqrt(2), to the top
+        x = np.concatenate([-1.0 + 2.0 ** rng.uniform(-53, 0, n), _signed(rng, 2.0 ** rng.uniform(-60, 0, 2 * n)),
+                            rng.uniform(-0.35, -0.25, n), rng.uniform(-1.0, 3.0, n), 2.0 ** rng.uniform(0, 1023.9, n)])
+        return x[x > -1.0]
+    assert op == "tanh"  # of every scale, the range where the quotient is near 1, past the clamp at 20
+    return np.concatenate([_signed(rng, 2.0 ** rng.uniform(-60, 5, 2 * n)), _signed(rng, rng.uniform(0, 2, n)),
+                           _signed(rng, rng.uniform(0, 25, n))])
+
+
+# The bounds: exp 1 ulp; log 1.25 (its final sum cancels where k = -1 and m is near sqrt(2)); expm1 1 (exp's
+# own error above 40); log1p and tanh 1 (their large terms summed exactly, the quotient corrected).
+FLOAT64_BOUNDS = {"exp": 1.0, "log": 1.25, "expm1": 1.0, "log1p": 1.0, "tanh": 1.0}
+
+
+@pytest.mark.skipif(LONG_DOUBLE_DIGITS <= 52, reason="needs numpy's longdouble wider than double for an exact reference")
+@pytest.mark.parametrize("op", sorted(FLOAT64_BOUNDS))
+def test_float64_forms_are_within_their_ulp_bounds(op: str) -> None:
+    # exp_double, log_double, expm1_double, log1p_double, tanh_double against long double (x87, 64-bit mantissa)
+    rng = np.random.default_rng(8)
+    x = _float64_inputs(op, rng)
     got = np.asarray(getattr(ts, op)(ts.asarray(x)))
     assert got.dtype == np.float64
     exact = getattr(np, op)(x.astype(np.longdouble))
     finite = np.isfinite(exact) & (np.abs(exact) <= np.finfo(np.float64).max) & (np.abs(exact) >= np.finfo(np.float64).tiny)
     spacing = np.spacing(np.abs(exact[finite]).astype(np.float64)).astype(np.longdouble)
     err = np.abs(got[finite].astype(np.longdouble) - exact[finite]) / spacing
-    bound = 1.0 if op == "exp" else 1.25
-    assert float(err.max()) <= bound, f"{op}({x[finite][err.argmax()]!r}): {float(err.max()):.2f} ulp"
+    assert float(err.max()) <= FLOAT64_BOUNDS[op], f"{op}({x[finite][err.argmax()]!r}): {float(err.max()):.2f} ulp"
+
+
+def test_float64_expm1_log1p_tanh_specials() -> None:
+    # Each against numpy's (libm's) result, bit for bit: zeros keep their sign, infinities, NaN, the domain's end.
+    tiny = float(np.finfo(np.float64).smallest_subnormal)
+    big = float(np.finfo(np.float64).max)
+    x = np.array([0.0, -0.0, np.nan, np.inf, -np.inf, tiny, -tiny, 1e-300, -1e-300, -1.0, -1.5, 40.0, 709.78, 709.79,
+                  -40.0, -745.0, 20.0, -20.0, 1e300, big])
+    with np.errstate(all="ignore"):
+        for op in ("expm1", "log1p", "tanh"):
+            got = np.asarray(getattr(ts, op)(ts.asarray(x)))
+            want = getattr(np, op)(x)
+            assert np.array_equal(np.isnan(got), np.isnan(want)), op
+            same = np.isnan(want) | ((got == want) & (np.signbit(got) == np.signbit(want)))
+            close = np.abs(got - want) <= np.spacing(np.abs(want))  # finite results: within an ulp of libm's
+            assert (same | (np.isfinite(want) & close)).all(), (op, x[~(same | close)], got[~(same | close)])
+            exact = np.isinf(want) | (want == 0) | (np.abs(want) == 1.0)
+            assert (same | ~exact).all(), (op, x[exact & ~same])  # infinities, zeros, -1 and +-1 exactly
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"])
+def test_integer_pow_wraps_as_numpy_for_every_exponent_bit(dtype: str) -> None:
+    # Exponents with every bit set in turn, small and large bases of both signs, contiguous and with a broadcast
+    # exponent: numpy's wrapped results.
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(3)
+    base = np.concatenate([np.arange(max(info.min, -5), 6), rng.integers(info.min, info.max, 200, dtype=dtype, endpoint=True)]).astype(dtype)
+    exponent = np.concatenate([np.arange(0, 70), 2 ** np.arange(6, info.bits - (1 if info.min < 0 else 0)),
+                               [info.max, info.max - 1]]).astype(dtype)
+    b, e = np.meshgrid(base, exponent)
+    assert np.array_equal(np.asarray(ts.pow(ts.asarray(b), ts.asarray(e))), np.power(b, e))
+    for k in (0, 1, 2, 3, 31):
+        want = np.power(base, np.array(k, dtype=dtype))
+        assert np.array_equal(np.asarray(ts.asarray(base) ** ts.asarray(np.array(k, dtype=dtype))), want), k
 
 
 def test_float64_exp_and_log_specials() -> None:
