@@ -117,8 +117,8 @@ def test_sanitizer_symbols_need_the_flag(objects):
 def test_libm_and_registration_are_what_kernels_need(objects):
     needed = set().union(*(undefined_symbols(objects[name]) for name in objects if name.startswith("catalog")))
     assert "pow" in needed  # float64 pow still calls libm
-    # ts::ops' own forms, inlined (they vectorise; libm's calls do not); float64 expm1 and log1p are still
-    # called by the complex forms (log, logf: log_softmax, a row; exp: logaddexp's double, e**-|d| from libm)
+    # ts::ops' own forms, inlined (they vectorise; libm's calls do not); libm's float64 expm1 and log1p are still
+    # called by complex expm1 and by logaddexp (log, logf: log_softmax, a row; exp: logaddexp's e**-|d|)
     assert {"expf", "sinf", "cosf", "tanhf", "expm1f", "log1pf", "powf", "tanh"} & needed == set()
     assert {"expf", "exp"} & set(undefined_symbols(objects["exp.sanitize"])) == set()  # the exp op's own form, both widths
     assert any(symbol.startswith("ts::Registry::set_kernel(") for symbol in needed)

@@ -325,6 +325,15 @@ inline double exponent_of(uint64_t bits) {
   return ts::bits::cast<double>(biased + ts::bits::of(0x1p52)) - (0x1p52 + 1024.0);
 }
 
+// m of the same bits: their mantissa moved back to [sqrt(1/2), sqrt(2)).
+template <typename Bits>
+inline auto mantissa_of(Bits bits) {
+  using F = std::conditional_t<sizeof(Bits) == 4, float, double>;
+  using L = FloatLayout<F>;
+  constexpr Bits kMantissaMask = (Bits{1} << L::kMantissa) - 1;
+  return ts::bits::cast<F>(static_cast<Bits>((bits & kMantissaMask) + L::kSqrtHalf));
+}
+
 // Natural log, branch-free. x = 2**k m with m in [sqrt(1/2), sqrt(2)) from the bits (subnormals scaled
 // first); with f = m - 1 (exact) and s = f / (2 + f), log(m) = 2 atanh(s) = f - f**2/2 + s (f**2/2 + R),
 // and k ln2 added in two parts. 0 gives -inf, negatives NaN, inf inf, NaN NaN.
@@ -335,8 +344,7 @@ inline F log_branch_free(F x) {
   const F xs = subnormal ? x * L::kSubnormalScale : x;
   // Unsigned arithmetic on the bits: m's exponent is moved to 0 or -1 so that m is in [sqrt(1/2), sqrt(2)).
   const typename L::Bits bits = ts::bits::of(xs) - L::kSqrtHalf;
-  constexpr typename L::Bits kMantissaMask = (typename L::Bits{1} << L::kMantissa) - 1;
-  const F m = ts::bits::cast<F>(static_cast<typename L::Bits>((bits & kMantissaMask) + L::kSqrtHalf));
+  const F m = mantissa_of(bits);
   const F kf = exponent_of(bits) - (subnormal ? L::kSubnormalExponent : F(0));
   const F f = m - F(1);
   const F s = f / (F(2) + f);
@@ -582,7 +590,7 @@ inline double log_of_float(double a) {
   using L = FloatLayout<double>;
   const uint64_t bits = ts::bits::of(a) - L::kSqrtHalf;
   const double kf = exponent_of(bits);
-  const double m = ts::bits::cast<double>((bits & ((uint64_t{1} << L::kMantissa) - 1)) + L::kSqrtHalf);
+  const double m = mantissa_of(bits);
   const double f = m - 1.0;
   const double s = f / (2.0 + f);
   const double z = s * s;
@@ -732,7 +740,7 @@ TS_HOST_DEVICE inline double log1p_double(double x) {
   const double c = u < 2.0 ? x - (u - 1.0) : 1.0 - (u - x);
   const uint64_t bits = ts::bits::of(u) - L::kSqrtHalf;
   const double kf = detail::exponent_of(bits);
-  const double m = ts::bits::cast<double>((bits & ((uint64_t{1} << L::kMantissa) - 1)) + L::kSqrtHalf);
+  const double m = detail::mantissa_of(bits);
   const double f = m - 1.0;
   const double s = f / (2.0 + f);
   const double hfsq = 0.5 * f * f;
