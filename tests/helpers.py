@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # What the generator reads and writes; the rest of the checkout (runtime sources, CMake,
 # the built extension) plays no part in regeneration.
-CHECKOUT_PARTS = ("specs", "templates", "generator", "validators", "runtime/include", "runtime/src", "generated", ".clang-format",
+CHECKOUT_PARTS = ("specs", "catalog", "templates", "generator", "validators", "runtime/include", "runtime/src", "generated", ".clang-format",
                   "runtime/python/tensorsmith/_derivative_helpers.py")  # the helpers derivative formulas may call
 
 
