@@ -6,9 +6,6 @@ here whole, so newly generated ops need no edit to this file.
 """
 
 import math as _math
-from importlib.metadata import version as _version
-
-import ml_dtypes as _ml_dtypes  # noqa: F401  (registers numpy's bfloat16 dtype, which ts.bfloat16 exchanges with)
 
 from tensorsmith._blas import load_openblas as _load_openblas
 
@@ -38,5 +35,15 @@ __all__ = [name for name in dir(_C) if not name.startswith("_")] + [
     "__array_namespace_info__", "astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type",
     "e", "pi", "inf", "nan", "newaxis", "random", "autograd", "no_grad", "enable_grad", "set_grad_enabled", "nn", "optim",
 ]  # fmt: skip
-__version__ = _version("tensorsmith")
 __array_api_version__ = "2024.12"
+
+
+def __getattr__(name: str) -> str:
+    """__version__, read from the installed package's metadata when first asked for: importlib.metadata takes
+    about a quarter of `import tensorsmith`."""
+    if name == "__version__":
+        from importlib.metadata import version  # noqa: PLC0415
+
+        globals()["__version__"] = version("tensorsmith")
+        return globals()["__version__"]
+    raise AttributeError(f"module 'tensorsmith' has no attribute {name!r}")

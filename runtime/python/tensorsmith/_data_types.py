@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-import ml_dtypes as _ml_dtypes
 import numpy as _np
 
 from tensorsmith import _C
@@ -41,7 +40,15 @@ def _dtype_of(value: object, what: str) -> _C.DType:
 
 
 def _numpy(dtype: _C.DType) -> _np.dtype:
-    return _np.dtype(dtype.name)  # bfloat16: ml_dtypes registers the name with numpy
+    return _np.dtype(_ml_dtypes().bfloat16 if dtype == _C.bfloat16 else dtype.name)
+
+
+def _ml_dtypes():  # noqa: ANN202 - the module
+    """ml_dtypes (numpy's bfloat16), imported on first use: importing it takes about 0.6 s (it registers its
+    numpy loops), eight times the rest of `import tensorsmith`, and only bfloat16 needs it."""
+    import ml_dtypes  # noqa: PLC0415
+
+    return ml_dtypes
 
 
 def astype(x: _C.Tensor, dtype: _C.DType, /, *, copy: bool = True, device: _C.Device | str | None = None) -> _C.Tensor:
@@ -119,7 +126,7 @@ def finfo(type: object, /) -> finfo_object:  # noqa: A002 - the standard's param
         dtype = _C.float32 if dtype == _C.complex64 else _C.float64
     if dtype.name not in _REAL_FLOATING:
         raise TypeError(f"finfo: {dtype.name} is not a floating dtype")
-    info = _ml_dtypes.finfo(_numpy(dtype))
+    info = (_ml_dtypes().finfo if dtype == _C.bfloat16 else _np.finfo)(_numpy(dtype))
     return finfo_object(int(info.bits), float(info.eps), float(info.max), float(info.min), float(info.smallest_normal), dtype)
 
 
