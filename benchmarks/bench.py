@@ -61,6 +61,7 @@ GOALS = (  # issue 7: (case name, peer, the most tensorsmith's time may be as a 
     ("reduction/sum(axis=0)/large", "numpy", 1.0),
     ("reduction/sum(axis=1) of x.T/large", "numpy", 1.0),
     ("pointwise/pow/large", "numpy", 1.0),
+    ("pointwise/pow int32/large", "numpy", 1.0),
     ("pointwise/tanh float64/large", "numpy", 1.0),
     ("pointwise/log1p float64/large", "numpy", 1.0),
     ("pointwise/exp/small", "numpy", 1.0),

@@ -131,6 +131,8 @@ def _pointwise(size: str, n: int, rng, torch) -> list[Case]:
     tdp, dpt = ts.asarray(dp), torch.from_numpy(dp) if torch is not None else None
     pa = np.abs(a) + np.float32(0.5)
     tpa, pt = ts.asarray(pa), torch.from_numpy(pa) if torch is not None else None
+    ie = np.abs(ib)  # integer pow's exponents: random in [0, 8] (numpy raises on negative ones)
+    tie, iet = ts.asarray(ie), torch.from_numpy(ie) if torch is not None else None
     item = a.itemsize
     return [
         _case("pointwise", "exp", size, (n,), 2 * n * item, None,
@@ -156,6 +158,8 @@ def _pointwise(size: str, n: int, rng, torch) -> list[Case]:
         # positive bases (no NaN from a negative base to a fractional power): the libraries' float paths
         _case("pointwise", "pow", size, (n,), 3 * n * item, None, lambda: ts.pow(tpa, tb), lambda: np.power(pa, b),
               lambda: torch.pow(pt, t[1]), torch),
+        _case("pointwise", "pow int32", size, (n,), 3 * n * ia.itemsize, None, lambda: ts.pow(tia, tie),
+              lambda: np.power(ia, ie), lambda: torch.pow(it[0], iet), torch),
         # float64 functions numpy takes from SVML where the CPU has AVX-512 (scalar_ops.h's double-double forms here)
         _case("pointwise", "tanh float64", size, (n,), 2 * n * da.itemsize, None,
               lambda: ts.tanh(tda), lambda: np.tanh(da), lambda: torch.tanh(dt[0]), torch),

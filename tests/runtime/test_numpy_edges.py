@@ -39,6 +39,33 @@ def test_integer_pow_with_a_negative_exponent_raises_as_numpy(dtype: str) -> Non
     assert (np.asarray(out) == 0).all()  # refused before anything was written
 
 
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64"])
+def test_the_domain_sees_exactly_the_exponents_a_view_holds(dtype: str) -> None:
+    # The check reads a contiguous input in place and copies any other layout first: a negative exponent counts
+    # wherever the view holds it (the last of 100003, a strided or transposed or offset view) and nowhere else.
+    info = np.iinfo(dtype)
+    exponents = np.full(100003, 2, dtype=dtype)
+    exponents[-1] = -1
+    base = ts.asarray(np.full(100003, 3, dtype=dtype))
+    with pytest.raises(ValueError, match="negative integer powers"):
+        ts.pow(base, ts.asarray(exponents))
+    skipping = np.full(100003, 2, dtype=dtype)
+    skipping[1::2] = info.min  # only odd positions are negative: the even view never sees them
+    t = ts.asarray(skipping)
+    np.testing.assert_array_equal(np.asarray(ts.pow(base[::2], t[::2])), np.power(np.full(50002, 3, dtype=dtype), skipping[::2]))
+    with pytest.raises(ValueError):
+        ts.pow(base[1::2], t[1::2])
+    matrix = np.full((301, 7), info.max, dtype=dtype)  # the largest exponent is inside [0, inf)
+    matrix[300, 6] = -1
+    m = ts.asarray(matrix)
+    np.testing.assert_array_equal(np.asarray(ts.pow(ts.asarray(np.ones((7, 300), dtype=dtype)), m.T[:, :300])),
+                                  np.ones((7, 300), dtype=dtype))
+    with pytest.raises(ValueError):
+        ts.pow(ts.asarray(np.ones((7, 301), dtype=dtype)), m.T)
+    with pytest.raises(ValueError):
+        ts.pow(ts.asarray(np.ones(7, dtype=dtype)), m[300])  # a row view at an offset
+
+
 def test_the_domain_is_checked_on_the_values_the_kernel_would_see() -> None:
     assert numpy_error(lambda: np.power(2, -1)) is not None
     with pytest.raises(ValueError, match="negative integer powers"):

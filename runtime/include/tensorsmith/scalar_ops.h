@@ -137,10 +137,29 @@ constexpr T pow(T base, T exponent) {
     // The engine refuses negative exponents before a kernel runs (the spec's domain, as numpy raises);
     // the exponent's bits are walked unsigned, so no value can make this loop run forever.
     using U = std::make_unsigned_t<T>;
+    U bits = static_cast<U>(exponent);
     T result = 1;
-    for (U bits = static_cast<U>(exponent); bits != 0; bits >>= 1) {
-      if (bits & 1) result = multiply<T>(result, base);
-      base = multiply<T>(base, base);
+    if constexpr (sizeof(T) <= 2) {
+      // An 8- or 16-bit exponent in a fixed step per bit, without a branch: each multiplies by base or by 1 (a
+      // mask picks), so loops vectorise and random exponents leave nothing to mispredict (4M int16 elements,
+      // exponents 0-3, one core: 23 -> 4.4 ms). Unrolled whole (GCC stops at 8 steps in a large kernel).
+      using W = std::common_type_t<U, unsigned>;  // no signed overflow in the mask arithmetic
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#pragma GCC unroll 16
+#endif
+      for (int step = 0; step < 8 * static_cast<int>(sizeof(T)); ++step) {
+        const W take = W{0} - static_cast<W>(bits & 1u);  // all ones where this bit is set
+        result = multiply<T>(result, static_cast<T>(W{1} + ((static_cast<W>(base) - W{1}) & take)));
+        base = multiply<T>(base, base);
+        bits = static_cast<U>(bits >> 1);
+      }
+    } else {
+      // Wider exponents bit by bit up to the highest set one: fixed steps cost 32-bit loops of a repeated
+      // exponent (x**3) more than a predicted branch does.
+      for (; bits != 0; bits >>= 1) {
+        if (bits & 1) result = multiply<T>(result, base);
+        base = multiply<T>(base, base);
+      }
     }
     return result;
   }
