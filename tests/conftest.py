@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import ml_dtypes  # noqa: F401 - tests name ml_dtypes' types to numpy by string ("bfloat16"), which needs them registered; tensorsmith imports it only on first use
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -756,6 +756,48 @@ void test_registry() {
   EXPECT(op("add").has_kernel(DeviceType::CPU, DType::Int64) && !op("add").has_kernel(DeviceType::CUDA, DType::Int64));
 }
 
+// The engine's domain check (OpDef::check_domain): integers compare in their own type against the bounds rounded
+// inward, for any bounds, however far outside the type's range; NaN is inside; a view holds only its own values.
+template <typename T>
+Tensor tensor_of(const std::vector<T>& values, DType dtype) {
+  Tensor t = Tensor::empty({static_cast<int64_t>(values.size())}, dtype);
+  std::memcpy(t.data_ptr(), values.data(), values.size() * sizeof(T));
+  return t;
+}
+
+bool outside_domain(const Tensor& t, double low, double high) {
+  OpDef probe{"domain_probe", Family::Pointwise, 1, Promotion::Same, false, 0x1u, {}, {}, {}};
+  probe.require(DomainRule{0, (1u << kNumDTypes) - 1, low, high, "outside"});
+  try {
+    probe.check_domain({t}, t.dtype());
+    return false;
+  } catch (const ValueError&) {
+    return true;
+  }
+}
+
+void test_domain() {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const Tensor i8 = tensor_of<int8_t>({-128, 0, 5, 127}, DType::Int8);
+  EXPECT(outside_domain(i8, 0, kInf) && !outside_domain(i8, -128, 127) && !outside_domain(i8, -kInf, kInf));
+  EXPECT(!outside_domain(i8, -128.5, 127.5) && outside_domain(i8, -127.5, kInf) && outside_domain(i8, -kInf, 126.5));
+  EXPECT(outside_domain(i8, 127.5, kInf) && outside_domain(i8, -kInf, -128.5) && outside_domain(i8, 0.2, 0.8));
+  const Tensor i64 = tensor_of<int64_t>({std::numeric_limits<int64_t>::min(), 0, std::numeric_limits<int64_t>::max()},
+                                        DType::Int64);
+  EXPECT(!outside_domain(i64, -0x1p63, 0x1p63) && outside_domain(i64, 0x1p63, kInf));
+  EXPECT(outside_domain(i64, -kInf, -0x1p63 - 4096.0) && outside_domain(i64, -0x1p63 + 1024.0, kInf));
+  const Tensor u64 = tensor_of<uint64_t>({0, std::numeric_limits<uint64_t>::max()}, DType::UInt64);
+  EXPECT(!outside_domain(u64, 0, 0x1p64) && outside_domain(u64, 0x1p64, kInf) && outside_domain(u64, 1, kInf));
+  EXPECT(outside_domain(u64, 0, 0x1p64 - 4096.0) && outside_domain(u64, -kInf, -1));
+  const Tensor f32 = tensor_of<float>({std::nanf(""), 1.5f, -0.0f}, DType::Float32);
+  EXPECT(!outside_domain(f32, 0, kInf) && outside_domain(f32, 2, kInf) && outside_domain(f32, -kInf, 1));
+  const Tensor bools = tensor_of<uint8_t>({1, 0}, DType::Bool);  // through a float64 copy
+  EXPECT(!outside_domain(bools, 0, 1) && outside_domain(bools, 0.5, 1));
+  const Tensor i16 = tensor_of<int16_t>({0, -1, 0, -1, 0}, DType::Int16);
+  EXPECT(!outside_domain(i16.slice(0, 0, std::nullopt, 2), 0, kInf) && outside_domain(i16.slice(0, 1, std::nullopt, 2), 0, kInf));
+  EXPECT(!outside_domain(i16.slice(0, 4, std::nullopt, 1), 0, kInf));  // an offset view of one element
+}
+
 }  // namespace
 
 int main() {
@@ -770,6 +812,7 @@ int main() {
   test_sort();
   test_contract();
   test_registry();
+  test_domain();
   test_allocator();
   test_small_vector();
   test_parallel();

@@ -42,11 +42,14 @@ bool any_outside(const char* data, int64_t n, double low, double high) {
   const T* v = reinterpret_cast<const T*>(data);
   bool outside = false;
   if constexpr (std::is_integral_v<T>) {
+    // The bounds as whole numbers, compared with T's range as exact doubles (max + 1 is a power of two), so that
+    // no conversion below leaves T's range.
     constexpr double kMin = static_cast<double>(std::numeric_limits<T>::min());
-    constexpr double kMax = static_cast<double>(std::numeric_limits<T>::max());
-    if (low > kMax || high < kMin || low > high) return true;  // n > 0 here: no value of T is inside
-    const T lo = low <= kMin ? std::numeric_limits<T>::min() : static_cast<T>(std::ceil(low));
-    const T hi = high >= kMax ? std::numeric_limits<T>::max() : static_cast<T>(std::floor(high));
+    constexpr double kPastMax = 2.0 * static_cast<double>(std::numeric_limits<T>::max() / 2 + 1);
+    const double first = std::ceil(low), last = std::floor(high);
+    if (first >= kPastMax || last < kMin || first > last) return true;  // n > 0 here: no value of T is inside
+    const T lo = first <= kMin ? std::numeric_limits<T>::min() : static_cast<T>(first);
+    const T hi = last >= kPastMax ? std::numeric_limits<T>::max() : static_cast<T>(last);
     for (int64_t i = 0; i < n; ++i) outside |= (v[i] < lo) | (v[i] > hi);
   } else {
     for (int64_t i = 0; i < n; ++i) {
