@@ -288,7 +288,7 @@ for dtype in ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "u
     base = rng.integers(max(info.min, -9), min(info.max, 9), 1001, dtype=dtype, endpoint=True)
     exponent = rng.integers(0, 40, 1001, dtype=dtype)
     assert np.array_equal(np.asarray(ts.pow(ts.asarray(base), ts.asarray(exponent))), np.power(base, exponent)), dtype
-    for k in (0, 3, 15, 16, 17):  # loop-invariant exponents, within and past 4 bits
+    for k in (0, 3, 15, 16, 17):  # loop-invariant exponents (the broadcast loop), up to past 4 bits
         k = np.array(k, dtype=dtype)
         assert np.array_equal(np.asarray(ts.asarray(base) ** ts.asarray(k)), np.power(base, k)), (dtype, k)
 print("ok")
