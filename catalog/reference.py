@@ -4,12 +4,13 @@ A reference is either one expression over the op's arguments and ``np``
 (``np.add(x1, x2)``) or one short function whose parameters are the op's
 arguments, built from assignments, ``if`` and ``return``. Anything that could
 reach outside the computation — imports, dunder attributes, names that are not
-arguments, locals, ``np`` or a few pure builtins — is rejected, so a spec cannot
-smuggle code into the harness.
+arguments, locals, ``np``, a few pure builtins or the special functions numpy
+lacks (``erf``) — is rejected, so a spec cannot smuggle code into the harness.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -47,6 +48,26 @@ SAFE_BUILTINS = {
 }  # fmt: skip
 
 
+
+
+def _float_ufunc(function: Callable[[float], float]) -> Callable[[object], np.ndarray]:
+    """A float function of Python's math module as numpy's ufuncs behave: element-wise, computed in float64,
+    the result in the float dtype numpy gives the input (float16 for bool and 8-bit integers)."""
+    each = np.frompyfunc(function, 1, 1)
+
+    def ufunc(x: object) -> np.ndarray:
+        x = np.asarray(x)
+        computed = np.asarray(each(x.astype(np.float64)), dtype=np.float64)
+        return computed.astype(np.result_type(x.dtype, np.float16))
+
+    return ufunc
+
+
+# Special functions numpy has no ufunc for, called by name (`erf(x)`): CPython's math.erf is the C
+# library's (glibc: within an ulp in float64).
+SAFE_FUNCTIONS = {"erf": _float_ufunc(math.erf)}
+
+
 class ReferenceError_(ValueError):  # noqa: N801 - avoid shadowing the builtin ReferenceError
     """The reference is not a safe expression or function; `line` is 1-based within it."""
 
@@ -62,7 +83,7 @@ class Reference:
 
     def compile(self, params: Sequence[str]) -> Callable[..., object]:
         """The reference as a Python callable taking the op's arguments."""
-        scope: dict[str, object] = {"np": np, "__builtins__": SAFE_BUILTINS}
+        scope: dict[str, object] = {"np": np, **SAFE_FUNCTIONS, "__builtins__": SAFE_BUILTINS}
         if self.is_function:
             namespace: dict[str, object] = {}
             exec(compile(self.source, "<reference>", "exec"), scope, namespace)  # noqa: S102 - checked by parse_reference
@@ -111,7 +132,7 @@ class _SafetyChecker(cst.CSTVisitor):
 
     def __init__(self, params: set[str], allow_assignments: bool) -> None:
         super().__init__()
-        self.known = params | {"np"} | set(SAFE_BUILTINS)
+        self.known = params | {"np"} | set(SAFE_BUILTINS) | set(SAFE_FUNCTIONS)
         self.allow_assignments = allow_assignments
 
     def check(self, module: cst.Module, node: cst.CSTNode) -> None:
@@ -154,7 +175,7 @@ class _SafetyChecker(cst.CSTVisitor):
         if isinstance(node, cst.AssignTarget) and not _is_plain_target(node.target):
             self._fail(node, "only plain names can be assigned in a reference")
         if isinstance(node, cst.Name) and node.value not in self.known:
-            self._fail(node, f"unknown name {node.value!r} (only the op's arguments, np and locals)")
+            self._fail(node, f"unknown name {node.value!r} (only the op's arguments, np, {', '.join(SAFE_FUNCTIONS)} and locals)")
         return True
 
 

@@ -673,6 +673,22 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     ts::python::fast_method(tensor_class, "__eq__", *op, false);
   }
   {
+    const ts::OpDef* op = &registry.get("erf");
+    static const ts::autograd::OpInfo autograd{
+        "erf", "specs/erf.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {0}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto erf = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
+    };
+    m.def("erf", erf, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "The error function, 2/sqrt(pi) times the integral of exp(-t**2) from 0 to each element (not in the Array "
+          "API standard; exact GELU needs it).");
+    ts::python::fast_function(m, "erf", *op);
+  }
+  {
     const ts::OpDef* op = &registry.get("exp");
     static const ts::autograd::OpInfo autograd{
         "exp", "specs/exp.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {}, 1, true};

@@ -36,6 +36,7 @@ void register_cumulative_prod_cpu(ts::Registry& registry);
 void register_cumulative_sum_cpu(ts::Registry& registry);
 void register_divide_cpu(ts::Registry& registry);
 void register_equal_cpu(ts::Registry& registry);
+void register_erf_cpu(ts::Registry& registry);
 void register_exp_cpu(ts::Registry& registry);
 void register_expm1_cpu(ts::Registry& registry);
 void register_floor_cpu(ts::Registry& registry);
@@ -123,6 +124,7 @@ void register_cpu_kernels(ts::Registry& registry) {
   register_cumulative_sum_cpu(registry);
   register_divide_cpu(registry);
   register_equal_cpu(registry);
+  register_erf_cpu(registry);
   register_exp_cpu(registry);
   register_expm1_cpu(registry);
   register_floor_cpu(registry);
@@ -211,6 +213,7 @@ void register_cumulative_prod_cuda(ts::Registry& registry);
 void register_cumulative_sum_cuda(ts::Registry& registry);
 void register_divide_cuda(ts::Registry& registry);
 void register_equal_cuda(ts::Registry& registry);
+void register_erf_cuda(ts::Registry& registry);
 void register_exp_cuda(ts::Registry& registry);
 void register_expm1_cuda(ts::Registry& registry);
 void register_floor_cuda(ts::Registry& registry);
@@ -298,6 +301,7 @@ void register_cuda_kernels(ts::Registry& registry) {
   register_cumulative_sum_cuda(registry);
   register_divide_cuda(registry);
   register_equal_cuda(registry);
+  register_erf_cuda(registry);
   register_exp_cuda(registry);
   register_expm1_cuda(registry);
   register_floor_cuda(registry);
@@ -812,6 +816,22 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::Bool},
           {ts::DType::Complex64, ts::DType::Complex64, ts::DType::Bool},
           {ts::DType::Complex128, ts::DType::Complex128, ts::DType::Bool},
+      });
+  registry.define("erf", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
+      .with_types({
+          {ts::DType::Bool, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::Int16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Int32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Int64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt8, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::UInt16, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::UInt32, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::UInt64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
       });
   registry.define("exp", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
       .with_types({

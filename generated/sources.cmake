@@ -33,6 +33,7 @@ set(TS_GENERATED_SOURCES
   generated/cpu/cumulative_sum.cpp
   generated/cpu/divide.cpp
   generated/cpu/equal.cpp
+  generated/cpu/erf.cpp
   generated/cpu/exp.cpp
   generated/cpu/expm1.cpp
   generated/cpu/floor.cpp
@@ -121,6 +122,7 @@ set(TS_GENERATED_CUDA_SOURCES
   generated/cuda/cumulative_sum.cu
   generated/cuda/divide.cu
   generated/cuda/equal.cu
+  generated/cuda/erf.cu
   generated/cuda/exp.cu
   generated/cuda/expm1.cu
   generated/cuda/floor.cu

@@ -15,19 +15,20 @@ struct sort_cpu_kernel {
     // The body stays exactly as its proposer wrote it (compiler messages cite its own lines).
     // clang-format off
     // --- kernel body (proposer: external) ---
-    // numpy's ascending order. Real types: NaN after every number, NaNs tied among themselves; -0.0 and +0.0 tie
-    // (a stable sort then keeps their order); for integers and bool this is a < b. Complex types (numpy's
-    // CFLOAT_LT): lexicographic, the real parts first, then the imaginary ones; numbers with no NaN part first,
-    // then a NaN imaginary part (ordered by the real part), then a NaN real part (by the imaginary part), and
-    // both parts NaN last.
+    // numpy's ascending order, as comparisons combined with `|` and `&` (no short circuit, so no branch).
+    // Real types: NaN after every number, NaNs tied among themselves; -0.0 and +0.0 tie (a stable sort then
+    // keeps their order); for integers and bool this is a < b. Complex types (numpy's CFLOAT_LT): lexicographic,
+    // the real parts first, then the imaginary ones; numbers with no NaN part first, then a NaN imaginary part
+    // (ordered by the real part), then a NaN real part (by the imaginary part), and both parts NaN last.
     if constexpr (ts::is_complex_v<compute_t>) {
-      const bool a_im_nan = a.im != a.im, b_im_nan = b.im != b.im;
-      if (a.re < b.re) return !a_im_nan || b_im_nan;
-      if (a.re > b.re) return b_im_nan && !a_im_nan;
-      if (a.re == b.re || (a.re != a.re && b.re != b.re)) return a.im < b.im || (b_im_nan && !a_im_nan);
-      return b.re != b.re;
+      const bool a_im_number = a.im == a.im, b_im_nan = b.im != b.im;
+      const bool real_less = a.re < b.re, real_greater = a.re > b.re;
+      const bool real_tied = (a.re == b.re) | ((a.re != a.re) & (b.re != b.re));  // equal, or both NaN
+      const bool one_real_nan = !(real_less | real_greater | real_tied);
+      return (real_less & (a_im_number | b_im_nan)) | (real_greater & b_im_nan & a_im_number) |
+             (real_tied & ((a.im < b.im) | (b_im_nan & a_im_number))) | (one_real_nan & (b.re != b.re));
     } else {
-      return a < b || (b != b && a == a);
+      return (a < b) | ((b != b) & (a == a));
     }
     // --- end kernel body ---
     // clang-format on

@@ -398,6 +398,9 @@ def empty_like(x: Tensor, /, *, dtype: DType | Any | None = None, device: Device
 def equal(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """x1 == x2 for each pair, as bool."""
 
+def erf(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """The error function, 2/sqrt(pi) times the integral of exp(-t**2) from 0 to each element (not in the Array API standard; exact GELU needs it)."""
+
 def exp(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Exponential e**x of each element."""
 

@@ -104,6 +104,12 @@ def divide_backward(wanted, grad, result, x1, x2, out):  # specs/divide.yaml
     )
 
 
+def erf_backward(wanted, grad, result, x, out):  # specs/erf.yaml
+    return (
+        (grad * 1.1283791670955126 * exp(-(x * x))) if wanted[0] else None,  # x
+    )
+
+
 def exp_backward(wanted, grad, result, x, out):  # specs/exp.yaml
     return (
         (grad * result) if wanted[0] else None,  # x
@@ -524,6 +530,7 @@ FORMULAS = {
     "cosh": cosh_backward,
     "cumulative_sum": cumulative_sum_backward,
     "divide": divide_backward,
+    "erf": erf_backward,
     "exp": exp_backward,
     "expm1": expm1_backward,
     "floor": floor_backward,

@@ -73,6 +73,28 @@ def test_views_long_rows_and_many_rows() -> None:
     np.testing.assert_array_equal(np.asarray(ts.argsort(ts.asarray(long))), np.argsort(long, kind="stable"))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int16", "float16"])
+def test_every_row_length_merges_stably_both_ways(dtype: str) -> None:
+    """The merge sort takes runs of equal length from both ends at once and unequal ones (a row's last run
+    when its length is not a power of two) from the front: rows of every length to 70 and around powers
+    of two, with ties, signed zeros and NaNs, give numpy's stable order bit for bit, ascending and descending."""
+    rng = np.random.default_rng(12)
+    lengths = list(range(1, 71)) + [127, 128, 129, 255, 256, 257, 1023, 1024, 1025, 1536]
+    choices = np.array([-2.0, -0.0, 0.0, 1.0, 3.0, np.nan, np.inf]) if dtype.startswith("float") else np.arange(-3, 4)
+    for n in lengths:
+        a = rng.choice(choices, size=(3, n)).astype(dtype)
+        a[1] = rng.standard_normal(n).astype(dtype) if dtype.startswith("float") else rng.integers(-1000, 1000, n)
+        x = ts.asarray(a)
+        want = np.sort(a, axis=1, kind="stable")
+        got = np.asarray(ts.sort(x, axis=1))
+        assert got.tobytes() == want.tobytes(), f"sort, row length {n}"
+        np.testing.assert_array_equal(np.asarray(ts.argsort(x, axis=1)), np.argsort(a, axis=1, kind="stable"), err_msg=f"n={n}")
+        down = stable_descending_positions(a, 1)
+        np.testing.assert_array_equal(np.asarray(ts.argsort(x, axis=1, descending=True)), down, err_msg=f"n={n}")
+        got_down = np.asarray(ts.sort(x, axis=1, descending=True))
+        assert got_down.tobytes() == np.take_along_axis(a, down, axis=1).tobytes(), f"descending sort, row length {n}"
+
+
 def test_stable_is_accepted_and_every_sort_is_stable() -> None:
     a = np.array([3, 1, 3, 1, 2, 3], dtype=np.int16)
     for stable in (True, False):

@@ -34,12 +34,13 @@ def linear(x: Any, weight: Any, bias: Any = None) -> Any:
 
 
 def gelu(x: Any, approximate: str = "none") -> Any:
-    """x * Phi(x); approximate='tanh' is the tanh form 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+    """x * Phi(x), Phi the standard normal CDF: 0.5 x (1 + erf(x / sqrt(2))) (PyTorch's order of operations);
+    approximate='tanh' is the tanh form 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+    if approximate == "none":
+        return x * 0.5 * (1.0 + _C.erf(x * math.sqrt(0.5)))
     if approximate == "tanh":
         return 0.5 * x * (1.0 + _C.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)))
-    if approximate != "none":
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', not {approximate!r}")
-    raise NotImplementedError("gelu(approximate='none') needs erf, which the catalog has no spec for yet; use approximate='tanh'")
+    raise ValueError(f"gelu: approximate must be 'none' or 'tanh', not {approximate!r}")
 
 
 def silu(x: Any) -> Any:
