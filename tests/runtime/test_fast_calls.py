@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import operator
 import pickle
+import re
 import sys
 import threading
 from pathlib import Path
@@ -114,12 +115,23 @@ def test_reflected_operators_and_comparisons_put_the_scalar_on_the_left() -> Non
 def test_other_operands_keep_pythons_protocol() -> None:
     t = ts.asarray([1, 2, 3])
 
-    class Left:  # Python asks the tensor first; a TypeError from it is the answer, as before
+    class Left:  # Python asks the tensor first: it answers NotImplemented for what no op takes
         def __radd__(self, other):
             return "radd"
 
-    with pytest.raises(TypeError, match="must be a tensor, an array-like or a Python scalar"):
-        t + Left()
+        def __eq__(self, other):
+            return "eq"
+
+    assert t + Left() == "radd"
+    assert (t == Left()) == "eq"  # Python then asks the other object's reflected comparison
+    assert (t == None) is False and (t != None) is True and (None == t) is False  # identity, as for any object
+    assert (t == "abc") is False
+    for op, symbol in [(operator.add, "+"), (operator.mul, "*"), (operator.and_, "&")]:
+        with pytest.raises(TypeError, match=rf"unsupported operand type\(s\) for {re.escape(symbol)}: '.*Tensor' and 'NoneType'"):
+            op(t, None)
+    with pytest.raises(TypeError, match="'<' not supported between instances of '.*Tensor' and 'str'"):
+        _ = t < "abc"
+    np.testing.assert_array_equal(np.asarray(t == [1, 0, 3]), [True, False, True])  # array-likes stay operands
 
     class Right:
         def __add__(self, other):

@@ -339,6 +339,10 @@ DType weak_scalar_dtype(std::optional<DType> strong, Kind kind) {
 
 }  // namespace
 
+bool is_operand(py::handle obj) {
+  return py::isinstance<Tensor>(obj) || weak_scalar_kind(obj) || is_array_like(obj);
+}
+
 // `t` on `device`: itself when already there, else a copy.
 Tensor on_device(const Tensor& t, Device device) {
   if (t.device() == device) return t;

@@ -111,6 +111,8 @@ auto without_gil_if_large(int64_t elements, Run run) {
 // ---- tensor objects (arguments.cpp) ------------------------------------------------------
 // The Tensor inside `obj` when obj is a Tensor itself (not a subclass), else null; no pybind11 type lookup.
 const Tensor* exact_tensor(PyObject* obj);
+// Whether the ops take `obj` as an operand: a tensor, a Python or numpy scalar, or an array-like.
+bool is_operand(py::handle obj);
 // A new Python Tensor holding `t`, as py::cast makes it, without looking for an existing object: a tensor
 // the engines just made has none.
 py::object tensor_object(Tensor t);

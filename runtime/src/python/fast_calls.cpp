@@ -267,11 +267,20 @@ std::optional<PyObject*> taken(const SlotState& state, PyObject* const* args, Py
   return state.entry == nullptr ? std::nullopt : taken(*state.entry, args, nargs, nullptr);
 }
 
+// An operator with an object the ops cannot take (None, a string, a type of another library) answers
+// NotImplemented rather than the binding's TypeError, as Python's protocol asks: the other object's
+// reflected operator gets its turn, `t == None` falls back to identity (False) and `t + None` raises
+// Python's own "unsupported operand type(s)".
+bool operands_taken(PyObject* a, PyObject* b) {
+  return (exact_tensor(a) != nullptr || is_operand(a)) && (exact_tensor(b) != nullptr || is_operand(b));
+}
+
 template <size_t I>
 PyObject* binary_slot(PyObject* self, PyObject* other) {
   const SlotState& state = g_binary[I];
   PyObject* const args[] = {self, other};
   if (const std::optional<PyObject*> result = taken(state, args, 2)) return *result;
+  if (!operands_taken(self, other)) Py_RETURN_NOTIMPLEMENTED;
   // SLOT1BINFULL: self.__op__(other), then other.__rop__(self); a subclass overriding __rop__ first.
   const auto has_this_slot = [](PyObject* o) {
     return Py_TYPE(o)->tp_as_number != nullptr && slot_at<binaryfunc>(Py_TYPE(o), kBinaryOperators[I].slot) == &binary_slot<I>;
@@ -304,6 +313,7 @@ PyObject* comparison_slot(PyObject* self, PyObject* other, int op) {
   const SlotState& state = g_comparison[op];
   PyObject* const args[] = {self, other};
   if (const std::optional<PyObject*> result = taken(state, args, 2)) return *result;
+  if (!operands_taken(self, other)) Py_RETURN_NOTIMPLEMENTED;
   return call_special(self, state.name, other);
 }
 
