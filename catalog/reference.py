@@ -48,8 +48,6 @@ SAFE_BUILTINS = {
 }  # fmt: skip
 
 
-
-
 def _float_ufunc(function: Callable[[float], float]) -> Callable[[object], np.ndarray]:
     """A float function of Python's math module as numpy's ufuncs behave: element-wise, computed in float64,
     the result in the float dtype numpy gives the input (float16 for bool and 8-bit integers)."""
