@@ -1,4 +1,4 @@
-"""float32 tanh, expm1, log, log1p, sin, cos and pow, and float64 exp, log, expm1, log1p and tanh:
+"""float32 tanh, expm1, log, log1p, sin, cos, erf and pow, and float64 exp, log, expm1, log1p and tanh:
 tensorsmith/scalar_ops.h's branch-free, vectorisable forms (and integer pow's wrap-around).
 Each is within its bound of the exact value (float64's result) over the range and densely where the formula
 switches (tanh at |x| = 0.625; expm1 where the reduction's n leaves 0 and at 80; log at m = sqrt(2) and near
@@ -8,6 +8,7 @@ the ends of the float range), and exact at the specials."""
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 
@@ -63,6 +64,16 @@ def _trig_inputs(rng):
     return np.concatenate([x, -x])
 
 
+def _erf_inputs(rng):
+    # By magnitude, densely near 0 and where the polynomial's range ends (|x| = 4, where erf rounds to 1).
+    x = np.concatenate([magnitudes(rng, -40, 3), every_float(3.9, 4.1), every_float(0.5, 0.501), rng.uniform(0, 6, 1 << 19)])
+    return np.concatenate([x, -x])
+
+
+def _erf64(x: np.ndarray) -> np.ndarray:
+    return np.frompyfunc(math.erf, 1, 1)(x).astype(np.float64)
+
+
 CASES = {  # op: (ts function, float64 reference, inputs, most ulps from the exact value)
     "tanh": (ts.tanh, np.tanh, _tanh_inputs, 1.5),
     "expm1": (ts.expm1, np.expm1, _expm1_inputs, 2.0),
@@ -70,6 +81,7 @@ CASES = {  # op: (ts function, float64 reference, inputs, most ulps from the exa
     "log1p": (ts.log1p, np.log1p, _log1p_inputs, 2.0),
     "sin": (ts.sin, np.sin, _trig_inputs, 0.6),
     "cos": (ts.cos, np.cos, _trig_inputs, 0.6),
+    "erf": (ts.erf, _erf64, _erf_inputs, 0.6),
 }
 
 
@@ -100,6 +112,7 @@ SPECIALS = {  # op: inputs whose answer is exact (0, +-1, +-inf, NaN, x itself):
     "log1p": [0.0, -0.0, np.nan, np.inf, -np.inf, -1.0, -1.5, -2.0, TINY, -TINY, 1e-20],
     "sin": [0.0, -0.0, np.nan, np.inf, -np.inf, TINY, -TINY, 1e-20, -1e-20],
     "cos": [0.0, -0.0, np.nan, np.inf, -np.inf, TINY, -TINY, 1e-20],
+    "erf": [0.0, -0.0, np.nan, np.inf, -np.inf, 4.0, 4.5, -10.0, 1e30, TINY, -TINY, 1e-20],
 }
 
 
