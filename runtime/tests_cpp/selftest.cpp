@@ -567,6 +567,25 @@ void test_allocator() {
     EXPECT(distinct > 200 && same < 64);
   }
   {
+    // A medium block (from kMediumBlock, which glibc maps afresh and unmaps on free) is cached by its size
+    // class, 1/8 of a power of two: 300000 bytes and 310000 both take 327680, the same block.
+    alloc::empty_cache();
+    void* medium = alloc::allocate(300000);
+    std::memset(medium, 0x5A, 300000);
+    alloc::release(medium, 300000);
+    EXPECT(alloc::stats().cached_blocks == 1 && alloc::stats().cached_bytes == 327680);
+    void* again = alloc::allocate(310000);
+    EXPECT(again == medium && alloc::stats().cached_blocks == 0);
+    std::memset(again, 0x5A, 327680);  // the whole class is the block's (ASan checks)
+    alloc::release(again, 310000);
+    void* bigger = alloc::allocate(327681);  // the next class: a block of its own
+    EXPECT(bigger != medium);
+    alloc::release(bigger, 327681);
+    EXPECT(alloc::stats().cached_blocks == 2);
+    alloc::empty_cache();  // through malloc's own pointers (ASan checks the frees)
+    EXPECT(alloc::stats().cached_blocks == 0 && alloc::stats().cached_bytes == 0);
+  }
+  {
     // The gate's placements: a guarded block ends (starts) exactly at a no-access page; an exact one is as
     // long as asked (ASan, under which this runs, would report a write past it). Freed whatever placement
     // is in force by then.

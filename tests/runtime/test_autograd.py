@@ -78,6 +78,23 @@ def test_backward_accumulates_into_leaves_with_broadcasting() -> None:
     np.testing.assert_allclose(np.asarray(a.grad), np.broadcast_to([3.0, 4.0, 5.0], (2, 3)) + 1 - np.tanh(np.arange(6.0).reshape(2, 3)) ** 2)
 
 
+@pytest.mark.parametrize(("batch", "n", "k", "m"), [((4, 3), 5, 6, 7), ((2,), 3, 0, 2), ((0,), 3, 4, 2), ((3, 0), 2, 0, 5)])
+def test_a_matrix_shared_by_a_batch_gets_the_batch_sum_as_gradient(batch, n, k, m) -> None:
+    """x @ w with w 2-D (a linear layer's weight): w's gradient is sum_b x_b^T g_b, computed as one product
+    with the batch folded into the contraction; zero extents included (a reshape cannot infer them)."""
+    rng = np.random.default_rng(3)
+    x, w, g = rng.standard_normal((*batch, n, k)), rng.standard_normal((k, m)), rng.standard_normal((*batch, n, m))
+    tx, tw = ts.asarray(x), ts.asarray(w)
+    tx.requires_grad = tw.requires_grad = True
+    (ts.matmul(tx, tw) * ts.asarray(g)).sum().backward()
+    expected_w = np.tensordot(x, g, axes=(list(range(x.ndim - 1)), list(range(g.ndim - 1))))
+    assert tw.grad.shape == (k, m) and tx.grad.shape == x.shape
+    np.testing.assert_allclose(np.asarray(tw.grad), expected_w, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(tx.grad), g @ w.T, rtol=1e-12, atol=1e-12)
+    if x.size and w.size:
+        assert ts.autograd.gradcheck(lambda a, b: ts.matmul(a, b), [tx, tw])
+
+
 def test_graph_attributes_and_grad_mode() -> None:
     x = leaf([0.5, -1.0])
     y = ts.exp(x)

@@ -121,6 +121,27 @@ def test_creation_defaults_and_errors_follow_numpy() -> None:
     assert np.asarray(out).tolist() == [[4.0, 1.5], [1.5, 1.5]]
 
 
+@pytest.mark.parametrize("dtype", [d.name for d in ts.__array_namespace_info__().dtypes().values()] + ["float16", "bfloat16"])
+def test_fills_of_every_dtype_are_numpys(dtype: str) -> None:
+    """zeros and ones (which cast 0 and 1 from int64 without numpy's asarray), full, and a value assigned over
+    a strided view: numpy's values, dtype and signs of zero, on sizes that run the fill on threads."""
+    import ml_dtypes  # noqa: F401 - numpy's name for bfloat16
+
+    for shape in [(), (3,), (5, 40000)]:
+        for make, value in ((ts.zeros, 0), (ts.ones, 1)):
+            t = make(shape, dtype=dtype)
+            assert t.dtype == ts.dtype(dtype) and t.shape == shape
+            np.testing.assert_array_equal(np.asarray(t), np.full(shape, value, dtype=dtype), strict=True)
+    if ts.isdtype(ts.dtype(dtype), "real floating"):
+        assert not np.signbit(np.asarray(ts.zeros((70000,), dtype=dtype))).any()
+        assert np.signbit(np.asarray(ts.full((70000,), -0.0, dtype=dtype))).all()
+    x = ts.zeros((300, 301), dtype=dtype)
+    x[::2, 1::3] = 1
+    expected = np.zeros((300, 301), dtype=dtype)
+    expected[::2, 1::3] = 1
+    np.testing.assert_array_equal(np.asarray(x), expected, strict=True)
+
+
 def test_joining_promotes_and_checks_like_numpy() -> None:
     a = ts.asarray(np.arange(4, dtype=np.int8).reshape(2, 2))
     b = ts.asarray(np.full((2, 1), 0.5, dtype=np.float32))

@@ -1,6 +1,9 @@
 // The CPU allocator behind Storage::allocate: 64-byte aligned blocks; large
-// blocks 2 MiB aligned with transparent-huge-page advice, and kept in a cache
-// when freed so that repeated ops reuse memory that is already faulted in.
+// blocks 2 MiB aligned with transparent-huge-page advice. Medium and large
+// blocks are kept in a cache when freed (by size class), so that repeated ops
+// reuse memory that is already faulted in: glibc maps blocks from 128 KiB
+// afresh and unmaps or trims them on free, so each such temporary faulted in
+// every page again (a training step's backward spent a third of its time so).
 #pragma once
 
 #include <cstddef>
@@ -8,7 +11,8 @@
 namespace ts::allocator {
 
 constexpr size_t kAlignment = 64;                 // every block
-constexpr size_t kLargeBlock = size_t{1} << 20;   // from here: huge-page aligned and cached
+constexpr size_t kMediumBlock = size_t{128} << 10;  // from here: cached (glibc's default mmap threshold)
+constexpr size_t kLargeBlock = size_t{1} << 20;   // from here: huge-page aligned
 constexpr size_t kHugePage = size_t{2} << 20;
 
 void* allocate(size_t nbytes);  // throws std::bad_alloc

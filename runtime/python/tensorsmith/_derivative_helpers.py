@@ -85,6 +85,12 @@ def matmul_grad_x2(grad: Any, x1: Any, x2: Any) -> Any:
         return xp.reshape(x1, (x1.shape[0], 1)) * xp.reshape(grad, grad.shape[:-1] + (1, grad.shape[-1]))
     if x2.ndim == 1:  # (..., n, k) @ (k,) -> (..., n)
         return xp.sum(xp.reshape(grad, grad.shape + (1,)) * x1, axis=tuple(range(x1.ndim - 1)))
+    if x2.ndim == 2 and x1.ndim > 2:
+        # A matrix shared by a batch (a linear layer's weight): the sum over the batch of x1_b^T grad_b is one
+        # product with the batch folded into the contraction, (k, B n) @ (B n, m), rather than B products
+        # summed afterwards (B times the memory and a reduction).
+        rows = math.prod(x1.shape[:-1])  # not -1: a reshape cannot infer it beside a zero extent
+        return xp.matmul(xp.matrix_transpose(xp.reshape(x1, (rows, x1.shape[-1]))), xp.reshape(grad, (rows, grad.shape[-1])))
     return xp.matmul(xp.matrix_transpose(x1), grad)
 
 

@@ -1,5 +1,6 @@
 // Strided cast-copy kernels for every (source, destination) dtype pair, and
 // Tensor::copy_from, which every copy (contiguous, clone, astype) goes through.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -55,6 +56,11 @@ void cast_run(char* const* data, const int64_t* strides, int64_t n) {
   }
   char* out = data[0];
   const char* in = data[1];
+  if (strides[1] == 0 && strides[0] == sizeof(To)) {  // one value over a run (zeros, full, x[...] = v): a fill
+    // that vectorises, where the strided loop below stored an element at a time (zeros of 393 KB took 37 us)
+    std::fill_n(reinterpret_cast<To*>(out), n, convert<To>(*reinterpret_cast<const From*>(in)));
+    return;
+  }
   for (int64_t i = 0; i < n; ++i) {
     *reinterpret_cast<To*>(out + i * strides[0]) = convert<To>(*reinterpret_cast<const From*>(in + i * strides[1]));
   }

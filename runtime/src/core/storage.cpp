@@ -21,7 +21,7 @@ namespace allocator {
 
 namespace {
 
-// Freed large blocks by rounded size. Bounded so that a burst of big
+// Freed medium and large blocks by rounded size. Bounded so that a burst of big
 // temporaries does not pin memory: past the limit, blocks go back to the OS.
 constexpr size_t kCacheLimit = size_t{256} << 20;
 
@@ -41,10 +41,19 @@ size_t round_up(size_t n, size_t unit) { return (n + unit - 1) / unit * unit; }
 // Whole units, so that an empty tensor still gets a real, unique pointer and a
 // large block is a multiple of its alignment, as aligned_alloc requires (the
 // class is that of the rounded size: just below kLargeBlock rounds up into it).
+// A medium block rounds up to one of 8 classes per power of two (at most 1/8
+// more memory), so that a cached block serves sizes near its own; the top class
+// stays below kLargeBlock.
 size_t rounded_size(size_t nbytes) {
   const size_t size = round_up(std::max<size_t>(nbytes, 1), kAlignment);
-  return size >= kLargeBlock ? round_up(size, kHugePage) : size;
+  if (size >= kLargeBlock) return round_up(size, kHugePage);
+  if (size < kMediumBlock) return size;
+  size_t power = kMediumBlock;
+  while (power * 2 <= size) power *= 2;
+  return std::min(round_up(size, power / 8), kLargeBlock - kAlignment);
 }
+
+bool is_cached_size(size_t size) { return size >= kMediumBlock; }
 
 void* take_cached(size_t size) {
   Cache& c = cache();
@@ -71,15 +80,29 @@ void* small_block(size_t size) {
 
 void free_small_block(void* p) { std::free(static_cast<void**>(p)[-1]); }
 
-void* fresh_block(size_t size) {
+void* os_block(size_t size) {
   if (size < kLargeBlock) return small_block(size);
   void* p = std::aligned_alloc(kHugePage, size);
-  if (p == nullptr) {
-    empty_cache();  // cached blocks may be what stands between us and the limit
-    p = std::aligned_alloc(kHugePage, size);
-  }
   // Advice only: where THP is off or unsupported the block still works.
   if (p != nullptr) (void)madvise(p, size, MADV_HUGEPAGE);
+  return p;
+}
+
+// A block from malloc or aligned_alloc, as its size class takes them (freed by free_block).
+void free_block(void* p, size_t size) {
+  if (size < kLargeBlock) {
+    free_small_block(p);
+  } else {
+    std::free(p);
+  }
+}
+
+void* fresh_block(size_t size) {
+  void* p = os_block(size);
+  if (p == nullptr && is_cached_size(size)) {
+    empty_cache();  // cached blocks may be what stands between us and the limit
+    p = os_block(size);
+  }
   return p;
 }
 
@@ -93,7 +116,7 @@ void* allocate(size_t nbytes) {
     return p;
   }
   const size_t size = rounded_size(nbytes);
-  void* p = size >= kLargeBlock ? take_cached(size) : nullptr;
+  void* p = is_cached_size(size) ? take_cached(size) : nullptr;
   if (p == nullptr) p = fresh_block(size);
   if (p == nullptr) throw std::bad_alloc();
   testing::detail::fill(p, size);
@@ -103,7 +126,7 @@ void* allocate(size_t nbytes) {
 void release(void* p, size_t nbytes) {
   if (testing::detail::placed_release(p)) return;
   const size_t size = rounded_size(nbytes);
-  if (size >= kLargeBlock) {
+  if (is_cached_size(size)) {
     Cache& c = cache();
     std::lock_guard<std::mutex> lock(c.mutex);
     if (c.bytes + size <= kCacheLimit) {
@@ -111,10 +134,8 @@ void release(void* p, size_t nbytes) {
       c.bytes += size;
       return;
     }
-    std::free(p);
-  } else {
-    free_small_block(p);
   }
+  free_block(p, size);
 }
 
 Stats stats() {
@@ -126,7 +147,7 @@ Stats stats() {
 void empty_cache() {
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
-  for (const auto& [size, p] : c.blocks) std::free(p);  // large blocks only
+  for (const auto& [size, p] : c.blocks) free_block(p, size);
   c.blocks.clear();
   c.bytes = 0;
 }
