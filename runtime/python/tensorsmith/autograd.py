@@ -128,21 +128,20 @@ def _broadcasts_to(source: tuple[int, ...], target: tuple[int, ...]) -> bool:
 
 
 def _apply_formulas(op: str, grad_: Any, result: Any, arguments: tuple[Any, ...], differentiable: Sequence[int],
-                    slots: Sequence[tuple[int, int, tuple[int, ...], Any, Any, bool]]) -> list[Any]:  # fmt: skip
-    """One node's backward: the op's formulas on (grad, result, arguments), then each value fitted to its
-    input. `slots` describe the inputs gradients go to: (argument position, element of a list argument or
-    -1, shape, dtype, device, whether a gradient is wanted)."""
+                    slots: Sequence[tuple[int, int, bool]]) -> list[Any]:  # fmt: skip
+    """One node's backward: the op's formulas on (grad, result, arguments), and each slot's value picked out
+    (None where no gradient is wanted or the formula gives none). `slots` describe the inputs gradients go to:
+    (argument position, element of a list argument or -1, whether a gradient is wanted). The engine takes a
+    value that already has its input's shape, dtype and device as it is, and fits any other with _fit."""
     formulas = _derivatives.FORMULAS.get(op) or RUNTIME_FORMULAS[op]
-    wanted = tuple(any(s[5] for s in slots if s[0] == position) for position in differentiable)
+    wanted = tuple(any(s[2] for s in slots if s[0] == position) for position in differentiable)
     values = formulas(wanted, grad_, result, *arguments)
     by_argument = dict(zip(differentiable, values, strict=True))
-    grads = []
-    for position, element, shape, dtype, device, flows in slots:
-        value = by_argument[position]
-        if flows and value is not None and element >= 0:
-            value = value[element]
-        grads.append(_fit(value, tuple(shape), dtype, device) if flows and value is not None else None)
-    return grads
+    picked = []
+    for position, element, flows in slots:
+        value = by_argument[position] if flows else None
+        picked.append(value[element] if value is not None and element >= 0 else value)
+    return picked
 
 
 def _getitem_backward(wanted: tuple[bool, ...], grad_: Any, result: Any, x: Any, key: Any) -> tuple[Any, ...]:

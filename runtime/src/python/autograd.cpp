@@ -51,6 +51,11 @@ py::handle apply_formulas() {
   return *function;
 }
 
+py::handle fit() {
+  static const py::object* function = new py::object(py::module_::import("tensorsmith.autograd").attr("_fit"));
+  return *function;
+}
+
 py::handle add_op() {
   static const py::object* function = new py::object(py::module_::import("tensorsmith._C").attr("add"));
   return *function;
@@ -142,6 +147,20 @@ struct SavedVersion {
   std::string what;
 };
 
+// A formula's value as the gradient of a slot's input: as it is where it already has the input's shape, dtype
+// and device (nearly always, and checked here without a Python call per slot); any other value goes through
+// tensorsmith.autograd._fit (broadcasting summed away, a cast, a move, a Python number made a tensor), whose ops
+// are recorded under create_graph as every formula's are.
+Tensor fitted(py::handle value, const Slot& slot) {
+  if (is_tensor(value)) {
+    const Tensor& t = value.cast<const Tensor&>();
+    if (t.shape() == slot.shape && t.dtype() == slot.dtype && t.device() == slot.device) return t;
+  }
+  py::tuple shape(slot.shape.size());
+  for (size_t d = 0; d < slot.shape.size(); ++d) shape[d] = slot.shape[d];
+  return fit()(value, shape, slot.dtype, slot.device).cast<Tensor>();
+}
+
 // An op with formulas: keeps the arguments they read and runs them in Python.
 struct FormulaNode final : Node {
   explicit FormulaNode(const OpInfo& info) : info(info) {}
@@ -168,13 +187,8 @@ struct FormulaNode final : Node {
       if (create_graph) r.set_autograd(std::make_shared<AutogradMeta>(shared_from_this()));  // for double backward
       result_object = py::cast(std::move(r));
     }
-    py::list described;  // (argument, element, shape, dtype, device, whether a gradient flows) per slot
-    for (size_t i = 0; i < slots.size(); ++i) {
-      py::tuple shape(slots[i].shape.size());
-      for (size_t d = 0; d < slots[i].shape.size(); ++d) shape[d] = slots[i].shape[d];
-      described.append(py::make_tuple(slots[i].argument, slots[i].element, shape, slots[i].dtype, slots[i].device,
-                                      next[i] != nullptr));
-    }
+    py::list described;  // (argument, element, whether a gradient flows) per slot
+    for (size_t i = 0; i < slots.size(); ++i) described.append(py::make_tuple(slots[i].argument, slots[i].element, next[i] != nullptr));
     const py::object grads = apply_formulas()(
         info.name, py::cast(grad), result_object, arguments, py::cast(info.differentiable), described);
     std::vector<Tensor> out(slots.size());
@@ -182,7 +196,7 @@ struct FormulaNode final : Node {
     TS_CHECK(list.size() == slots.size(), RuntimeError, name() << ": the formulas gave " << list.size() << " gradients for "
                                                                << slots.size() << " inputs");
     for (size_t i = 0; i < slots.size(); ++i) {
-      if (!list[i].is_none()) out[i] = list[i].cast<Tensor>();
+      if (!list[i].is_none()) out[i] = fitted(list[i], slots[i]);
     }
     return out;
   }

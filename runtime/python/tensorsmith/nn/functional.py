@@ -33,13 +33,19 @@ def linear(x: Any, weight: Any, bias: Any = None) -> Any:
     return y if bias is None else y + bias
 
 
+_GELU_TANH_A = 2.0 * math.sqrt(2.0 / math.pi)
+_GELU_TANH_B = 0.044715 * _GELU_TANH_A
+
+
 def gelu(x: Any, approximate: str = "none") -> Any:
     """x * Phi(x), Phi the standard normal CDF: 0.5 x (1 + erf(x / sqrt(2))) (PyTorch's order of operations);
     approximate='tanh' is the tanh form 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
     if approximate == "none":
         return x * 0.5 * (1.0 + _C.erf(x * math.sqrt(0.5)))
     if approximate == "tanh":
-        return 0.5 * x * (1.0 + _C.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)))
+        # 0.5 (1 + tanh(u)) is sigmoid(2 u): x sigmoid(x (a + b x^2)), a = 2 sqrt(2/pi), b = 0.044715 a. Six ops
+        # (and their backward) where the tanh form takes nine, and no cancellation in 1 + tanh(u) for negative x.
+        return x * _C.sigmoid(x * (_GELU_TANH_A + _GELU_TANH_B * (x * x)))
     raise ValueError(f"gelu: approximate must be 'none' or 'tanh', not {approximate!r}")
 
 
@@ -58,7 +64,9 @@ def layer_norm(x: Any, normalized_shape: int | Sequence[int], weight: Any = None
     """(x - mean) / sqrt(var + eps) over the trailing `normalized_shape` dimensions, then * weight + bias."""
     axes = _normalized_axes(x, normalized_shape)
     centered = x - _C.mean(x, axis=axes, keepdims=True)
-    y = centered / _C.sqrt(_C.mean(centered * centered, axis=axes, keepdims=True) + eps)
+    # times the reciprocal standard deviation, as PyTorch computes it: its backward is a product's (two full-size
+    # ops), where a quotient's takes four
+    y = centered * _C.reciprocal(_C.sqrt(_C.mean(centered * centered, axis=axes, keepdims=True) + eps))
     if weight is not None:
         y = y * weight
     return y if bias is None else y + bias
