@@ -39,9 +39,17 @@ struct log_softmax_cpu_kernel {
           peak[k] = peak[k] < x ? x : peak[k];
         }
       }
-      acc_t row_max = peak[0];
-      for (int64_t k = 1; k < kMaxLanes; ++k) row_max = row_max < peak[k] ? peak[k] : row_max;
-      for (; c < args.cols; ++c) row_max = row_max < static_cast<acc_t>(in[c]) ? static_cast<acc_t>(in[c]) : row_max;
+      // The rest of the row into the same lanes (no chain from one element to the next: a row of 32 took 32
+      // dependent selects here), then the lanes folded as a tree, each level one vector max (a serial fold of 64
+      // lanes was most of a short row's time). Lanes hold no NaN, so the fold's order cannot change the maximum.
+      for (int64_t k = 0; c + k < args.cols; ++k) {
+        const acc_t x = static_cast<acc_t>(in[c + k]);
+        peak[k] = peak[k] < x ? x : peak[k];
+      }
+      for (int64_t width = kMaxLanes / 2; width > 0; width /= 2) {
+        for (int64_t k = 0; k < width; ++k) peak[k] = peak[k] < peak[k + width] ? peak[k + width] : peak[k];
+      }
+      const acc_t row_max = peak[0];
       acc_t lane[kLanes];
       acc_t row_sum = 0;
       for (int64_t c0 = 0; c0 < args.cols; c0 += kChunk) {
