@@ -83,8 +83,11 @@ FAMILY = FamilyDef(
     # float16/bfloat16 accumulate in float, float32 and float64 in double
     accumulator=(("float16", "float"), ("bfloat16", "float"), ("float32", "double"), ("float64", "double")),
     contract=(
-        ("cpu", "batched row-major C = A (m x k) @ B (k x n), contiguous matrices, batch strides in elements (may be 0)"),
-        ("cuda", "the body of `tile(args, b, row0, col0)`: the kTile x kTile tile of C[b] at (row0, col0), "
+        ("cpu", "batched C = A (m x k) @ B (k x n); C contiguous row-major; A[b][i, p] at a + b * a_batch_stride + "
+                "i * a_row_stride + p * a_col_stride, B likewise, strides in elements (batch strides may be 0); each "
+                "of A and B is row-major (col_stride 1) or column-major (row_stride 1, a transposed view)"),
+        ("cuda", "the body of `tile(args, b, row0, col0)`: the kTile x kTile tile of C[b] at (row0, col0), with "
+                 "A and B laid out as on the CPU, "
                  "computed by a kTile x kTile thread block (__shared__ and __syncthreads() allowed)"),
     ),  # fmt: skip
     tolerances=SUM_TOLERANCES,

@@ -9,7 +9,7 @@ namespace {
 
 template <typename T, typename acc_t>
 struct matmul_cpu_kernel {
-  // Batched row-major C[b] = A[b] (m x k) @ B[b] (k x n); batch strides in elements.
+  // Batched C[b] = A[b] (m x k) @ B[b] (k x n), C row-major; A and B row- or column-major (GemmArgs, dispatch.h).
   // Instantiated for the dtypes without a BLAS routine: float32/float64/complex register ts::blas_[sdcz]gemm below.
   // The body, inlined into one function per instruction-set level (tensorsmith/isa.h): the integer products
   // need SSE4.1's pmulld at least, and AVX-512 multiplies 16 int32 at once.
@@ -18,7 +18,7 @@ struct matmul_cpu_kernel {
     // clang-format off
     // --- kernel body (proposer: template) ---
     // Cache-blocked GEMM: C in tiles of kRows x kCols accumulated on the stack. Each
-    // row of B's kCols-wide panel is read with unit stride and reused for kRows rows
+    // row of B's kCols-wide panel is read along B's columns and reused for kRows rows
     // of A; tiles walk down one column panel at a time, so the panel (k x kCols)
     // stays in cache while every row block of A passes over it.
     constexpr int64_t kRows = 4;
@@ -32,20 +32,24 @@ struct matmul_cpu_kernel {
         for (int64_t i0 = 0; i0 < args.m; i0 += kRows) {
           const int64_t rows = std::min(kRows, args.m - i0);
           acc_t acc[kRows][kCols] = {};
-          const auto accumulate = [&](auto tile_rows, auto tile_width) {
+          const auto accumulate = [&](auto tile_rows, auto tile_width, auto b_step) {
             for (int64_t p = 0; p < args.k; ++p) {
-              const T* b_row = bm + p * args.n + j0;
+              const T* b_row = bm + p * args.b_row_stride + j0 * b_step;
               for (int64_t r = 0; r < tile_rows; ++r) {
-                const T a_rp = a[(i0 + r) * args.k + p];
-                for (int64_t j = 0; j < tile_width; ++j) acc[r][j] = ts::ops::multiply_add(acc[r][j], a_rp, b_row[j]);
+                const T a_rp = a[(i0 + r) * args.a_row_stride + p * args.a_col_stride];
+                for (int64_t j = 0; j < tile_width; ++j) acc[r][j] = ts::ops::multiply_add(acc[r][j], a_rp, b_row[j * b_step]);
               }
             }
           };
-          // A whole tile with constant bounds, so the compiler keeps the accumulators in vector registers.
-          if (rows == kRows && width == kCols) {
-            accumulate(std::integral_constant<int64_t, kRows>{}, std::integral_constant<int64_t, kCols>{});
+          // B's rows read with unit stride and a whole tile with constant bounds, so the compiler keeps the
+          // accumulators in vector registers; a column-major B (a transposed view) takes the strided loop.
+          using unit = std::integral_constant<int64_t, 1>;
+          if (args.b_col_stride != 1) {
+            accumulate(rows, width, args.b_col_stride);
+          } else if (rows == kRows && width == kCols) {
+            accumulate(std::integral_constant<int64_t, kRows>{}, std::integral_constant<int64_t, kCols>{}, unit{});
           } else {
-            accumulate(rows, width);
+            accumulate(rows, width, unit{});
           }
           for (int64_t r = 0; r < rows; ++r) {
             for (int64_t j = 0; j < width; ++j) c[(i0 + r) * args.n + j0 + j] = static_cast<T>(acc[r][j]);

@@ -9,7 +9,7 @@ namespace {
 
 template <typename T, typename acc_t>
 struct matmul_cuda_kernel {
-  // The kTile x kTile tile of C[b] at (row0, col0), C[b] = A[b] (m x k) @ B[b] (k x n), row-major,
+  // The kTile x kTile tile of C[b] at (row0, col0), C[b] = A[b] (m x k) @ B[b] (k x n), C row-major,
   // batch strides in elements; a block of kTile x kTile threads, launched by tensorsmith/cuda/gemm.cuh.
   // Instantiated for the dtypes without a cuBLAS routine: the floating and complex dtypes register ts::cuda::blas_*gemm below.
   static __device__ __forceinline__ void tile(const ts::GemmArgs& args, int64_t b, int64_t row0, int64_t col0) {
@@ -28,8 +28,8 @@ struct matmul_cuda_kernel {
     const T zero = static_cast<T>(acc_t(0));
     acc_t acc = acc_t(0);
     for (int64_t p0 = 0; p0 < args.k; p0 += kTile) {
-      a_tile[ty][tx] = (row < args.m && p0 + tx < args.k) ? a[row * args.k + p0 + tx] : zero;
-      b_tile[ty][tx] = (p0 + ty < args.k && col < args.n) ? bm[(p0 + ty) * args.n + col] : zero;
+      a_tile[ty][tx] = (row < args.m && p0 + tx < args.k) ? a[row * args.a_row_stride + (p0 + tx) * args.a_col_stride] : zero;
+      b_tile[ty][tx] = (p0 + ty < args.k && col < args.n) ? bm[(p0 + ty) * args.b_row_stride + col * args.b_col_stride] : zero;
       __syncthreads();
       for (int p = 0; p < kTile; ++p) acc = ts::ops::multiply_add(acc, a_tile[ty][p], b_tile[p][tx]);
       __syncthreads();

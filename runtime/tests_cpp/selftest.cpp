@@ -136,7 +136,9 @@ void gemm_kernel(const GemmArgs& g) {
     for (int64_t i = 0; i < g.m; ++i) {
       for (int64_t j = 0; j < g.n; ++j) {
         T acc = 0;
-        for (int64_t p = 0; p < g.k; ++p) acc += A[i * g.k + p] * B[p * g.n + j];
+        for (int64_t p = 0; p < g.k; ++p) {
+          acc += A[i * g.a_row_stride + p * g.a_col_stride] * B[p * g.b_row_stride + j * g.b_col_stride];
+        }
         C[i * g.n + j] = acc;
       }
     }

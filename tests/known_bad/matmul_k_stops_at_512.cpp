@@ -10,7 +10,8 @@ for (int64_t b = 0; b < args.batch; ++b) {
   for (int64_t i = 0; i < args.m; ++i) {
     for (int64_t j = 0; j < args.n; ++j) {
       acc_t acc = acc_t(0);
-      for (int64_t p = 0; p < depth; ++p) acc = ts::ops::multiply_add(acc, a[i * args.k + p], bm[p * args.n + j]);
+      for (int64_t p = 0; p < depth; ++p) acc = ts::ops::multiply_add(acc, a[i * args.a_row_stride + p * args.a_col_stride],
+                                                                 bm[p * args.b_row_stride + j * args.b_col_stride]);
       c[i * args.n + j] = static_cast<T>(acc);
     }
   }

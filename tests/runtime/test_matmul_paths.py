@@ -59,6 +59,64 @@ def test_matmul_of_transposed_views() -> None:
     _check(a, a.T[:, ::2])
 
 
+# Views the engine hands to the GEMM as they are (row- or column-major matrices with one batch stride) and
+# views it must copy first. Each maps a batch shape to (the base's shape, the view of a numpy array, the same
+# view of a tensorsmith tensor); the test multiplies the views' leading 5x5 blocks.
+def _swap_batch(batch: tuple[int, ...]) -> tuple[int, ...]:
+    return batch[::-1] if len(batch) == 2 else batch
+
+
+_VIEWS = {
+    "contiguous": (lambda b: b + (8, 8), lambda x: x, lambda x: x),
+    "mT": (lambda b: b + (8, 8), lambda x: np.swapaxes(x, -1, -2), lambda x: x.mT),
+    "padded": (lambda b: b + (8, 8), lambda x: x[..., 1:, 2:], lambda x: x[..., 1:, 2:]),
+    "padded mT": (lambda b: b + (8, 8), lambda x: np.swapaxes(x, -1, -2)[..., 2:, 1:], lambda x: x.mT[..., 2:, 1:]),
+    "strided rows": (lambda b: b + (10, 8), lambda x: x[..., ::2, :], lambda x: x[..., ::2, :]),
+    # attention's heads: (heads, batch) stored, (batch, heads) read, transposed: the batch is not one stride
+    "permuted batch mT": (lambda b: _swap_batch(b) + (8, 8),
+                          lambda x: np.swapaxes(np.swapaxes(x, 0, 1) if x.ndim == 4 else x, -1, -2),
+                          lambda x: (ts.permute_dims(x, (1, 0, 2, 3)) if x.ndim == 4 else x).mT),
+    "reversed columns": (lambda b: b + (8, 8), lambda x: x[..., ::-1], lambda x: x[..., ::-1]),
+    "strided columns": (lambda b: b + (8, 10), lambda x: x[..., ::2], lambda x: x[..., ::2]),
+}
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("view_a", sorted(_VIEWS))
+@pytest.mark.parametrize("view_b", sorted(_VIEWS))
+@pytest.mark.parametrize("batch", [(), (3,), (2, 3)])
+def test_matmul_of_views_matches_numpy(view_a: str, view_b: str, batch: tuple[int, ...], dtype: str) -> None:
+    rng = np.random.default_rng(7)
+    (shape_a, np_a, ts_a), (shape_b, np_b, ts_b) = _VIEWS[view_a], _VIEWS[view_b]
+    a, b = _operand(rng, shape_a(batch), dtype), _operand(rng, shape_b(batch), dtype)
+    got = np.asarray(ts.matmul(ts_a(ts.asarray(a))[..., :5, :5], ts_b(ts.asarray(b))[..., :5, :5]))
+    expected = np.matmul(np_a(a)[..., :5, :5], np_b(b)[..., :5, :5])
+    assert got.shape == expected.shape == batch + (5, 5)
+    if expected.dtype.kind == "f":
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+    else:
+        np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_matmul_of_single_rows_and_columns_of_views(dtype: str) -> None:
+    """A one-row or one-column matrix has no stride along its one-element axis: any leading dimension fits."""
+    rng = np.random.default_rng(3)
+    x = _operand(rng, (5, 8), dtype)
+    t = ts.asarray(x)
+    for a, b, ta, tb in [
+        (x[2:3, :], x.T, t[2:3, :], t.mT),  # a row of A, B transposed
+        (x[:, 1:2].T, x[:, ::3], t[:, 1:2].mT, t[:, ::3]),  # a row whose elements are 8 apart
+        (x.T, x[:, 4:5], t.mT, t[:, 4:5]),  # a column of B
+        (x[:, ::-1].T, x[:, 4:5], t[:, ::-1].mT, t[:, 4:5]),  # a negative stride: copied
+    ]:
+        got = np.asarray(ts.matmul(ta, tb))
+        if x.dtype.kind == "f":
+            np.testing.assert_allclose(got, np.matmul(a, b), rtol=1e-5, atol=1e-5)
+        else:
+            np.testing.assert_array_equal(got, np.matmul(a, b))
+
+
 def test_openblas_symbols_stay_local() -> None:
     """tensorsmith loads its OpenBLAS with RTLD_LOCAL, so numpy (or anything loaded later) does not bind to it.
     In a fresh interpreter: this one may have imported scipy_openblas64 itself (the gate does), which is global."""

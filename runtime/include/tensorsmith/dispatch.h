@@ -70,14 +70,18 @@ struct RowArgs {
 };
 using RowKernel = void (*)(const RowArgs& args);
 
-// Contraction: batched row-major GEMM, C[b] = A[b] (m x k) @ B[b] (k x n).
-// Matrices are contiguous; batch strides are in ELEMENTS and may be 0 (broadcast).
+// Contraction: batched GEMM, C[b] = A[b] (m x k) @ B[b] (k x n); C is contiguous row-major (row stride n).
+// Strides are in ELEMENTS; batch strides may be 0 (broadcast). A[b][i, p] is
+// a[b * a_batch_stride + i * a_row_stride + p * a_col_stride], B likewise. Each of A and B is laid out as a
+// BLAS can take it (so a transposed view reaches the GEMM without a copy): either row-major, col_stride == 1
+// and row_stride >= max(1, cols), or column-major, row_stride == 1 and col_stride >= max(1, rows).
 struct GemmArgs {
   char* c;
   const char* a;
   const char* b;
   int64_t batch, m, n, k;
   int64_t a_batch_stride, b_batch_stride, c_batch_stride;
+  int64_t a_row_stride, a_col_stride, b_row_stride, b_col_stride;
   int device = 0;  // CUDA device index
 };
 using GemmKernel = void (*)(const GemmArgs& args);

@@ -21,19 +21,31 @@ auto scalar_arg(const T& value) {
   }
 }
 
+// GemmArgs' layout rule: a row-major operand is CblasNoTrans with its row stride as leading dimension, a
+// column-major one is the transpose of a row-major matrix whose leading dimension is its column stride.
+struct BlasOperand {
+  CBLAS_TRANSPOSE trans;
+  int64_t ld;
+};
+BlasOperand blas_operand(int64_t row_stride, int64_t col_stride) {
+  return col_stride == 1 ? BlasOperand{CblasNoTrans, row_stride} : BlasOperand{CblasTrans, col_stride};
+}
+
 template <typename T, typename Gemm>
 void gemm_batches(const GemmArgs& args, Gemm gemm) {
   const T* a = reinterpret_cast<const T*>(args.a);
   const T* b = reinterpret_cast<const T*>(args.b);
   T* c = reinterpret_cast<T*>(args.c);
   const T one(1), zero(0);
+  const BlasOperand oa = blas_operand(args.a_row_stride, args.a_col_stride);
+  const BlasOperand ob = blas_operand(args.b_row_stride, args.b_col_stride);
   for (int64_t i = 0; i < args.batch; ++i) {
     if (args.k == 0) {  // an empty sum (and BLAS rejects a leading dimension of 0)
       std::fill_n(c + i * args.c_batch_stride, args.m * args.n, T(0));
       continue;
     }
-    gemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, args.m, args.n, args.k, scalar_arg(one), a + i * args.a_batch_stride,
-         args.k, b + i * args.b_batch_stride, args.n, scalar_arg(zero), c + i * args.c_batch_stride, args.n);
+    gemm(CblasRowMajor, oa.trans, ob.trans, args.m, args.n, args.k, scalar_arg(one), a + i * args.a_batch_stride, oa.ld,
+         b + i * args.b_batch_stride, ob.ld, scalar_arg(zero), c + i * args.c_batch_stride, args.n);
   }
 }
 

@@ -1,6 +1,8 @@
 // The contraction engine: numpy.matmul on top of a batched GEMM kernel.
+#include <algorithm>
 #include <functional>
 #include <numeric>
+#include <optional>
 
 #include "tensorsmith/engine.h"
 #include "tensorsmith/errors.h"
@@ -21,20 +23,44 @@ Shape concat(Shape a, const Shape& b) {
 }
 
 struct GemmOperand {
-  Tensor matrices;  // contiguous, in the kernel dtype
-  int64_t batch_stride;
+  Tensor storage;  // keeps the matrices alive: `t` itself, or a copy in the kernel dtype
+  const char* data;
+  int64_t batch_stride, row_stride, col_stride;  // in elements (GemmArgs' layout rule)
 };
 
-// `t` (batch..., rows, cols) laid out for a GEMM over `batch`: a single matrix
-// with batch stride 0 when t has no batch extent of its own, else one
-// contiguous matrix per batch entry (materialising partial broadcasts).
+// The single stride that walks the batch axes of `v` (whose leading dimensions are `batch`) in row-major
+// order, 0 when every entry is the same matrix; nullopt when no single stride does (a partial broadcast).
+std::optional<int64_t> batch_stride(const Tensor& v, size_t batch_ndim) {
+  std::optional<int64_t> stride;
+  int64_t extent = 1;  // of the batch axes already walked, innermost first
+  for (size_t i = batch_ndim; i-- > 0;) {
+    if (v.shape()[i] == 1) continue;
+    if (!stride) stride = v.strides()[i];
+    if (v.strides()[i] != *stride * extent) return std::nullopt;
+    extent *= v.shape()[i];
+  }
+  return stride.value_or(0);
+}
+
+// `t` (batch..., rows, cols) as the GEMM reads it over `batch`: as it is where its matrices are row- or
+// column-major with one batch stride (a transposed or sliced view needs no copy), else a contiguous copy.
 GemmOperand gemm_operand(const Tensor& t, const Shape& batch, DType dtype) {
   const int64_t rows = t.shape()[t.ndim() - 2], cols = t.shape()[t.ndim() - 1];
-  const bool shared = product(batch_shape(t)) == 1;
-  // Dropping size-1 batch axes is always a view.
-  const Tensor v = shared ? t.reshape({rows, cols}) : t.expand(concat(batch, {rows, cols}));
-  const Tensor m = v.dtype() == dtype && v.is_contiguous() ? v : v.astype(dtype);
-  return {m, shared ? 0 : rows * cols};
+  const Tensor v = t.expand(concat(batch, {rows, cols}));
+  if (v.dtype() == dtype) {
+    const int64_t rs = v.strides()[v.ndim() - 2], cs = v.strides()[v.ndim() - 1];
+    const std::optional<int64_t> bs = batch_stride(v, batch.size());
+    // A single row or column has no stride along its one-element axis: any leading dimension fits it.
+    if (bs && *bs >= 0 && (cols == 1 || cs == 1) && (rows == 1 || rs >= std::max<int64_t>(1, cols))) {
+      return {v, v.data_ptr(), *bs, rows == 1 ? std::max<int64_t>(1, cols) : rs, 1};
+    }
+    if (bs && *bs >= 0 && (rows == 1 || rs == 1) && (cols == 1 || cs >= std::max<int64_t>(1, rows))) {
+      return {v, v.data_ptr(), *bs, 1, cols == 1 ? std::max<int64_t>(1, rows) : cs};
+    }
+  }
+  const bool shared = product(batch_shape(t)) == 1;  // dropping size-1 batch axes is always a view
+  const Tensor m = (shared ? t.reshape({rows, cols}) : v).astype(dtype);
+  return {m, m.data_ptr(), shared ? 0 : rows * cols, std::max<int64_t>(1, cols), 1};
 }
 
 Shape broadcast_batch(const Tensor& a, const Tensor& b) {
@@ -73,11 +99,13 @@ Tensor contract(const OpDef& op, const Tensor& a, const Tensor& b) {
   Tensor c = Tensor::empty(concat(batch, {m, n}), dtype, a.device());
   if (c.numel() > 0) {
     const GemmOperand ga = gemm_operand(a2, batch, dtype), gb = gemm_operand(b2, batch, dtype);
-    // One B for every batch entry and A's matrices back to back (as C's are): a single GEMM over all of A's rows.
-    const bool fold = gb.batch_stride == 0 && ga.batch_stride != 0;
+    // One B for every batch entry and A's rows evenly spaced across its matrices (as C's are): a single GEMM
+    // over all of A's rows.
+    const bool fold = gb.batch_stride == 0 && ga.batch_stride != 0 && ga.col_stride == 1 &&
+                      ga.batch_stride == m * ga.row_stride;
     const int64_t batches = fold ? 1 : product(batch), rows = fold ? product(batch) * m : m;
-    kernel(GemmArgs{c.data_ptr(), ga.matrices.data_ptr(), gb.matrices.data_ptr(), batches, rows, n, k,
-                    fold ? 0 : ga.batch_stride, gb.batch_stride, fold ? 0 : m * n, a.device().index});
+    kernel(GemmArgs{c.data_ptr(), ga.data, gb.data, batches, rows, n, k, fold ? 0 : ga.batch_stride, gb.batch_stride,
+                    fold ? 0 : m * n, ga.row_stride, ga.col_stride, gb.row_stride, gb.col_stride, a.device().index});
   }
   Shape out_shape = batch;
   if (a.ndim() > 1) out_shape.push_back(m);

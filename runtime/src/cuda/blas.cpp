@@ -23,6 +23,7 @@ namespace {
 using Handle = void*;
 using Status = int;  // CUBLAS_STATUS_SUCCESS == 0
 constexpr int kOpN = 0;  // CUBLAS_OP_N
+constexpr int kOpT = 1;  // CUBLAS_OP_T
 using CreateFn = Status (*)(Handle*);
 using SetStreamFn = Status (*)(Handle, cudaStream_t);
 template <typename T>
@@ -102,7 +103,19 @@ Handle stream_handle(Library& lib, int device, cudaStream_t stream) {
   return h;
 }
 
-// Row-major C = A B is column-major C^T = B^T A^T: cuBLAS sees B (n x k) times A (k x m).
+// Row-major C = A B is column-major C^T = B^T A^T: cuBLAS sees B (n x k) times A (k x m). A row-major
+// operand (GemmArgs' layout rule) is, read column-major, its own transpose with its row stride as leading
+// dimension (op N); a column-major one is op T of the matrix whose leading dimension is its column stride.
+struct CublasOperand {
+  int op;
+  int ld;
+};
+CublasOperand cublas_operand(int64_t row_stride, int64_t col_stride) {
+  const int64_t ld = col_stride == 1 ? row_stride : col_stride;
+  TS_CHECK(ld <= INT_MAX, NotImplementedError, "matmul: cuBLAS takes leading dimensions up to " << INT_MAX << ", got " << ld);
+  return {col_stride == 1 ? kOpN : kOpT, static_cast<int>(ld)};
+}
+
 template <typename T>
 void gemm(const GemmArgs& a, GemmFn<T> Library::*fn) {
   DeviceGuard guard(a.device);
@@ -112,8 +125,10 @@ void gemm(const GemmArgs& a, GemmFn<T> Library::*fn) {
   const Handle h = stream_handle(lib, a.device, stream);
   const T one(1), zero(0);
   const int m = static_cast<int>(a.m), n = static_cast<int>(a.n), k = static_cast<int>(a.k);
-  const Status status = (lib.*fn)(h, kOpN, kOpN, n, m, k, &one, reinterpret_cast<const T*>(a.b), n, a.b_batch_stride,
-                                  reinterpret_cast<const T*>(a.a), k, a.a_batch_stride, &zero, reinterpret_cast<T*>(a.c), n,
+  const CublasOperand oa = cublas_operand(a.a_row_stride, a.a_col_stride);
+  const CublasOperand ob = cublas_operand(a.b_row_stride, a.b_col_stride);
+  const Status status = (lib.*fn)(h, ob.op, oa.op, n, m, k, &one, reinterpret_cast<const T*>(a.b), ob.ld, a.b_batch_stride,
+                                  reinterpret_cast<const T*>(a.a), oa.ld, a.a_batch_stride, &zero, reinterpret_cast<T*>(a.c), n,
                                   a.c_batch_stride, static_cast<int>(a.batch));
   TS_CHECK(status == 0, RuntimeError, "matmul: cuBLAS GEMM failed with status " << status);
 }
@@ -126,8 +141,11 @@ void gemm_16bit(const GemmArgs& a, int type) {
   const Handle h = stream_handle(lib, a.device, stream);
   const float one = 1, zero = 0;
   const int m = static_cast<int>(a.m), n = static_cast<int>(a.n), k = static_cast<int>(a.k);
-  const Status status = lib.gemm_ex(h, kOpN, kOpN, n, m, k, &one, a.b, type, n, a.b_batch_stride, a.a, type, k, a.a_batch_stride,
-                                    &zero, a.c, type, n, a.c_batch_stride, static_cast<int>(a.batch), kCompute32F, kGemmDefault);
+  const CublasOperand oa = cublas_operand(a.a_row_stride, a.a_col_stride);
+  const CublasOperand ob = cublas_operand(a.b_row_stride, a.b_col_stride);
+  const Status status = lib.gemm_ex(h, ob.op, oa.op, n, m, k, &one, a.b, type, ob.ld, a.b_batch_stride, a.a, type, oa.ld,
+                                    a.a_batch_stride, &zero, a.c, type, n, a.c_batch_stride, static_cast<int>(a.batch),
+                                    kCompute32F, kGemmDefault);
   TS_CHECK(status == 0, RuntimeError, "matmul: cuBLAS GEMM failed with status " << status);
 }
 
