@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from bench import SETTLE_S_BLAS  # noqa: E402  (beside this script)
 GOAL = 1.0
 
 
@@ -106,9 +108,15 @@ def main(argv: list[str] | None = None) -> int:
         for step in (ours, theirs):
             timed(step, 5)  # warm-up
         samples: dict[str, list[float]] = {"tensorsmith": [], "pytorch": []}
-        for _ in range(args.repeats):
-            samples["tensorsmith"].append(timed(ours, args.steps))
-            samples["pytorch"].append(timed(theirs, args.steps))
+        for r in range(args.repeats):
+            pair = [("tensorsmith", ours), ("pytorch", theirs)]
+            for library, step in pair[r % 2 :] + pair[: r % 2]:
+                # As bench.py does: the other library's idle threads (its OpenBLAS's spin for up to 0.1 s)
+                # stop before a sample, and one untimed step wakes this one's. Without the pause PyTorch's
+                # step ran 2x slower right after tensorsmith's had left its OpenBLAS threads spinning.
+                time.sleep(SETTLE_S_BLAS)
+                step()
+                samples[library].append(timed(step, args.steps))
         ts_s, torch_s = statistics.median(samples["tensorsmith"]), statistics.median(samples["pytorch"])
         rows.append((name, ts_s, torch_s))
     print(f"{'training step':45s} {'tensorsmith':>12s} {'pytorch':>12s} {'ratio':>7s}  goal")
