@@ -6,6 +6,7 @@ reason; a fault before it is the SDK's to retry, and is never multiplied by ours
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -37,12 +38,13 @@ BODY = "char* out = data[0];\n(void)out;\n"
 
 # Each way a stream breaks after it started, and how the reason names it.
 BROKEN = [
-    pytest.param(Drop(), "the stream broke (RemoteProtocolError: peer closed connection", id="dropped"),
-    pytest.param(StallInStream(5.0), "the stream stalled (ReadTimeout", id="stalled"),
-    pytest.param(Malformed(), "a malformed event in the stream (JSONDecodeError", id="malformed"),
-    pytest.param(Empty(), "the stream ended without a message", id="empty"),
-    pytest.param(NoStopReason(cpp(BODY)), "the stream ended before the answer did (no stop reason)", id="no-stop-reason"),
-    pytest.param(StreamError(), "APIStatusError (in the stream): overloaded_error", id="overloaded"),
+    # httpx's own error, or the SDK's wrapper of it (anthropic 2.17 wraps errors raised while a stream is read)
+    pytest.param(Drop(), r"the stream broke \((RemoteProtocolError|APIConnectionError): .*peer closed connection", id="dropped"),
+    pytest.param(StallInStream(5.0), r"the stream stalled \((ReadTimeout|APITimeoutError)", id="stalled"),
+    pytest.param(Malformed(), re.escape("a malformed event in the stream (JSONDecodeError"), id="malformed"),
+    pytest.param(Empty(), re.escape("the stream ended without a message"), id="empty"),
+    pytest.param(NoStopReason(cpp(BODY)), re.escape("the stream ended before the answer did (no stop reason)"), id="no-stop-reason"),
+    pytest.param(StreamError(), re.escape("APIStatusError (in the stream): overloaded_error"), id="overloaded"),
 ]
 
 
@@ -72,7 +74,7 @@ def test_a_stream_that_breaks_is_asked_again(api: FakeMessagesAPI, fault: object
     reply, _cost = requester().ask(REQUEST, faults)
     assert reply.stop_reason == "end_turn" and BODY in reply.content[0]["text"]
     assert len(api.requests_for("probe")) == 2
-    assert len(faults) == 1 and reason in faults[0][0] and "asking again" in faults[0][0]
+    assert len(faults) == 1 and re.search(reason, faults[0][0]) and "asking again" in faults[0][0]
 
 
 @pytest.mark.parametrize(("fault", "reason"), BROKEN)
@@ -81,7 +83,7 @@ def test_a_stream_that_keeps_breaking_gives_up_with_the_reason(api: FakeMessages
     faults = Faults()
     with pytest.raises(ApiError, match="gave up after 3 HTTP requests") as raised:
         requester().ask(REQUEST, faults)
-    assert reason in str(raised.value) and "\n" not in str(raised.value)
+    assert re.search(reason, str(raised.value)) and "\n" not in str(raised.value)
     assert len(api.requests_for("probe")) == 1 + LIMITS.stream_retries
     assert len(faults) == 1 + LIMITS.stream_retries
     assert all(FAKE_KEY not in error for error, _usage, _cost in faults) and FAKE_KEY not in str(raised.value)
