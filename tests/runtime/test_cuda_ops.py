@@ -96,6 +96,22 @@ def test_matmul_cublas_and_generated_tiles_with_batches() -> None:
     np.testing.assert_array_equal(ts.matmul(ts.asarray(ia, device="cuda"), ts.asarray(ib, device="cuda")).cpu(), ia @ ib)
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "complex64", "int32"])
+def test_matmul_of_transposed_and_sliced_views(dtype: str) -> None:
+    """Views the engine hands over without a copy: cuBLAS gets op T and leading dimensions, the integer tiles
+    read through the strides (the CPU's test_matmul_paths has every pairing)."""
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((2, 3, 24, 20)) * 4).astype(dtype)
+    d = ts.asarray(x, device="cuda")
+    tol = {"float16": 2e-2, "float32": 1e-4}.get(dtype, 1e-10)
+    for got, want in ((ts.matmul(d.mT, d), np.swapaxes(x, -1, -2) @ x),  # A column-major
+                      (ts.matmul(d, d.mT), x @ np.swapaxes(x, -1, -2)),  # B column-major
+                      (ts.matmul(d[..., 2:, 1:], d.mT[..., 1:, 3:]), x[..., 2:, 1:] @ np.swapaxes(x, -1, -2)[..., 1:, 3:]),
+                      (ts.matmul(ts.permute_dims(d, (1, 0, 3, 2)), d[0, 0]),  # a batch no single stride walks: copied
+                       np.transpose(x, (1, 0, 3, 2)) @ x[0, 0])):  # fmt: skip
+        np.testing.assert_allclose(np.asarray(got.cpu()), want, rtol=tol, atol=tol * 10)
+
+
 def test_python_scalars_follow_the_tensors_device() -> None:
     """x + 1, x > 0, where(c, x, 0.0): a Python scalar is a 0-d tensor on the other operands' device."""
     x = np.array([-1.5, 0.0, 2.0], dtype=np.float32)
