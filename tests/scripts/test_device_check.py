@@ -70,7 +70,7 @@ def test_the_shell_entry_point_prints_the_plan() -> None:
     result = subprocess.run([str(ROOT / "scripts" / "device_check.sh"), "--plan"], capture_output=True, text=True, timeout=60,
                             env=dict(os.environ, PYTHON=PY), check=False)  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert "worst case 475 s" in result.stdout and "gate " in result.stdout
+    assert "worst case 480 s" in result.stdout and "gate " in result.stdout
 
 
 # --- Running steps ---------------------------------------------------------------------------------------
