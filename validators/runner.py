@@ -28,6 +28,7 @@ to PROGRESS, so a run that kills the process is named.
 from __future__ import annotations
 
 import ctypes
+import faulthandler
 import importlib.util
 import json
 import os
@@ -244,6 +245,7 @@ def load_module(path: Path) -> Any:
 
 
 def main(argv: list[str]) -> int:
+    faulthandler.enable()  # a crash prints the Python stack on stderr, which the gate's verdict quotes
     module_path, job_path, out_path, plan_path = map(Path, argv[:4])
     plan = json.loads(plan_path.read_text(encoding="utf-8"))
     for library in plan.get("preload", []):  # before the module: its runtime finds them by soname (cuBLAS)

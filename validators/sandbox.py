@@ -11,7 +11,10 @@ none is silently assumed:
               session whose process group is killed and, as root, a sweep over the child's private uid.
   network     Network namespace with no interface up: the child reaches nothing, not even 127.0.0.1.
   filesystem  Mount namespace: the scratch dir is bind-mounted on itself and every other mount is remounted
-              read-only and nosuid, so writes outside scratch fail. HOME and TMPDIR point into scratch.
+              read-only and nosuid, so writes outside scratch fail. HOME and TMPDIR point into scratch. One
+              mount is spared: the PID namespace's own /proc (`unshare --mount-proc`), which shows the child
+              only its own processes; the CUDA driver does not start with it read-only (cuInit answers 304,
+              CUDA_ERROR_OPERATING_SYSTEM, seen on an H200; a private /dev/shm or /tmp did not help).
               Without it, `snapshot`/`changed_paths` detect writes after the fact.
   user        As root: the child runs as a fresh random uid that owns the scratch dir (not the files the
               caller put there: those stay read-only to it). It keeps CAP_DAC_READ_SEARCH, so it reads what
@@ -83,10 +86,11 @@ class Isolation:
     capabilities: str = "unchanged"
     nproc_limited: bool = False
     writable_mounts: tuple[str, ...] = ()  # mounts the helper failed to make read-only
+    spared: tuple[str, ...] = ()  # left writable on purpose: the PID namespace's own /proc
 
     def describe(self) -> list[str]:
         if self.read_only_fs:
-            filesystem = "read-only except the scratch dir"
+            filesystem = "read-only except the scratch dir" + (f" and the child's own {' and '.join(self.spared)}" if self.spared else "")
         elif self.writable_mounts:
             filesystem = f"partly read-only (still writable: {', '.join(self.writable_mounts)})"
         else:
@@ -202,6 +206,8 @@ def run_sandboxed(
         # RLIMIT_NPROC counts only for a uid other than 0: our private one, or a user namespace's.
         "rlimits": _rlimits(limits, nproc=uid is not None or bool(namespaces)),
         "mount_namespace": "mount" in namespaces,
+        # the PID namespace's own procfs, where there is one: see the module's docstring (filesystem)
+        "writable": ["/proc"] if "pid" in namespaces else [],
     }
     status_read, status_write = os.pipe()
     config["status_fd"] = status_write
@@ -278,6 +284,7 @@ def _isolation(namespaces: frozenset[str], reports: dict[str, dict], uid: int | 
         capabilities=started.get("capabilities", "unknown"),
         nproc_limited="RLIMIT_NPROC" in started.get("rlimits", ()),
         writable_mounts=writable,
+        spared=tuple(setup.get("spared", ())),
     )
 
 

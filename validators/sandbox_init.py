@@ -33,7 +33,8 @@ def main(config: dict) -> None:
     report = reporter(config["status_fd"])
     if config["mount_namespace"]:
         try:
-            report("setup", writable_mounts=read_only_except(config["scratch"]))
+            still_writable, spared = read_only_except(config["scratch"], config.get("writable", ()))
+            report("setup", writable_mounts=still_writable, spared=spared)
         except OSError as exc:
             report("error", message=f"sandbox setup failed: {exc}")
             return
@@ -117,12 +118,14 @@ def set_capabilities(mask: int) -> bool:
     return _libc.capset(ctypes.byref(header), data) == 0
 
 
-def read_only_except(scratch: str) -> list[str]:
-    """Binds scratch on itself, remounts every other mount read-only and nosuid (in our private mount
-    namespace only); returns the visible mount points that are still writable."""
+def read_only_except(scratch: str, writable: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
+    """Binds scratch on itself, leaves the mount points in `writable` as they are, and remounts every other
+    mount read-only and nosuid (in our private mount namespace only); returns the other visible mount points
+    still writable, and those spared."""
     mount(scratch, scratch, MS_BIND | MS_REC)
+    spared = sorted(point for point in writable if os.path.isdir(point))
     for point, options in mounts():
-        if inside(point, scratch) or "ro" in options:
+        if inside(point, scratch) or point in spared or "ro" in options:
             continue
         kept = sum(flag for name, flag in KEPT_MOUNT_FLAGS.items() if name in options)
         try:
@@ -130,7 +133,8 @@ def read_only_except(scratch: str) -> list[str]:
         except OSError:
             continue  # reported below if it is still visible and writable
     visible = dict(mounts())  # for a mount point listed twice, the later mount is the one on top
-    return sorted(point for point, options in visible.items() if "rw" in options and not inside(point, scratch))
+    still = sorted(point for point, options in visible.items() if "rw" in options and not inside(point, scratch) and point not in spared)
+    return still, spared
 
 
 def mounts() -> list[tuple[str, set[str]]]:

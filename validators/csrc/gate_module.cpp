@@ -44,16 +44,21 @@ ts::Tensor view_of(const py::array& array) {
     TS_CHECK(array.strides()[i] % itemsize == 0, ValueError, "unaligned strides");
     strides.push_back(array.strides()[i] / itemsize);
   }
+  char* origin = static_cast<char*>(const_cast<void*>(array.data()));
+  auto owner = std::make_shared<py::object>(array);  // released with the GIL held: tensors die inside invoke
+  if (array.size() == 0) {
+    // No bytes: numpy's pointer for an empty view need not lie inside its buffer, and a storage that spanned
+    // the other axes' extents would be copied to a device and back over memory the array does not own.
+    auto storage = std::make_shared<ts::Storage>(origin, 0, ts::Device{}, std::static_pointer_cast<void>(owner));
+    return ts::Tensor(storage, dtype, shape, strides, 0);
+  }
   // Storage starts at the lowest address the view touches, so negative strides work.
   int64_t low = 0;
   int64_t high = 0;
   for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == 0) low = high = 0;
     const int64_t extent = (shape[i] - 1) * strides[i];
     (extent < 0 ? low : high) += extent;
   }
-  char* origin = static_cast<char*>(const_cast<void*>(array.data()));
-  auto owner = std::make_shared<py::object>(array);  // released with the GIL held: tensors die inside invoke
   auto storage = std::make_shared<ts::Storage>(origin + low * itemsize, static_cast<size_t>((high - low + 1) * itemsize),
                                                ts::Device{}, std::static_pointer_cast<void>(owner));
   return ts::Tensor(storage, dtype, shape, strides, -low);
