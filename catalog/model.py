@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -85,8 +85,14 @@ class Accuracy:
 
     ulp: tuple[tuple[str, float], ...]  # (result dtype, budget)
     reason: str
+    # Budgets another device's kernels are held to instead, where its math library is less accurate than the
+    # CPU's (CUDA's sin is 2 ulp from the correctly rounded result, glibc's under 1): (device, its Accuracy).
+    devices: tuple[tuple[str, Accuracy], ...] = ()
 
-    def budget(self, dtype: str) -> float | None:
+    def budget(self, dtype: str, device: str = "cpu") -> float | None:
+        own = dict(self.devices).get(device)
+        if own is not None and own.budget(dtype) is not None:
+            return own.budget(dtype)
         return dict(self.ulp).get(dtype)
 
 
@@ -110,6 +116,8 @@ CORRECTLY_ROUNDED = 0.5
 ULP_DTYPES = ("float32", "float64")
 # Budgets may also name a complex input dtype, for the real results of complex inputs (abs of complex64).
 ULP_INPUT_DTYPES = ("complex64", "complex128")
+# Devices whose kernels may be held to budgets of their own (`accuracy: {..., cuda: {ulp: N, reason: ...}}`).
+ACCURACY_DEVICES = ("cuda",)
 
 
 @dataclass(frozen=True)
@@ -533,19 +541,30 @@ class _SpecParser:
         raw = self.values["accuracy"]
         if not family.judged_in_ulps:
             raise self.error("accuracy", f"an ulp budget is for families judged in ulps (pointwise); {family.name} ops set 'tolerances'")
-        if not isinstance(raw, dict) or set(raw) != {"ulp", "reason"}:
-            raise self.error("accuracy", "expected {ulp: N or {float32: N, float64: N}, reason: \"why\"}")
+        shape = "{ulp: N or {float32: N, float64: N}, reason: \"why\"}"
+        if not isinstance(raw, dict) or not {"ulp", "reason"} <= set(raw) or not set(raw) <= {"ulp", "reason", *ACCURACY_DEVICES}:
+            raise self.error("accuracy", f"expected {shape[:-1]}, and optionally {' or '.join(ACCURACY_DEVICES)}: {shape}}}")
+        devices = []
+        for device in ACCURACY_DEVICES:
+            if device in raw:
+                if not isinstance(raw[device], dict) or set(raw[device]) != {"ulp", "reason"}:
+                    raise self.error("accuracy", f"{device}: expected {shape}, the budgets {device} kernels are held to instead")
+                devices.append((device, self._ulp_budgets(raw[device], device)))
+        return replace(self._ulp_budgets(raw, None), devices=tuple(devices))
+
+    def _ulp_budgets(self, raw: dict, device: str | None) -> Accuracy:
+        where = f"{device}: " if device else ""
         reason = raw["reason"]
         if not isinstance(reason, str) or not reason.strip():
-            raise self.error("accuracy", "an ulp budget must carry a 'reason'")
+            raise self.error("accuracy", f"{where}an ulp budget must carry a 'reason'")
         ulp = raw["ulp"]
         budgets = dict(ulp) if isinstance(ulp, dict) else {dtype: ulp for dtype in ULP_DTYPES}
         for dtype, value in budgets.items():
             if dtype not in ULP_DTYPES + ULP_INPUT_DTYPES:
                 known = ", ".join(ULP_DTYPES + ULP_INPUT_DTYPES)
-                raise self.error("accuracy", f"ulp budgets are per result dtype or complex input dtype ({known}), not {dtype!r}")
+                raise self.error("accuracy", f"{where}ulp budgets are per result dtype or complex input dtype ({known}), not {dtype!r}")
             if not (_is_number(value) and CORRECTLY_ROUNDED <= value <= 1e6 and math.isfinite(value)):
-                raise self.error("accuracy", f"{dtype}: an ulp budget is a number from {CORRECTLY_ROUNDED} (correctly rounded) up")
+                raise self.error("accuracy", f"{where}{dtype}: an ulp budget is a number from {CORRECTLY_ROUNDED} (correctly rounded) up")
         return Accuracy(tuple((d, float(budgets[d])) for d in ULP_DTYPES + ULP_INPUT_DTYPES if d in budgets), reason.strip())
 
     def _domain(self, signature: Signature, family: FamilyDef) -> tuple[DomainBound, ...]:

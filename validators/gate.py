@@ -428,7 +428,8 @@ class Gate:
         try:
             mismatches = []
             for position, (i, case) in enumerate(indexed):
-                found = self._check_case(candidate.spec, case, position, run_pass.runs(case), results, state.setdefault("expected", {}), i)
+                found = self._check_case(candidate.spec, case, position, run_pass.runs(case), results, state.setdefault("expected", {}), i,
+                                         candidate.device)  # fmt: skip
                 if found is not None:
                     mismatches.append(found)
         except Exception as exc:  # noqa: BLE001 - a harness bug must reject, never crash the loop
@@ -446,9 +447,9 @@ class Gate:
 
     @staticmethod
     def _check_case(spec: OpSpec, case: inputs.Case, position: int, runs: tuple[str, ...], results: _Results,
-                    expected: dict, index: int) -> compare.Mismatch | None:  # fmt: skip
-        """Every check of one case in one pass: each run's values against the reference for its value set
-        (computed once per judgement and value set), its inputs left unchanged, and the runs on value set a
+                    expected: dict, index: int, device: str) -> compare.Mismatch | None:  # fmt: skip
+        """Every check of one case in one pass on `device`: each run's values against the reference for its
+        value set (computed once per judgement and value set), its inputs left unchanged, and the runs on value set a
         against each other."""
 
         def reference(which: str) -> compare.Expected:
@@ -459,7 +460,7 @@ class Gate:
         for run in runs:
             which = VALUE_SET[run]
             if run in ("a", "b", "c", "g"):
-                mismatch = compare.compare(spec, case, results.result(position, run), which=which, expected=reference(which))
+                mismatch = compare.compare(spec, case, results.result(position, run), which=which, expected=reference(which), device=device)
                 if mismatch is not None:
                     return replace(mismatch, run=run)
             mismatch = compare.inputs_unchanged(case, results.changed_inputs(position, run, len(case.operands)), which=which)
@@ -469,7 +470,7 @@ class Gate:
             return None
         first = results.result(position, "a")
         if results.has(position, "cpu"):  # a CUDA candidate beside its CPU twin (Candidate.companion)
-            mismatch = compare.device_parity(spec, case, results.result(position, "cpu"), first)
+            mismatch = compare.device_parity(spec, case, results.result(position, "cpu"), first, on=device, expected=reference("a"))
             if mismatch is not None:
                 return mismatch
         for run, why in (("a2", "whose new memory held different bytes: an element the kernel never wrote, or read "

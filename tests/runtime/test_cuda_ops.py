@@ -41,11 +41,12 @@ def test_op_on_cuda_matches_numpy_and_the_cpu(spec: OpSpec, dtype: str) -> None:
         on_cpu = [ts.asarray(o.view(o.buffer.copy())) for o in case.operands]
         on_cuda = [t.to("cuda") for t in on_cpu]
         got = run(op, on_cuda, case.kwargs)
-        problems.append(compare.compare(spec, case, got, which="a", expected=compare.expected_result(spec, case, "a", fn)))
+        expected = compare.expected_result(spec, case, "a", fn)
+        problems.append(compare.compare(spec, case, got, which="a", expected=expected, device="cuda"))
         cpu = run(op, on_cpu, case.kwargs)
         if not isinstance(got, compare.Raised) and not isinstance(cpu, compare.Raised):
             # CUDA's own expf, sinf, ... differ from the CPU's forms in the last bits: parity as the gate judges it
-            problems.append(compare.device_parity(spec, case, cpu, got, which="a"))
+            problems.append(compare.device_parity(spec, case, cpu, got, which="a", on="cuda", expected=expected))
         elif isinstance(got, compare.Raised) != isinstance(cpu, compare.Raised):
             problems.append(f"{case.id}: one device raised and the other did not (cpu {cpu!r}, cuda {got!r})")
     problems = [p for p in problems if p is not None]

@@ -464,6 +464,68 @@ def test_device_parity_allows_last_bit_differences_but_not_wrong_or_missing_valu
     assert "float64" in compare.device_parity(CATALOG.op("exp"), case, cpu, cpu.astype(np.float64)).message
 
 
+def test_a_device_is_held_to_its_own_budget_where_the_spec_gives_one() -> None:
+    """cos declares CUDA's libraries' budget beside the CPU's (2.5 ulp against 1): a result 2 ulp from the
+    exact value fails on the CPU and passes on CUDA; 3 ulp fails on both; an op without a CUDA budget holds
+    CUDA to the CPU's."""
+    spec = CATALOG.op("cos")
+    assert compare.ulp_budget(spec, "float32") == 1.0 and compare.ulp_budget(spec, "float32", device="cuda") == 2.5
+    assert compare.ulp_budget(CATALOG.op("exp"), "float64", device="cuda") == compare.ulp_budget(CATALOG.op("exp"), "float64")
+    x = np.linspace(0.1, 1.4, 257, dtype=np.float32)  # cos falls across [0.17, 1]: one ulp is 2**-24 or 2**-25
+    case = case_of("cos", x)
+    exact = np.cos(x.astype(np.float64))
+    ulp = np.ldexp(1.0, np.frexp(exact)[1] - 24)
+    signs = np.where(np.arange(x.size) % 2 == 0, 1.0, -1.0)  # both ways: no lean for the bias check to see
+    two_off, three_off = ((exact + signs * k * ulp).astype(np.float32) for k in (2, 3))
+    assert compare.compare(spec, case, two_off).kind == "values"
+    assert compare.compare(spec, case, two_off, device="cuda") is None
+    assert compare.compare(spec, case, three_off, device="cuda").kind == "values"
+
+
+def test_a_wider_device_budget_widens_the_lean_it_may_have_in_proportion() -> None:
+    """atan's CUDA budget is 2.5 ulp against the CPU's 2: a lean of 0.28 ulp (CUDA's atan over large
+    integers, measured) fails the CPU's 0.25 and passes CUDA's 0.3125; 0.4 fails both."""
+    spec = CATALOG.op("atan")
+    x = np.linspace(1.0, 50.0, 4001)
+    case = case_of("atan", x)
+    exact = np.arctan(np.asarray(x, dtype=np.longdouble))
+    ulp = np.ldexp(1.0, np.frexp(exact.astype(np.float64))[1] - 53)
+
+    def leaning(lean: float) -> np.ndarray:  # rounded as exact + lean: mean error `lean` ulp from correct rounding
+        return (exact + np.longdouble(lean) * ulp).astype(np.float64)
+
+    assert compare.compare(spec, case, leaning(0.28)).kind == "bias"
+    assert compare.compare(spec, case, leaning(0.28), device="cuda") is None
+    assert compare.compare(spec, case, leaning(0.4), device="cuda").kind == "bias"
+
+
+def test_device_parity_allows_the_sum_of_both_budgets_and_a_sums_own_magnitude() -> None:
+    """Each device within its budget of the exact value can be that far apart: cos on CPU and CUDA 3.5 ulp
+    (1 + 2.5), not 4. A cumulative sum that cancels is judged against the magnitude of its terms, as the
+    reference judges it, and within twice the tolerance (both within it of the reference)."""
+    x = np.linspace(0.1, 1.4, 64, dtype=np.float32)
+    case = case_of("cos", x)
+    cpu = np.cos(x.astype(np.float64)).astype(np.float32)
+
+    def steps_up(k: int) -> np.ndarray:  # k floats above the CPU's result: k ulp where no binade is crossed
+        out = cpu.copy()
+        for _ in range(k):
+            out = np.nextafter(out, np.float32(np.inf))
+        return out
+
+    assert compare.device_parity(CATALOG.op("cos"), case, cpu, steps_up(3), on="cuda") is None
+    assert compare.device_parity(CATALOG.op("cos"), case, cpu, steps_up(3), on="cpu").kind == "device_parity"  # 1 + 1 ulp
+    assert compare.device_parity(CATALOG.op("cos"), case, cpu, steps_up(4), on="cuda").kind == "device_parity"
+    terms = np.array([1e6, 0.0625, -1e6, 1e-3] * 8)
+    spec, case = CATALOG.op("cumulative_sum"), case_of("cumulative_sum", terms, axis=0)
+    expected = compare.expected_result(spec, case)
+    cpu = np.cumsum(terms)
+    device = cpu + np.where(np.abs(cpu) < 1, 1e-10, 0.0)  # the cancelled partial sums off by 1e-10: 1e-16 of the terms
+    assert compare.device_parity(spec, case, cpu, device) is not None  # relative to 0.0625 alone, far off
+    assert compare.device_parity(spec, case, cpu, device, expected=expected) is None
+    assert compare.device_parity(spec, case, cpu, cpu + 1e-3, expected=expected).kind == "device_parity"
+
+
 def test_device_parity_is_exact_for_integers() -> None:
     a = np.arange(10, dtype=np.int32)
     case = case_of("add", a, a)

@@ -7,6 +7,7 @@ isolation layer check `result.isolation` and skip, saying why, where the layer i
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
@@ -225,6 +226,28 @@ def test_write_outside_scratch_is_prevented_or_detected(mode, scratch):
             assert changed_paths(before, snapshot([watched], exclude=scratch)) == [str(watched / "escaped.txt")]
     finally:
         shutil.rmtree(watched)
+
+
+def test_the_pid_namespaces_own_proc_stays_writable_and_shows_only_the_child(scratch):
+    """The CUDA driver does not start where /proc is read-only (cuInit answered 304 on an H200): the sandbox
+    spares /proc where it is the PID namespace's own, which lists no process outside the sandbox."""
+    code = """
+        import json, os
+        fd = os.open("/proc/self/mem", os.O_RDWR)  # refused on a read-only procfs (EROFS)
+        os.close(fd)
+        print(json.dumps(sorted(int(p) for p in os.listdir("/proc") if p.isdigit())))
+        try:
+            open("/proc/../etc/ts-sandbox-escape", "w")
+        except OSError as exc:
+            print("refused", exc.errno)
+    """
+    result, _ = run_python(code, scratch)
+    if not (result.isolation.read_only_fs and result.isolation.pid_namespace):
+        pytest.skip(f"no PID and mount namespaces here: {result.isolation.describe()}")
+    assert result.ok, result.reason() + result.stderr
+    assert result.isolation.spared == ("/proc",) and "own /proc" in result.isolation.describe()[2]
+    pids, refused = result.stdout.splitlines()
+    assert max(json.loads(pids)) < 10 and refused.startswith("refused")  # the namespace's few processes, not the host's
 
 
 def test_child_does_not_see_our_secrets(mode, scratch, monkeypatch):
