@@ -53,6 +53,9 @@ def test_the_plan_fits_the_device_command_with_every_step_bounded(tmp_path: Path
     assert len(files) <= 8 and {"steps.json", "gate-cuda.json", "bench-cuda.json"} <= set(files)
     # The JSON the gate and the benchmark write lands in OUT_DIR, where the device tool picks it up.
     assert str(tmp_path / "gate-cuda.json") in steps[5].command and str(tmp_path / "bench-cuda.json") in steps[6].command
+    # The gate judges one shard a day, and consecutive days cover every shard.
+    assert f"{device_check.gate_shard()}/{device_check.GATE_SHARDS}" in steps[5].command
+    assert {device_check.gate_shard(day) for day in range(100, 100 + device_check.GATE_SHARDS)} == set(range(1, device_check.GATE_SHARDS + 1))
 
 
 def test_plan_problems_name_what_would_overrun_or_be_lost(tmp_path: Path) -> None:
