@@ -19,6 +19,8 @@ Judging builds the gate's runtime once (cached under build/gate/) and then takes
 
 from __future__ import annotations
 
+import hashlib
+import os
 from pathlib import Path
 
 import pytest
@@ -32,6 +34,22 @@ from tensorsmith_forge.validators.static_check import extract_body
 CORPUS = Path(__file__).resolve().parent.parent / "known_bad"
 BODIES = sorted(CORPUS.glob("*.cpp"))
 HEADER_KEYS = ("op", "expect", "reason", "exploit")
+# CI (.ci/run) judges the whole corpus when the gate or anything a body is judged through changed since its base;
+# otherwise TS_KNOWN_BAD_SAMPLE bodies drawn with TS_KNOWN_BAD_SEED (fresh each run, the same in every xdist
+# worker), which a change elsewhere cannot turn into holes. Unset (a developer's run, the nightly one): every body.
+SAMPLE = os.environ.get("TS_KNOWN_BAD_SAMPLE")
+
+
+def outside_the_sample(path: Path) -> str | None:
+    """Why this run does not judge `path`, or None when it does."""
+    if not SAMPLE:
+        return None
+    seed = os.environ.get("TS_KNOWN_BAD_SEED", "")
+    drawn = sorted(BODIES, key=lambda p: hashlib.sha256(f"{seed}:{p.name}".encode()).hexdigest())[: int(SAMPLE)]
+    if path in drawn:
+        return None
+    return (f"not among the {SAMPLE} bodies drawn with seed {seed!r} (TS_KNOWN_BAD_SAMPLE: CI found no change to the "
+            "gate or what it judges through; unset, every body is judged)")  # fmt: skip
 
 
 def header(path: Path) -> dict[str, str]:
@@ -84,6 +102,8 @@ def test_header_is_well_formed(path: Path) -> None:
 
 @pytest.mark.parametrize("path", BODIES, ids=[p.stem for p in BODIES])
 def test_known_bad_body_is_rejected(judge, path: Path) -> None:
+    if (why := outside_the_sample(path)) is not None:
+        pytest.skip(why)
     fields = header(path)
     where = f"{path.name} ({fields['exploit']})"
     try:
