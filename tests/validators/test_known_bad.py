@@ -127,3 +127,11 @@ def test_correct_body_is_accepted(judge) -> None:
     body = extract_body((judge.project.root / "generated" / "cpu" / "add.cpp").read_text(encoding="utf-8"))
     verdict = judge("add", body)
     assert verdict.accepted, f"the gate rejected the generated add body at {verdict.stage}:\n{verdict.message}"
+
+
+def test_a_crash_verdict_quotes_where_the_runner_was(judge) -> None:
+    """The runner prints the Python stack when the candidate kills its process (faulthandler), and the verdict
+    quotes it: how the empty-view crash on a GPU was placed in the gate module's invoke."""
+    verdict = judge("add", (CORPUS / "add_segfault.cpp").read_text(encoding="utf-8"))
+    assert not verdict.accepted and "crashed with SIG" in verdict.message
+    assert "Fatal Python error" in verdict.message and "in run_job" in verdict.message, verdict.message
