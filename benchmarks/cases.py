@@ -65,7 +65,8 @@ NAMES = {
     "reductions": ("reduction/sum", "reduction/sum(axis=0)", "reduction/sum(axis=1)", "reduction/sum(axis=1) of x.T",
                    "reduction/mean", "reduction/max",
                    "reduction/max(axis=1)", "index_reduction/argmax", "index_reduction/argmax(axis=1)",
-                   "scan/cumulative_sum(axis=0)", "scan/cumulative_sum(axis=1)", "sort/sort(axis=1)", "sort/argsort(axis=1)"),
+                   "scan/cumulative_sum(axis=0)", "scan/cumulative_sum(axis=1)", "sort/sort(axis=1)", "sort/argsort(axis=1)",
+                   "sort/sort(axis=1) unstable"),
     "selections": ("selection/take(axis=0)", "selection/concat(axis=0)", "selection/unique_values", "selection/x[mask]"),
     "normalizations": ("normalization/softmax", "normalization/log_softmax"),
     "matmuls": ("contraction/matmul float32", "contraction/matmul float64", "contraction/matmul int32",
@@ -237,6 +238,9 @@ def _reductions(size: str, shape: tuple[int, int], rng, torch) -> list[Case]:
               lambda: np.sort(a, axis=1, kind="stable"), lambda: torch.sort(t, dim=1, stable=True), torch),
         _case("sort", "argsort(axis=1)", size, shape, nbytes + rows * cols * 8, None, lambda: ts.argsort(ta, axis=1),
               lambda: np.argsort(a, axis=1, kind="stable"), lambda: torch.argsort(t, dim=1, stable=True), torch),
+        # what `np.sort(x)` users get by default: numpy's unstable sort (SIMD quicksort for 16/32/64-bit types)
+        _case("sort", "sort(axis=1) unstable", size, shape, 2 * nbytes, None, lambda: ts.sort(ta, axis=1, stable=False),
+              lambda: np.sort(a, axis=1), lambda: torch.sort(t, dim=1), torch),
     ]  # fmt: skip
 
 
