@@ -6,7 +6,7 @@
 
 The check probes the GPU, installs what the image lacks from the carried wheelhouse (build/wheelhouse: no
 registry is reachable there), builds with CUDA for the GPU at hand, runs a smoke test, the CUDA tests, the gate
-over every CUDA kernel and the benchmark against PyTorch. Each step runs under `timeout`; the timeouts add up
+over today's shard of the CUDA kernels (gate_shard) and the benchmark against PyTorch. Each step runs under `timeout`; the timeouts add up
 to less than BUDGET_S, well inside the 600 s one device command may run. A step that fails or times out stops
 the check only when later steps need what it makes. Every step's output reaches its log under OUT_DIR line by
 line, and steps.json is rewritten at each step's start and end, so a run cut short still returns what it

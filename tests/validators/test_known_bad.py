@@ -38,17 +38,16 @@ HEADER_KEYS = ("op", "expect", "reason", "exploit")
 # otherwise TS_KNOWN_BAD_SAMPLE bodies drawn with TS_KNOWN_BAD_SEED (fresh each run, the same in every xdist
 # worker), which a change elsewhere cannot turn into holes. Unset (a developer's run, the nightly one): every body.
 SAMPLE = os.environ.get("TS_KNOWN_BAD_SAMPLE")
+SEED = os.environ.get("TS_KNOWN_BAD_SEED", "")
+DRAWN = (set(sorted(BODIES, key=lambda p: hashlib.sha256(f"{SEED}:{p.name}".encode()).hexdigest())[: int(SAMPLE)])
+         if SAMPLE else set(BODIES))  # fmt: skip
 
 
 def outside_the_sample(path: Path) -> str | None:
     """Why this run does not judge `path`, or None when it does."""
-    if not SAMPLE:
+    if path in DRAWN:
         return None
-    seed = os.environ.get("TS_KNOWN_BAD_SEED", "")
-    drawn = sorted(BODIES, key=lambda p: hashlib.sha256(f"{seed}:{p.name}".encode()).hexdigest())[: int(SAMPLE)]
-    if path in drawn:
-        return None
-    return (f"not among the {SAMPLE} bodies drawn with seed {seed!r} (TS_KNOWN_BAD_SAMPLE: CI found no change to the "
+    return (f"not among the {SAMPLE} bodies drawn with seed {SEED!r} (TS_KNOWN_BAD_SAMPLE: CI found no change to the "
             "gate or what it judges through; unset, every body is judged)")  # fmt: skip
 
 
