@@ -28,7 +28,7 @@ struct hypot_cpu_kernel {
       for (int64_t i = 0; i < n; ++i) {
         const compute_t x1 = static_cast<compute_t>(p_x1[i]);
         const compute_t x2 = static_cast<compute_t>(p_x2[i]);
-        o[i] = static_cast<out_t>(std::hypot(x1, x2));
+        o[i] = static_cast<out_t>(ts::ops::hypot(x1, x2));
       }
     } else if (strides[0] == sizeof(out_t) && strides[1] == 0 && strides[2] == sizeof(T)) {
       // x1 broadcast (stride 0), the rest contiguous: x1 is loaded once.
@@ -37,7 +37,7 @@ struct hypot_cpu_kernel {
       const T* p_x2 = reinterpret_cast<const T*>(in_x2);
       for (int64_t i = 0; i < n; ++i) {
         const compute_t x2 = static_cast<compute_t>(p_x2[i]);
-        o[i] = static_cast<out_t>(std::hypot(x1, x2));
+        o[i] = static_cast<out_t>(ts::ops::hypot(x1, x2));
       }
     } else if (strides[0] == sizeof(out_t) && strides[2] == 0 && strides[1] == sizeof(T)) {
       // x2 broadcast (stride 0), the rest contiguous: x2 is loaded once.
@@ -46,13 +46,13 @@ struct hypot_cpu_kernel {
       const T* p_x1 = reinterpret_cast<const T*>(in_x1);
       for (int64_t i = 0; i < n; ++i) {
         const compute_t x1 = static_cast<compute_t>(p_x1[i]);
-        o[i] = static_cast<out_t>(std::hypot(x1, x2));
+        o[i] = static_cast<out_t>(ts::ops::hypot(x1, x2));
       }
     } else {
       for (int64_t i = 0; i < n; ++i) {
         const compute_t x1 = static_cast<compute_t>(*reinterpret_cast<const T*>(in_x1 + i * strides[1]));
         const compute_t x2 = static_cast<compute_t>(*reinterpret_cast<const T*>(in_x2 + i * strides[2]));
-        *reinterpret_cast<out_t*>(out + i * strides[0]) = static_cast<out_t>(std::hypot(x1, x2));
+        *reinterpret_cast<out_t*>(out + i * strides[0]) = static_cast<out_t>(ts::ops::hypot(x1, x2));
       }
     }
     // --- end kernel body ---

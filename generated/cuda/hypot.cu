@@ -15,7 +15,7 @@ struct hypot_cuda_kernel {
     // The body stays exactly as its proposer wrote it (compiler messages cite its own lines).
     // clang-format off
     // --- kernel body (proposer: template) ---
-    return static_cast<out_t>(std::hypot(x1, x2));
+    return static_cast<out_t>(ts::ops::hypot(x1, x2));
     // --- end kernel body ---
     // clang-format on
   }

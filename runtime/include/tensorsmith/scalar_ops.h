@@ -9,12 +9,10 @@
 #include <cstdint>
 #include <limits>
 #include <type_traits>
-#if defined(__CUDACC__)
-#include <cuda/std/complex>
-#endif
 
 #include "tensorsmith/bits.h"
 #include "tensorsmith/complex.h"
+#include "tensorsmith/complex_math.h"
 #include "tensorsmith/half.h"
 #include "tensorsmith/macros.h"
 
@@ -915,13 +913,6 @@ TS_HOST_DEVICE inline T logaddexp(T a, T b) {
   }
 }
 
-// hypot in its own precision (glibc's float one is evaluated in double): through double, a float signalling
-// NaN would be quietened on the way, and hypot(inf, qNaN) is inf where numpy's hypot(inf, sNaN) is NaN.
-template <typename T>
-TS_HOST_DEVICE inline T hypot(T a, T b) {
-  return std::hypot(a, b);
-}
-
 // IEEE 754 copysign and nextafter (nextafter's float is float's own: the next float, not the next double).
 template <typename T>
 TS_HOST_DEVICE inline T copysign(T magnitude, T sign) {
@@ -964,6 +955,27 @@ constexpr bool is_inf(T x) {
 template <typename T>
 constexpr bool is_finite(T x) {
   return !is_nan(x) && !is_inf(x);
+}
+
+// A NaN whose quiet bit is clear (float or double).
+template <typename T>
+TS_HOST_DEVICE inline bool is_signalling_nan(T x) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>, "float or double");
+  using Bits = std::conditional_t<std::is_same_v<T, double>, uint64_t, uint32_t>;
+  constexpr Bits quiet = Bits(1) << (std::numeric_limits<T>::digits - 2);
+  return is_nan(x) && !(ts::bits::cast<Bits>(x) & quiet);
+}
+
+// numpy.hypot as glibc answers it, on every device: an infinity gives +inf beside a quiet NaN but NaN beside a
+// signalling one (IEEE 754; CUDA's hypot gives inf for both). In its own precision: through double, a float
+// signalling NaN would be quietened on the way.
+template <typename T>
+TS_HOST_DEVICE inline T hypot(T a, T b) {
+  if (is_inf(a) || is_inf(b)) {
+    if (is_signalling_nan(a) || is_signalling_nan(b)) return std::numeric_limits<T>::quiet_NaN();
+    return std::numeric_limits<T>::infinity();
+  }
+  return std::hypot(a, b);
 }
 
 // Bitwise operations; bool's are the logical ones (numpy's bool loops).
@@ -1099,24 +1111,8 @@ TS_HOST_DEVICE inline T reciprocal(T x) {
 }
 
 // ---- Complex numbers: numpy's own loops where numpy has them (sign, reciprocal; arithmetic is
-// ts::complex's), else the C library's complex functions numpy calls (csqrt, cexp, clog, csin, ...): glibc's
-// through std::complex on the host, libcu++'s cuda::std::complex on the device.
-namespace complex_detail {
-#if defined(__CUDA_ARCH__)
-namespace library = ::cuda::std;
-#else
-namespace library = std;
-#endif
-template <typename F>
-TS_HOST_DEVICE inline library::complex<F> to_library(ts::complex<F> z) {
-  return library::complex<F>(z.re, z.im);
-}
-template <typename F>
-TS_HOST_DEVICE inline ts::complex<F> from_library(library::complex<F> z) {
-  return {z.real(), z.imag()};
-}
-}  // namespace complex_detail
-
+// ts::complex's), else the C library's complex functions numpy calls (csqrt, cexp, clog, csin, ...) as
+// tensorsmith/complex_math.h computes them, alike on the host and the device.
 template <typename F>
 TS_HOST_DEVICE constexpr bool is_nan(ts::complex<F> z) {
   return z.re != z.re || z.im != z.im;
@@ -1171,10 +1167,15 @@ TS_HOST_DEVICE constexpr F imag(ts::complex<F> z) {
   return z.im;
 }
 // numpy.sign of complex (NumPy 2): z / |z|; 0 for 0; an infinite part gives its unit direction, NaN where
-// both parts are infinite or any part is NaN (numpy's loop, branch for branch).
+// both parts are infinite or any part is NaN (numpy's loop, branch for branch, on glibc's hypot). Where both
+// parts are subnormal, |z| is taken of them scaled up by an exact power of two and scaled back, so that no
+// device's hypot loses their digits on the way (it still rounds to a subnormal, as numpy's does).
 template <typename F>
 TS_HOST_DEVICE inline ts::complex<F> sign(ts::complex<F> z) {
-  const F magnitude = std::hypot(z.re, z.im);
+  const F smallest_normal = std::numeric_limits<F>::min();
+  const F magnitude = std::fabs(z.re) < smallest_normal && std::fabs(z.im) < smallest_normal
+                          ? std::ldexp(std::hypot(std::ldexp(z.re, 100), std::ldexp(z.im, 100)), -100)
+                          : hypot(z.re, z.im);
   const F nan = std::numeric_limits<F>::quiet_NaN();
   if (magnitude != magnitude) return {nan, nan};
   if (is_inf(magnitude)) {
@@ -1197,27 +1198,28 @@ TS_HOST_DEVICE inline ts::complex<F> reciprocal(ts::complex<F> z) {
   return {r / d, F(-1) / d};
 }
 
-#define TS_COMPLEX_LIBRARY_FUNCTION(name)                                                  \
-  template <typename F>                                                                    \
-  TS_HOST_DEVICE inline ts::complex<F> name(ts::complex<F> z) {                            \
-    return complex_detail::from_library(complex_detail::library::name(complex_detail::to_library(z))); \
+// complex64 in complex128, rounded once, as the gate's reference computes it.
+#define TS_COMPLEX_FUNCTION(name)                                          \
+  template <typename F>                                                    \
+  TS_HOST_DEVICE inline ts::complex<F> name(ts::complex<F> z) {            \
+    return ts::complex<F>(complex_math::name(ts::complex<double>(z)));     \
   }
-TS_COMPLEX_LIBRARY_FUNCTION(sqrt)
-TS_COMPLEX_LIBRARY_FUNCTION(exp)
-TS_COMPLEX_LIBRARY_FUNCTION(log)
-TS_COMPLEX_LIBRARY_FUNCTION(sin)
-TS_COMPLEX_LIBRARY_FUNCTION(cos)
-TS_COMPLEX_LIBRARY_FUNCTION(tan)
-TS_COMPLEX_LIBRARY_FUNCTION(sinh)
-TS_COMPLEX_LIBRARY_FUNCTION(cosh)
-TS_COMPLEX_LIBRARY_FUNCTION(tanh)
-TS_COMPLEX_LIBRARY_FUNCTION(asin)
-TS_COMPLEX_LIBRARY_FUNCTION(acos)
-TS_COMPLEX_LIBRARY_FUNCTION(atan)
-TS_COMPLEX_LIBRARY_FUNCTION(asinh)
-TS_COMPLEX_LIBRARY_FUNCTION(acosh)
-TS_COMPLEX_LIBRARY_FUNCTION(atanh)
-#undef TS_COMPLEX_LIBRARY_FUNCTION
+TS_COMPLEX_FUNCTION(sqrt)
+TS_COMPLEX_FUNCTION(exp)
+TS_COMPLEX_FUNCTION(log)
+TS_COMPLEX_FUNCTION(sin)
+TS_COMPLEX_FUNCTION(cos)
+TS_COMPLEX_FUNCTION(tan)
+TS_COMPLEX_FUNCTION(sinh)
+TS_COMPLEX_FUNCTION(cosh)
+TS_COMPLEX_FUNCTION(tanh)
+TS_COMPLEX_FUNCTION(asin)
+TS_COMPLEX_FUNCTION(acos)
+TS_COMPLEX_FUNCTION(atan)
+TS_COMPLEX_FUNCTION(asinh)
+TS_COMPLEX_FUNCTION(acosh)
+TS_COMPLEX_FUNCTION(atanh)
+#undef TS_COMPLEX_FUNCTION
 
 // numpy's complex functions that are not the C library's (its funcs.inc and npy_math loops). complex64 is
 // computed in complex128 and rounded once, as the gate's reference computes it: numpy's float formulas lose
@@ -1276,7 +1278,9 @@ TS_HOST_DEVICE constexpr ts::complex<F> schoolbook_product(ts::complex<F> a, ts:
 
 // numpy.power of complex (npy_cpow): z ** 0 is 1 (0 ** 0 too); 0 ** w is 0 where w's real part is positive,
 // else NaN; a real integer exponent below 100 in magnitude multiplies (squaring; a negative one divides 1
-// by the product); any other, the C library's cpow.
+// by the product); any other, the C library's cpow: glibc's itself on the host, as numpy's (e^(w log z) is
+// ill-conditioned where w log z is huge: an ulp of log z turns an infinite result's quadrant, and the host
+// keeps numpy's bits there), complex_math.h's e^(w log z) on the device.
 template <typename F>
 TS_HOST_DEVICE inline ts::complex<F> pow(ts::complex<F> base, ts::complex<F> exponent) {
   if constexpr (std::is_same_v<F, float>) {
@@ -1304,8 +1308,12 @@ TS_HOST_DEVICE inline ts::complex<F> pow(ts::complex<F> base, ts::complex<F> exp
       }
       return n < 0 ? ts::complex<F>(F(1)) / product : product;
     }
-    return complex_detail::from_library(
-        complex_detail::library::pow(complex_detail::to_library(base), complex_detail::to_library(exponent)));
+#if defined(__CUDA_ARCH__)
+    return complex_math::pow(base, exponent);
+#else
+    const std::complex<F> power = std::pow(std::complex<F>(base.re, base.im), std::complex<F>(exponent.re, exponent.im));
+    return {power.real(), power.imag()};
+#endif
   }
 }
 
