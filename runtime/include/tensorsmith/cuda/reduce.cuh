@@ -43,14 +43,23 @@ struct FoldPolicy {
     bool has;
   };
   static __device__ __forceinline__ Partial empty() { return Partial{acc_t{}, false}; }
-  static __device__ __forceinline__ Partial element(T x, int64_t) { return Partial{static_cast<acc_t>(x), true}; }
+  // A fold starts from the op's identity where it has one, as numpy's and the CPU's do: a sum of -0.0 alone
+  // is +0.0 (0 + -0), not the element itself.
+  static __device__ __forceinline__ acc_t start(T x) {
+    if constexpr (kHasIdentity) {
+      return R::combine(R::identity(), static_cast<acc_t>(x));
+    } else {
+      return static_cast<acc_t>(x);
+    }
+  }
+  static __device__ __forceinline__ Partial element(T x, int64_t) { return Partial{start(x), true}; }
   static __device__ __forceinline__ Partial merge(Partial a, Partial b) {
     if (!a.has) return b;
     if (!b.has) return a;
     return Partial{R::combine(a.value, b.value), true};
   }
   static __device__ __forceinline__ Partial fold(Partial a, T x, int64_t) {
-    return a.has ? Partial{R::combine(a.value, static_cast<acc_t>(x)), true} : Partial{static_cast<acc_t>(x), true};
+    return a.has ? Partial{R::combine(a.value, static_cast<acc_t>(x)), true} : Partial{start(x), true};
   }
   static __device__ __forceinline__ out_t finalize(Partial p, int64_t count) {
     if constexpr (kHasIdentity) {
