@@ -85,6 +85,10 @@ class Accuracy:
 
     ulp: tuple[tuple[str, float], ...]  # (result dtype, budget)
     reason: str
+    # What an ulp is of (ACCURACY_SCALES): the result's magnitude, or the largest of the result's and the
+    # operands' where the op is a sum that may cancel to a result far below its terms (logaddexp near zero:
+    # every float64 evaluation, numpy's own too, errs by ulps of the larger operand there).
+    relative_to: str = "result"
     # Budgets another device's kernels are held to instead, where its math library is less accurate than the
     # CPU's (CUDA's sin is 2 ulp from the correctly rounded result, glibc's under 1): (device, its Accuracy).
     devices: tuple[tuple[str, Accuracy], ...] = ()
@@ -118,6 +122,7 @@ ULP_DTYPES = ("float32", "float64")
 ULP_INPUT_DTYPES = ("complex64", "complex128")
 # Devices whose kernels may be held to budgets of their own (`accuracy: {..., cuda: {ulp: N, reason: ...}}`).
 ACCURACY_DEVICES = ("cuda",)
+ACCURACY_SCALES = ("result", "operands")
 
 
 @dataclass(frozen=True)
@@ -542,15 +547,19 @@ class _SpecParser:
         if not family.judged_in_ulps:
             raise self.error("accuracy", f"an ulp budget is for families judged in ulps (pointwise); {family.name} ops set 'tolerances'")
         shape = "{ulp: N or {float32: N, float64: N}, reason: \"why\"}"
-        if not isinstance(raw, dict) or not {"ulp", "reason"} <= set(raw) or not set(raw) <= {"ulp", "reason", *ACCURACY_DEVICES}:
-            raise self.error("accuracy", f"expected {shape[:-1]}, and optionally {' or '.join(ACCURACY_DEVICES)}: {shape}}}")
+        if not isinstance(raw, dict) or not {"ulp", "reason"} <= set(raw) or not set(raw) <= {"ulp", "reason", "relative_to", *ACCURACY_DEVICES}:
+            raise self.error("accuracy", f"expected {shape[:-1]}, and optionally relative_to: operands, "
+                                         f"{' or '.join(ACCURACY_DEVICES)}: {shape}}}")  # fmt: skip
+        relative_to = raw.get("relative_to", "result")
+        if relative_to not in ACCURACY_SCALES:
+            raise self.error("accuracy", f"relative_to: one of {', '.join(ACCURACY_SCALES)}, not {relative_to!r}")
         devices = []
         for device in ACCURACY_DEVICES:
             if device in raw:
                 if not isinstance(raw[device], dict) or set(raw[device]) != {"ulp", "reason"}:
                     raise self.error("accuracy", f"{device}: expected {shape}, the budgets {device} kernels are held to instead")
                 devices.append((device, self._ulp_budgets(raw[device], device)))
-        return replace(self._ulp_budgets(raw, None), devices=tuple(devices))
+        return replace(self._ulp_budgets(raw, None), devices=tuple(devices), relative_to=relative_to)
 
     def _ulp_budgets(self, raw: dict, device: str | None) -> Accuracy:
         where = f"{device}: " if device else ""

@@ -12,7 +12,9 @@ The policy (research note torchgen_opinfo.md §3.3, §3.6 item 12; kernel_agents
 * Pointwise float results are judged in ulps: correctly rounded (bit for bit numpy's float64 arithmetic
   rounded once) unless the spec declares an ulp budget (`accuracy`), measured against the float64 result
   (float64 results: long double where it is wider); and a case's mean signed error may not lean more than
-  BIAS_LIMIT ulp either way.
+  BIAS_LIMIT ulp either way. An ulp is the result's, or (`accuracy: {relative_to: operands}`) that of the
+  larger of the result and the operands, for ops that sum terms which may cancel (logaddexp near zero).
+  A device may have budgets of its own (`accuracy: {cuda: ...}`), where its math library is less exact.
 * float16 and bfloat16 (computed in float, stored narrow): the reference runs in float64 on the inputs
   upcast, rounded to the result dtype; that dtype, the shape and any error come from numpy's own rules
   (bfloat16 through a float16 stand-in, since ml_dtypes' loops promote differently: bfloat16 matmul
@@ -27,7 +29,7 @@ The policy (research note torchgen_opinfo.md §3.3, §3.6 item 12; kernel_agents
   where the reference is: which infinity or NaN they give depends on the order of their multiplications, in
   numpy too (its loop and its BLAS path disagree).
   Not in ulps and without zero signs: numpy's complex functions are the C library's, whose last bits and
-  zero signs differ between libraries (glibc's on the host, libcu++'s on CUDA).
+  zero signs differ between libraries (glibc's, which numpy calls, and tensorsmith/complex_math.h's).
 * If numpy raises ValueError (e.g. max over an empty axis), the candidate must raise it too.
 
 Mismatch.summary() is what a proposer may see: the case's shapes, layouts and values in words and the
@@ -105,6 +107,7 @@ class Expected:
     numpy_nan: np.ndarray | None = None
     # Sums and products of sums (sum, mean, matmul): the reference on the inputs' magnitudes, sum |x| and
     # sum |a||b|. A sum's honest rounding error grows with its terms, not with its (cancelled) result.
+    # Pointwise ops whose accuracy is relative to their operands (logaddexp): the largest operand magnitude.
     scale: np.ndarray | None = None
     # float64 results of pointwise ops: the reference in long double on the elements a boolean mask picks
     # (None where long double is no wider or the reference has no loop for it). Computed only where a result
@@ -121,11 +124,23 @@ def expected_result(spec: OpSpec, case: Case, which: str = "a", fn=None) -> Expe
     """Runs the reference on the case's value set `which` ("a", "b" or "c")."""
     fn = fn or spec.reference_callable()
     expected = _expected(spec, case, fn, [np.array(a, copy=True) for a in case.arrays(which)])
-    if expected.precise is None or not _sums_terms(spec):
+    if expected.precise is None:
+        return expected
+    if spec.accuracy is not None and spec.accuracy.relative_to == "operands":
+        return replace(expected, scale=_largest_operand(case.arrays(which), expected.shape))
+    if not _sums_terms(spec):
         return expected
     with np.errstate(all="ignore"):  # widened first: abs of int8's -128 would wrap
         magnitudes = [np.abs(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)) for a in case.arrays(which)]
     return replace(expected, scale=np.abs(_float64_reference(spec, case, fn, magnitudes, expected.shape)).astype(np.float64))
+
+
+def _largest_operand(args: Sequence[np.ndarray], shape: tuple[int, ...]) -> np.ndarray:
+    """Per result element, the largest magnitude among the operands it comes from (float64; NaN and inf as
+    they are: ulp_errors measures only finite results)."""
+    with np.errstate(all="ignore"):
+        magnitudes = [np.broadcast_to(np.abs(a.astype(np.float64)), shape) for a in args]
+        return np.fmax.reduce(magnitudes) if magnitudes else np.zeros(shape)
 
 
 def _sums_terms(spec: OpSpec) -> bool:
@@ -484,16 +499,18 @@ def ulp_budget(spec: OpSpec, result_dtype: str, input_dtype: str | None = None, 
     return CORRECTLY_ROUNDED if budget is None else budget
 
 
-def ulp_errors(actual: np.ndarray, precise: np.ndarray, dtype: str) -> np.ndarray:
+def ulp_errors(actual: np.ndarray, precise: np.ndarray, dtype: str, scale: np.ndarray | None = None) -> np.ndarray:
     """Signed error of each element in ulps of `dtype` at the precise value (its binade's spacing, the
-    subnormal spacing below the normal range); 0 where either is not finite."""
+    subnormal spacing below the normal range), or at `scale` where that is larger; 0 where either is not
+    finite."""
     bits, min_exponent = _FORMAT[dtype]
     p = np.asarray(precise)
     wide = np.longdouble if p.dtype == np.longdouble else np.float64
     with np.errstate(all="ignore"):
         a, p = np.asarray(actual).astype(wide), p.astype(wide)
         finite = np.isfinite(a) & np.isfinite(p)
-        _, exponent = np.frexp(np.where(finite, p, 1.0))
+        at = p if scale is None else np.fmax(np.abs(p), np.where(np.isfinite(scale), scale, 0.0).astype(wide))
+        _, exponent = np.frexp(np.where(finite, at, 1.0))
         ulp = np.ldexp(wide(1.0), np.maximum(exponent - 1, min_exponent) - (bits - 1))
         return np.where(finite, (a - p) / ulp, 0.0).astype(np.float64)
 
@@ -521,12 +538,14 @@ def _compare_pointwise(spec: OpSpec, case: Case, which: str, meta: dict, got: np
         within = np.array(_bitwise_equal(got, values) if expected.refine is not None else np.zeros(got.shape), dtype=bool)
         measured = finite & ~within
         if measured.any():
-            within[measured] = np.abs(ulp_errors(got[measured], expected.precise_at(measured), expected.dtype)) <= budget
+            within[measured] = np.abs(_ulp_errors_at(got, expected, measured)) <= budget
     ok = np.where(finite, within, special) & _zero_signs_agree(g, v, True)
     if not ok.all():
         mismatch = _report(case, which, meta, ~ok, got, values, None)
-        errors = np.abs(ulp_errors(got[measured], expected.precise_at(measured), expected.dtype)) if measured.any() else np.zeros(1)
+        errors = np.abs(_ulp_errors_at(got, expected, measured)) if measured.any() else np.zeros(1)
         what = "correctly rounded" if budget == CORRECTLY_ROUNDED else f"within {budget:g} ulp"
+        if expected.scale is not None:
+            what += " of the larger of the result and the operands"
         return replace(mismatch, message=f"{mismatch.message}; the result must be {what} "
                                          f"(largest error here {float(errors.max()):.3g} ulp)")  # fmt: skip
     if budget == CORRECTLY_ROUNDED:
@@ -534,6 +553,13 @@ def _compare_pointwise(spec: OpSpec, case: Case, which: str, meta: dict, got: np
     # A device held to a wider budget than the CPU's may lean as much wider (CUDA's atan2: 0.26 ulp).
     widened = budget / ulp_budget(spec, expected.dtype, case.dtype) if device != "cpu" else 1.0
     return _bias(case, which, meta, got, expected, BIAS_LIMIT * max(1.0, widened))
+
+
+def _ulp_errors_at(got: np.ndarray, expected: Expected, mask: np.ndarray) -> np.ndarray:
+    """The signed ulp errors of the elements `mask` picks, against the precise result (and the operands'
+    magnitude where the spec measures against it)."""
+    scale = np.asarray(expected.scale)[mask] if expected.scale is not None else None
+    return ulp_errors(got[mask], expected.precise_at(mask), expected.dtype, scale)
 
 
 BIAS_SAMPLE = 4096  # distinct results the mean error is taken over (a sample of larger cases)
@@ -554,9 +580,10 @@ def _bias(case: Case, which: str, meta: dict, got: np.ndarray, expected: Expecte
     picked[np.flatnonzero(usable.reshape(-1))[distinct]] = True
     picked = picked.reshape(got.shape)
     precise = expected.precise_at(picked)
+    scale = np.asarray(expected.scale)[picked] if expected.scale is not None else None
     with np.errstate(all="ignore"):
         rounded = precise.astype(expected.dtype)
-    lean = float(np.mean(ulp_errors(got[picked], precise, expected.dtype) - ulp_errors(rounded, precise, expected.dtype)))
+    lean = float(np.mean(ulp_errors(got[picked], precise, expected.dtype, scale) - ulp_errors(rounded, precise, expected.dtype, scale)))
     if abs(lean) <= limit:
         return None
     direction = "above" if lean > 0 else "below"
@@ -702,8 +729,9 @@ def device_parity(spec: OpSpec, case: Case, cpu: Any, device: Any, *, which: str
     that both can be right (math libraries differ in the last bits; NaN must meet NaN): pointwise, within the
     sum of the two devices' ulp budgets of each other (bit for bit where both are correctly rounded); other
     families, within twice the dtype's tolerance, measured against the magnitude of the terms where the
-    reference (`expected`) knows it (a sum that cancels is judged as the reference judges it); integers and
-    bools exactly. Keeps the two devices from drifting apart even where both pass the reference."""
+    reference (`expected`) knows it (a sum that cancels is judged as the reference judges it); complex sums
+    and products of the families that reassociate, non-finite where the other is; integers and bools exactly.
+    Keeps the two devices from drifting apart even where both pass the reference."""
     a, b = np.asarray(cpu), np.asarray(device)
     if a.dtype != b.dtype or a.shape != b.shape:
         return _mismatch(case, "device_parity", f"the CPU gave {a.dtype}{a.shape} and the device {b.dtype}{b.shape}", which)
@@ -714,18 +742,19 @@ def device_parity(spec: OpSpec, case: Case, cpu: Any, device: Any, *, which: str
             finite = np.isfinite(wide_a) & np.isfinite(wide_b)
             same = np.where(np.isnan(wide_a), np.isnan(wide_b), wide_a == wide_b)
             exact = budgets == (CORRECTLY_ROUNDED, CORRECTLY_ROUNDED)
-            near = _bitwise_equal(a, b) if exact else np.abs(ulp_errors(b, a, a.dtype.name)) <= sum(budgets)
+            scale = expected.scale if expected is not None and expected.shape == a.shape else None
+            near = _bitwise_equal(a, b) if exact else np.abs(ulp_errors(b, a, a.dtype.name, scale)) <= sum(budgets)
         wrong = ~(np.where(finite, near, same) & _zero_signs_agree(wide_a, wide_b, True))
-    elif a.dtype.kind == "c":  # the host's and the device's C library: part by part within the tolerance
+    elif a.dtype.kind == "c":  # the host's and the device's math libraries: part by part within the tolerance
         a, b = parts(a), parts(b)
-        own = tolerance(spec, case.dtype, a.dtype.name)
-        tol = replace(own, rtol=2 * own.rtol, atol=2 * own.atol)
+        tol = _twice(tolerance(spec, case.dtype, a.dtype.name))
         with np.errstate(all="ignore"):
             magnitude = np.abs(a[..., :1] + 1j * a[..., 1:])
         wrong = ~close(b, a, tol.rtol, tol.atol, False, np.repeat(magnitude, 2, axis=-1))
+        if spec.family.reassociates:  # products of specials in another order: as the reference allows
+            wrong &= ~np.repeat(_both_not_finite(b, a)[..., None], 2, axis=-1)
     elif is_float(a.dtype):
-        own = tolerance(spec, case.dtype, a.dtype.name)
-        tol = replace(own, rtol=2 * own.rtol, atol=2 * own.atol)
+        tol = _twice(tolerance(spec, case.dtype, a.dtype.name))
         scale = expected.scale if expected is not None and expected.scale is not None and expected.shape == a.shape else None
         wrong = ~close(b, a, tol.rtol, tol.atol, _zero_sign_matters(spec, case, which, Expected(shape=a.shape)), scale)
     else:
@@ -736,6 +765,11 @@ def device_parity(spec: OpSpec, case: Case, cpu: Any, device: Any, *, which: str
     message = (f"the CPU and the device disagree at {mismatch.mismatched} of {mismatch.total} elements "
                f"(first at {mismatch.index}: CPU {mismatch.expected}, device {mismatch.actual})")  # fmt: skip
     return replace(mismatch, kind="device_parity", message=message)
+
+
+def _twice(tol: Tolerance) -> Tolerance:
+    """Two results each within `tol` of the reference are within twice it of each other."""
+    return replace(tol, rtol=2 * tol.rtol, atol=2 * tol.atol)
 
 
 def _bitwise_equal(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -526,6 +526,35 @@ def test_device_parity_allows_the_sum_of_both_budgets_and_a_sums_own_magnitude()
     assert compare.device_parity(spec, case, cpu, cpu + 1e-3, expected=expected).kind == "device_parity"
 
 
+def test_an_op_measured_against_its_operands_may_err_by_their_ulps_where_its_result_cancels() -> None:
+    """logaddexp declares its accuracy relative to its operands: near a zero of the result (the larger
+    operand plus log1p(exp(-d)) cancelling) numpy's own formula errs by ulps of the operands, and a second
+    math library an ulp away in log1p moves the result by thousands of the result's ulps (CUDA's, measured).
+    That passes, on the reference and beside the CPU's numpy bits; in the result's ulps it would fail; 8 ulps
+    of the operands fail either way."""
+    spec = CATALOG.op("logaddexp")
+    assert spec.accuracy.relative_to == "operands"
+    x1 = np.linspace(-3.0, -0.2, 512)
+    x2 = np.log1p(-np.exp(x1)) * (1 + 1e-9)  # e^x1 + e^x2 just off 1: results of about 1e-9
+    case = case_of("logaddexp", x1, x2)
+    cpu = numpy_result("logaddexp", case)
+    larger = np.maximum(x1, x2)
+    term = np.log1p(np.exp(-np.abs(x1 - x2)))
+    direction = np.where(np.arange(x1.size) % 2 == 0, np.inf, -np.inf)  # both ways: no lean
+    device = larger + np.nextafter(term, direction)
+    result_ulps = np.abs(device - cpu) / np.spacing(np.abs(cpu))
+    assert result_ulps.max() > 1000  # thousands of the result's ulps apart
+    expected = compare.expected_result(spec, case)
+    assert compare.compare(spec, case, device, expected=expected) is None
+    assert compare.device_parity(spec, case, cpu, device, on="cuda", expected=expected) is None
+    by_result = dataclasses.replace(spec, accuracy=dataclasses.replace(spec.accuracy, relative_to="result"))
+    assert compare.compare(by_result, case, device).kind == "values"
+    assert compare.device_parity(by_result, case, cpu, device, on="cuda", expected=compare.expected_result(by_result, case)).kind == "device_parity"
+    far = larger + term + direction.clip(-1, 1) * 8 * np.spacing(np.abs(larger))
+    assert compare.compare(spec, case, far, expected=expected).kind == "values"
+    assert compare.device_parity(spec, case, cpu, far, on="cuda", expected=expected).kind == "device_parity"
+
+
 def test_device_parity_is_exact_for_integers() -> None:
     a = np.arange(10, dtype=np.int32)
     case = case_of("add", a, a)
@@ -588,8 +617,13 @@ def test_complex_sums_need_only_be_non_finite_where_the_reference_is() -> None:
     wrong = numpy_result("matmul", finite_case).copy()
     wrong[0] = complex(np.nan, 0.0)
     assert check("matmul", finite_case, wrong) is not None
-    # pointwise complex results keep numpy's exact special values
+    # so may the two devices differ: one device's order against the other's
+    assert compare.device_parity(CATALOG.op("matmul"), case, want, nan_instead, on="cuda") is None
+    assert compare.device_parity(CATALOG.op("matmul"), case, want, finite_instead, on="cuda").kind == "device_parity"
+    # pointwise complex results keep numpy's exact special values, on each device and between them
     mul = case_of("multiply", np.array([complex(np.inf, 0.0)], dtype=np.complex64), np.array([1 + 1j], dtype=np.complex64))
     product = numpy_result("multiply", mul).copy()
-    product[~np.isfinite(product)] = np.nan
-    assert check("multiply", mul, product) is not None
+    nan_product = product.copy()
+    nan_product[~np.isfinite(product)] = np.nan
+    assert check("multiply", mul, nan_product) is not None
+    assert compare.device_parity(CATALOG.op("multiply"), mul, product, nan_product, on="cuda").kind == "device_parity"
