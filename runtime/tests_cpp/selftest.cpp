@@ -4,6 +4,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -701,6 +702,27 @@ void test_parallel() {
   parallel_for(100, 1, [&](int64_t, int64_t) { parallel_for(100, 1, [&](int64_t b, int64_t e) { nested += (b == 0 && e == 100); }); });
   EXPECT(nested >= 2);
   EXPECT_THROW(parallel_for(100, 1, [](int64_t b, int64_t) { TS_CHECK(b == 0, ValueError, "range " << b); }), ValueError, "");
+
+  // A gang's jobs run at once, each on its own thread: jobs that wait for every other job to arrive finish (run
+  // one after another, they would wait forever) on the pool, with more jobs than threads, and inside a worker.
+  const auto gang_meets = [](int jobs) {
+    std::atomic<int> arrived{0};
+    std::vector<std::thread::id> ids(static_cast<size_t>(jobs));
+    parallel_gang(jobs, [&](int j) {
+      ++arrived;
+      while (arrived.load() < jobs) std::this_thread::yield();
+      ids[static_cast<size_t>(j)] = std::this_thread::get_id();
+    });
+    std::sort(ids.begin(), ids.end());
+    return std::unique(ids.begin(), ids.end()) == ids.end();
+  };
+  for (int run = 0; run < 20; ++run) EXPECT(gang_meets(4) && gang_meets(2) && gang_meets(1));
+  EXPECT(gang_meets(7));  // more jobs than the 4 threads: threads made for the call
+  std::atomic<int> nested_gangs{0};
+  parallel_for(4, 1, [&](int64_t, int64_t) { nested_gangs += gang_meets(3); });
+  EXPECT(nested_gangs == 4);
+  EXPECT_THROW(parallel_gang(3, [](int j) { TS_CHECK(j != 1, ValueError, "job " << j); }), ValueError, "job 1");
+  EXPECT(gang_meets(4));  // the pool is whole after a job threw
 
   // Engines: the same bytes for 1 and 4 threads, floats included (splits are fixed by the shape).
   const auto both = [](const std::function<Tensor()>& f) {

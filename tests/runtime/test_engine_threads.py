@@ -8,6 +8,7 @@ a lone call gives."""
 from __future__ import annotations
 
 import concurrent.futures
+import hashlib
 import os
 import subprocess
 import sys
@@ -203,6 +204,42 @@ def test_ops_from_two_python_threads_give_the_same_bytes_as_one() -> None:
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         for got in pool.map(run, range(24)):
             assert got == expected
+
+
+BLAS_SCRIPT = textwrap.dedent(
+    """
+    import hashlib
+    import numpy as np
+    import tensorsmith as ts
+
+    rng = np.random.default_rng(3)
+    a = ts.asarray(rng.standard_normal((384, 512)).astype(np.float32))
+    b = ts.asarray(rng.standard_normal((512, 448)).astype(np.float32))
+    print(hashlib.sha256(np.asarray(ts.tanh(ts.matmul(a, b) * 0.01)).tobytes()).hexdigest())
+    """
+)
+
+
+def test_threaded_blas_products_run_on_the_pool_from_any_thread_and_thread_count() -> None:
+    """OpenBLAS's threaded GEMM runs its jobs on the engines' pool as a gang (runtime/src/core/blas.cpp): from
+    two Python threads at once (one waits for the other's gang), between pointwise ops, and with one engine
+    thread for OpenBLAS's several jobs (threads made for the call): numpy's products, the same bytes each time."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((384, 512)).astype(np.float32)
+    b = rng.standard_normal((512, 448)).astype(np.float32)
+    ta, tb = ts.asarray(a), ts.asarray(b)
+    np.testing.assert_allclose(np.asarray(ts.matmul(ta, tb)), a @ b, rtol=1e-4, atol=1e-3)
+
+    def run(_: int) -> bytes:
+        return np.asarray(ts.tanh(ts.matmul(ta, tb) * 0.01)).tobytes()
+
+    expected = run(0)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        assert all(got == expected for got in pool.map(run, range(32)))
+    digests = {threads: _run(BLAS_SCRIPT, threads, OPENBLAS_NUM_THREADS="2") for threads in ("1", "2")}
+    for threads, done in digests.items():
+        assert done.returncode == 0, f"TS_NUM_THREADS={threads}:\n{done.stderr[-3000:]}"
+    assert digests["1"].stdout == digests["2"].stdout == hashlib.sha256(expected).hexdigest() + "\n"
 
 
 def test_a_large_op_lets_other_python_threads_run() -> None:

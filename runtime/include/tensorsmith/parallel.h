@@ -21,4 +21,11 @@ void set_num_threads(int n);
 // first exception a range threw, after every range has finished.
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
+// Calls fn(j) for every j in [0, jobs), each on a thread of its own and all at once: a job may wait for
+// another (OpenBLAS's threaded GEMM hands packed panels between its jobs, which runs them through this). On
+// the pool, this thread taking one job, once any other thread's op has left it, where it has a thread for every
+// job; otherwise (more jobs than threads, or inside a worker) on threads made for the call. Rethrows the first
+// exception a job threw, after every job has finished.
+void parallel_gang(int jobs, const std::function<void(int)>& fn);
+
 }  // namespace ts

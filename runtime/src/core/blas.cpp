@@ -1,15 +1,37 @@
 // GemmKernels over OpenBLAS (scipy-openblas64: 64-bit integers, `scipy_` symbol
 // prefix, `64_` suffix). OpenBLAS picks its own thread count (the machine's
-// cores, or OPENBLAS_NUM_THREADS) and its own blocking per size.
+// cores, or OPENBLAS_NUM_THREADS) and its own blocking per size; its jobs run
+// on the engines' pool.
 #include "tensorsmith/blas.h"
 
 #include <cblas.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+
+#include "tensorsmith/parallel.h"
 
 namespace ts {
 
 namespace {
+
+// OpenBLAS's threaded GEMM runs its jobs on the engines' pool, as a gang (each job on its own thread, all at
+// once: they hand packed panels to each other), rather than on a pool of OpenBLAS's own: two pools whose idle
+// threads poll for work on the same cores take turns with each other. A loop of 256x128x512 float32 products,
+// each followed by a tanh over the result, ran 1.8x faster on 2 cores (60-65 ms against 34-35).
+void run_openblas_jobs(int /*sync: always wait*/, openblas_dojob_callback dojob, int jobs, size_t job_bytes,
+                       void* job_data, int dojob_data) {
+  try {
+    parallel_gang(jobs, [&](int j) { dojob(j, static_cast<char*>(job_data) + j * job_bytes, dojob_data); });
+  } catch (const std::exception& e) {  // nothing may unwind through OpenBLAS's C frames
+    std::fprintf(stderr, "tensorsmith: OpenBLAS's jobs failed: %s\n", e.what());
+    std::abort();
+  }
+}
+// Set once, before any GEMM (OpenBLAS reads it on every threaded call; setting it is not thread-safe).
+[[maybe_unused]] const bool g_openblas_on_the_pool = (scipy_openblas_set_threads_callback_function64_(run_openblas_jobs), true);
 
 // alpha and beta: by value for the real GEMMs, by address for the complex ones (cblas_cgemm / zgemm).
 template <typename T>

@@ -11,6 +11,8 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <mutex>
 #include <optional>
@@ -72,14 +74,18 @@ class Pool {
   }
 
   int requested() const { return requested_; }
+  // Threads a run has at once: the workers this pool could make, and the caller.
+  int64_t capacity() const { return static_cast<int64_t>(threads_.size()) + 1; }
 
-  // Runs task(c) for c in [0, chunks) on the workers and this thread.
-  void run(int64_t chunks, const std::function<void(int64_t)>& task) {
+  // Runs task(c) for c in [0, chunks) on the workers and this thread; with `one_each`, each thread takes at
+  // most one chunk, so chunks <= capacity() run side by side, each on its own thread.
+  void run(int64_t chunks, const std::function<void(int64_t)>& task, bool one_each = false) {
     std::unique_lock<std::mutex> lock(mutex_);
     // A worker that woke late for the previous run may still be draining it.
     await_done(lock, [this] { return active_.load() == 0; });
     task_ = &task;
     chunks_ = chunks;
+    one_each_ = one_each;
     next_.store(0);
     pending_.store(chunks);
     error_ = nullptr;
@@ -95,10 +101,10 @@ class Pool {
   }
 
  private:
-  // Takes chunks until none are left; the last one to finish wakes run().
+  // Takes chunks until none are left (one at most in a run of one_each_); the last one to finish wakes run().
   void drain() {
     int64_t c;
-    while ((c = next_.fetch_add(1)) < chunks_) {
+    for (int64_t taken = 0; (taken == 0 || !one_each_) && (c = next_.fetch_add(1)) < chunks_; ++taken) {
       try {
         (*task_)(c);
       } catch (...) {
@@ -172,6 +178,7 @@ class Pool {
   const std::function<void(int64_t)>* task_ = nullptr;
   std::atomic<int64_t> next_{0};
   int64_t chunks_ = 0;
+  bool one_each_ = false;  // the run is a gang: one chunk per thread
   std::atomic<int64_t> pending_{0};  // chunks not yet finished
   std::atomic<int> active_{0};       // workers inside drain(); changed under mutex_
   int sleeping_ = 0;  // workers waiting on wake_
@@ -206,6 +213,69 @@ int configured_threads() {
     if (!g_threads.compare_exchange_strong(expected, n)) n = expected;
   }
   return n;
+}
+
+// The pool for `threads` threads (made, or remade for a new count); the caller holds g_run_mutex.
+Pool& pool_of(int threads) {
+  static const bool atfork_registered = [] { return pthread_atfork(nullptr, nullptr, forget_pool_in_child) == 0; }();
+  (void)atfork_registered;
+  if (g_pool == nullptr || g_pool->requested() != threads - 1) {
+    const std::chrono::milliseconds spin = spin_window();  // before the old pool goes: a bad value throws
+    delete g_pool;
+    g_pool = nullptr;  // not left dangling if the new pool cannot be made
+    g_pool = new Pool(threads - 1, spin);
+  }
+  return *g_pool;
+}
+
+// Runs task(c) for c in [0, chunks) on the pool; the caller holds g_run_mutex.
+void run_on_pool(int threads, int64_t chunks, const std::function<void(int64_t)>& task, bool one_each) {
+  Pool& pool = pool_of(threads);
+  t_in_worker = true;  // a chunk runs here: nested parallel_for stays serial
+  try {
+    pool.run(chunks, task, one_each);
+  } catch (...) {
+    t_in_worker = false;
+    throw;
+  }
+  t_in_worker = false;
+}
+
+// task(0) here and every other on a thread of its own, made for the call. No job starts before every thread
+// exists (a gang's jobs may wait for each other, so a gang short of a thread would never finish): where the
+// system refuses one, the process cannot go on, and says why.
+void run_on_new_threads(int64_t jobs, const std::function<void(int64_t)>& task) {
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(jobs));
+  std::atomic<int> start{0};  // 0: wait, 1: run, -1: give up
+  const auto job = [&](int64_t j) {
+    while (start.load() == 0) std::this_thread::yield();
+    if (start.load() < 0) return;
+    const bool was_in_worker = t_in_worker;
+    t_in_worker = true;  // nested parallel_for stays serial in a job
+    try {
+      task(j);
+    } catch (...) {
+      errors[static_cast<size_t>(j)] = std::current_exception();
+    }
+    t_in_worker = was_in_worker;
+  };
+  std::vector<std::thread> helpers;
+  helpers.reserve(static_cast<size_t>(jobs - 1));
+  try {
+    for (int64_t j = 1; j < jobs; ++j) helpers.emplace_back(job, j);
+  } catch (const std::system_error& e) {
+    start.store(-1);
+    for (std::thread& helper : helpers) helper.join();
+    std::fprintf(stderr, "tensorsmith: a gang of %lld jobs (OpenBLAS's threaded GEMM) needs a thread for each, and the "
+                 "system refused one (%s); set OPENBLAS_NUM_THREADS lower\n", static_cast<long long>(jobs), e.what());
+    std::abort();
+  }
+  start.store(1);
+  job(0);
+  for (std::thread& helper : helpers) helper.join();
+  for (const std::exception_ptr& error : errors) {
+    if (error) std::rethrow_exception(error);
+  }
 }
 
 }  // namespace
@@ -243,22 +313,34 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
     if (error) std::rethrow_exception(error);
     return;
   }
-  static const bool atfork_registered = [] { return pthread_atfork(nullptr, nullptr, forget_pool_in_child) == 0; }();
-  (void)atfork_registered;
-  if (g_pool == nullptr || g_pool->requested() != threads - 1) {
-    const std::chrono::milliseconds spin = spin_window();  // before the old pool goes: a bad value throws
-    delete g_pool;
-    g_pool = nullptr;  // not left dangling if the new pool cannot be made
-    g_pool = new Pool(threads - 1, spin);
+  run_on_pool(threads, chunks, task, false);
+}
+
+void parallel_gang(int jobs, const std::function<void(int)>& fn) {
+  if (jobs <= 0) return;
+  if (jobs == 1) {
+    fn(0);
+    return;
   }
-  t_in_worker = true;  // chunk 0 runs here: nested parallel_for stays serial
-  try {
-    g_pool->run(chunks, task);
-  } catch (...) {
-    t_in_worker = false;
-    throw;
+  const auto task = [&](int64_t j) { fn(static_cast<int>(j)); };
+  if (!t_in_worker) {
+    // Waits for another thread's op to leave the pool rather than start threads: it will, and no job of a
+    // gang ever waits for the pool itself.
+    std::unique_lock<std::mutex> lock(g_run_mutex);
+    Pool* pool = nullptr;
+    int threads = 0;
+    try {
+      threads = configured_threads();
+      if (jobs <= threads) pool = &pool_of(threads);
+    } catch (const std::exception&) {
+      // TS_NUM_THREADS or TS_SPIN_MS is malformed: the next parallel_for raises that; the gang still runs
+    }
+    if (pool != nullptr && pool->capacity() >= jobs) {
+      run_on_pool(threads, jobs, task, true);
+      return;
+    }
   }
-  t_in_worker = false;
+  run_on_new_threads(jobs, task);
 }
 
 }  // namespace ts
