@@ -67,6 +67,14 @@ TS_HOST_DEVICE inline complex128 scaled_cis(double x, double y, double scale = 1
   return {(half * scale * c) * half, y == 0.0 ? y : (half * scale * s) * half};
 }
 
+// e^(+inf) (cos y + i sin y) as C99 Annex G gives it: inf + i y for a zero y, the infinity in y's direction
+// for a finite y, and +inf + i NaN for an infinite or NaN y (glibc's sign where the annex leaves it open).
+TS_HOST_DEVICE inline complex128 infinite_cis(double y) {
+  if (y == 0.0) return {inf(), y};
+  if (!is_finite(y)) return {inf(), nan()};
+  return {std::copysign(inf(), std::cos(y)), std::copysign(inf(), std::sin(y))};
+}
+
 // sqrt(1 + z) and sqrt(1 - z)'s products in Kahan's inverse functions need sqrt of finite z.
 TS_HOST_DEVICE inline complex128 sqrt_finite(double x, double y) {
   if (x == 0.0 && y == 0.0) return {0.0, y};
@@ -159,10 +167,7 @@ TS_HOST_DEVICE inline complex128 exp(complex128 z) {
   const double x = z.re, y = z.im;
   if (y == 0.0) return {std::exp(x), y};  // e^x + i y for every x, NaN and infinities included
   if (is_finite(x) && is_finite(y)) return scaled_cis(x, y);
-  if (is_inf(x) && x > 0.0) {
-    if (!is_finite(y)) return {x, nan()};
-    return {std::copysign(inf(), std::cos(y)), std::copysign(inf(), std::sin(y))};
-  }
+  if (is_inf(x) && x > 0.0) return infinite_cis(y);
   if (is_inf(x)) {  // -inf: a zero in the direction y gives, where it has one
     if (!is_finite(y)) return {0.0, std::copysign(0.0, y)};
     return {std::copysign(0.0, std::cos(y)), std::copysign(0.0, std::sin(y))};
@@ -203,13 +208,8 @@ TS_HOST_DEVICE inline complex128 sinh(complex128 z) {
     }
     if (y == 0.0) q.im = 0.0;
   } else if (is_inf(x)) {
-    if (y == 0.0) {
-      q = {inf(), 0.0};
-    } else if (is_finite(y)) {
-      q = {std::copysign(inf(), std::cos(y)), std::copysign(inf(), std::sin(y))};
-    } else {
-      return {inf(), nan()};  // glibc's sign of the infinity, where C99 leaves it open: +
-    }
+    if (!is_finite(y)) return infinite_cis(y);  // +inf whatever x's sign (glibc's, where C99 leaves it open)
+    q = infinite_cis(y);
   } else if (x == 0.0) {
     q = {0.0, nan()};  // 0 + i inf, 0 + i NaN
   } else if (is_nan(x)) {
@@ -234,13 +234,7 @@ TS_HOST_DEVICE inline complex128 cosh(complex128 z) {
       q = scaled_cis(x, y, 0.5);
     }
   } else if (is_inf(x)) {
-    if (y == 0.0) {
-      q = {inf(), 0.0};
-    } else if (is_finite(y)) {
-      q = {std::copysign(inf(), std::cos(y)), std::copysign(inf(), std::sin(y))};
-    } else {
-      q = {inf(), nan()};
-    }
+    q = infinite_cis(y);
   } else if (x == 0.0) {
     q = {nan(), 0.0};  // 0 + i inf, 0 + i NaN
   } else if (is_nan(x)) {
