@@ -30,6 +30,7 @@ from .build import build
 from .errors import GeneratorError
 from .git import Git
 from .hashing import sha256_text
+from .lock import writing_generated
 from .loop import Regenerator, RegenReport, matching_ops
 from .manifest import MANIFEST_NAME, Manifest
 from .progress import Board
@@ -182,6 +183,13 @@ def _regen(project: Project, args: argparse.Namespace) -> int:
         raise GeneratorError("--check compares generated/ with what is stored; it takes no --proposer")
     if args.batch and args.proposer != "claude":
         raise GeneratorError("--batch sends the claude proposer's questions as Message Batches: add --proposer claude")
+    if args.check:  # reads generated/ only
+        return _regen_locked(project, args)
+    with writing_generated(project.root, "tsgen regen"):
+        return _regen_locked(project, args)
+
+
+def _regen_locked(project: Project, args: argparse.Namespace) -> int:
     _check_derivatives(load_catalog(project.root), args.ops)  # the regeneration reads the catalog itself
     gate = make_gate(project, args, (args.device,) if args.device else api.DEVICES)
     board = Board() if args.proposer == "claude" else None
@@ -446,7 +454,8 @@ def _submit(project: Project, args: argparse.Namespace) -> int:
     log = SubmissionLog(project.root / "build", spec.name, args.device)
     proposer = SubmittedProposer(body, author, args.note, task_sha256, log)
     regenerator = Regenerator(project, make_gate(project), proposer=proposer, progress=progress)
-    report = regenerator.run(ops_glob=spec.name, force=True, device=args.device)  # the other device's body stays
+    with writing_generated(project.root, f"tsgen submit {spec.name}"):
+        report = regenerator.run(ops_glob=spec.name, force=True, device=args.device)  # the other device's body stays
     result = next(r for r in report.results if r.plan.spec.name == spec.name and r.plan.device == args.device)
     if result.status != "accepted":
         log.add(proposer.attempt("rejected", result.message.splitlines()[0] if result.message else result.status))
