@@ -10,15 +10,11 @@ from pathlib import Path
 
 from tensorsmith_forge.generator.lock import writing_generated
 
-from tests.helpers import run_tsgen, tsgen_env
-
-
-def _tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted((root / "generated").rglob("*")) if p.is_file()}
+from tests.helpers import run_tsgen, tree_hashes, tsgen_env
 
 
 def test_a_second_writer_stops_at_once_and_a_check_still_runs(checkout: Path, tmp_path: Path) -> None:
-    before = _tree(checkout)
+    before = tree_hashes(checkout / "generated")
     body = tmp_path / "body.cpp"
     body.write_text("return x1 + x2;\n")
     with writing_generated(checkout, "a test holding the lock"):
@@ -29,7 +25,7 @@ def test_a_second_writer_stops_at_once_and_a_check_still_runs(checkout: Path, tm
         assert run.returncode == 2, run.stdout + run.stderr
         assert f"{command}: another run is writing generated/ in {checkout}" in run.stderr, run.stderr
     assert check.returncode == 0, check.stdout + check.stderr
-    assert _tree(checkout) == before
+    assert tree_hashes(checkout / "generated") == before
 
 
 def test_a_killed_holder_holds_nothing(checkout: Path) -> None:

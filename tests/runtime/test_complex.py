@@ -19,7 +19,8 @@ from tensorsmith_forge.catalog.model import load_catalog
 from tensorsmith_forge.validators.inputs import special_values
 from tests.helpers import ROOT
 
-COMPLEX_OPS = sorted(spec.name for spec in load_catalog(ROOT).ops if "complex64" in spec.dtypes)
+CATALOG = load_catalog(ROOT)
+COMPLEX_OPS = sorted(spec.name for spec in CATALOG.ops if "complex64" in spec.dtypes)
 
 
 def values(dtype: str) -> np.ndarray:
@@ -227,7 +228,7 @@ def test_c_library_functions_over_every_special_pair_and_magnitude(name: str, dt
     and parts of every magnitude: overflow and underflow on the way (libcu++'s asinh(0.5 + 1e300j) is inf,
     its sqrt of a subnormal pair loses it) must not show. complex64 against complex128 rounded, as the gate."""
     part = COMPLEX_PART[dtype]
-    specials = special_values(load_catalog(ROOT).op(name), dtype)
+    specials = special_values(CATALOG.op(name), dtype)
     rng = np.random.default_rng(12)
     top = np.log10(float(np.finfo(part).max))
     magnitudes = (10.0 ** rng.uniform(-top, top, (2, 4096)) * rng.choice([-1.0, 1.0], (2, 4096))).astype(part)
