@@ -223,7 +223,8 @@ BLAS_SCRIPT = textwrap.dedent(
 def test_threaded_blas_products_run_on_the_pool_from_any_thread_and_thread_count() -> None:
     """OpenBLAS's threaded GEMM runs its jobs on the engines' pool as a gang (runtime/src/core/blas.cpp): from
     two Python threads at once (one waits for the other's gang), between pointwise ops, and with one engine
-    thread for OpenBLAS's several jobs (threads made for the call): numpy's products, the same bytes each time."""
+    thread (OpenBLAS then threads nothing: its count follows the engines'): numpy's products, the same bytes
+    each time."""
     rng = np.random.default_rng(3)
     a = rng.standard_normal((384, 512)).astype(np.float32)
     b = rng.standard_normal((512, 448)).astype(np.float32)
@@ -240,6 +241,27 @@ def test_threaded_blas_products_run_on_the_pool_from_any_thread_and_thread_count
     for threads, done in digests.items():
         assert done.returncode == 0, f"TS_NUM_THREADS={threads}:\n{done.stderr[-3000:]}"
     assert digests["1"].stdout == digests["2"].stdout == hashlib.sha256(expected).hexdigest() + "\n"
+
+
+OPENBLAS_COUNT_SCRIPT = textwrap.dedent(
+    """
+    import tensorsmith as ts
+
+    ts.matmul(ts.ones((300, 300)), ts.ones((300, 300)))
+    print(ts._openblas.scipy_openblas_get_num_threads64_())
+    """
+)
+
+
+@pytest.mark.parametrize(("engine_threads", "openblas_threads", "expected"), [("1", "2", 1), ("3", "2", 2), ("2", "1", 1)])
+def test_openblas_threads_as_many_ways_as_the_engines_never_more_than_it_was_given(
+    engine_threads: str, openblas_threads: str, expected: int
+) -> None:
+    """A gang of more OpenBLAS jobs than the pool has threads would start threads of its own on every threaded
+    GEMM, so OpenBLAS's count follows TS_NUM_THREADS, capped by what OPENBLAS_NUM_THREADS gave it."""
+    done = _run(OPENBLAS_COUNT_SCRIPT, engine_threads, OPENBLAS_NUM_THREADS=openblas_threads)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert int(done.stdout) == expected
 
 
 def test_a_large_op_lets_other_python_threads_run() -> None:

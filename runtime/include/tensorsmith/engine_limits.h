@@ -34,6 +34,13 @@ constexpr int64_t kRowGrain = 16384;
 constexpr int64_t kScanGrain = 32768;
 constexpr int64_t kScanTile = 2048;
 
+// Contraction: a product of fewer multiply-adds than this runs on the calling thread inside the BLAS
+// (OpenBLAS threads one from about 2^20 on: 100^3 stayed on the caller, 2^20 went to its threads; half that
+// keeps clear of the edge). A batch of such products is split over the pool, one product per call.
+constexpr int64_t kSerialGemmProduct = int64_t{1} << 19;
+// Multiply-adds per thread below which a split batch of products stays on one thread.
+constexpr int64_t kGemmGrain = int64_t{1} << 15;
+
 // Sorts: elements per thread below which splitting rows between threads costs more than it saves.
 constexpr int64_t kSortGrain = 16384;
 
