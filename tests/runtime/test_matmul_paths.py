@@ -12,7 +12,7 @@ import pytest
 
 import tensorsmith as ts
 
-DTYPES = ["float32", "float64", "int32", "uint8", "bool"]
+DTYPES = ["float32", "float64", "complex64", "int32", "uint8", "bool"]
 
 
 def _operand(rng: np.random.Generator, shape: tuple[int, ...], dtype: str) -> np.ndarray:
@@ -20,6 +20,8 @@ def _operand(rng: np.random.Generator, shape: tuple[int, ...], dtype: str) -> np
         return rng.random(shape) < 0.5
     if np.dtype(dtype).kind == "f":
         return rng.standard_normal(shape).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
     return rng.integers(0, 5, shape).astype(dtype)
 
 
@@ -27,7 +29,7 @@ def _check(a: np.ndarray, b: np.ndarray) -> None:
     got = np.asarray(ts.matmul(ts.asarray(a), ts.asarray(b)))
     expected = np.matmul(a, b)
     assert got.dtype == expected.dtype and got.shape == expected.shape
-    if expected.dtype == np.float32:
+    if expected.dtype in (np.float32, np.complex64):
         np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-4)
     elif expected.dtype.kind == "f":
         np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-12)
@@ -92,7 +94,7 @@ def test_matmul_of_views_matches_numpy(view_a: str, view_b: str, batch: tuple[in
     got = np.asarray(ts.matmul(ts_a(ts.asarray(a))[..., :5, :5], ts_b(ts.asarray(b))[..., :5, :5]))
     expected = np.matmul(np_a(a)[..., :5, :5], np_b(b)[..., :5, :5])
     assert got.shape == expected.shape == batch + (5, 5)
-    if expected.dtype.kind == "f":
+    if expected.dtype.kind in "fc":
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
     else:
         np.testing.assert_array_equal(got, expected)
@@ -111,10 +113,45 @@ def test_matmul_of_single_rows_and_columns_of_views(dtype: str) -> None:
         (x[:, ::-1].T, x[:, 4:5], t[:, ::-1].mT, t[:, 4:5]),  # a negative stride: copied
     ]:
         got = np.asarray(ts.matmul(ta, tb))
-        if x.dtype.kind == "f":
+        if x.dtype.kind in "fc":
             np.testing.assert_allclose(got, np.matmul(a, b), rtol=1e-5, atol=1e-5)
         else:
             np.testing.assert_array_equal(got, np.matmul(a, b))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex128", "int32"])
+@pytest.mark.parametrize("width", [16, 512])
+def test_attention_heads_split_from_one_projection(dtype: str, width: int) -> None:
+    """q @ k^T and p @ v over heads cut out of one (batch, tokens, 3 * heads * width) projection: no single
+    stride walks their (batch, heads) entries. Small products are run one call each from where they lie, over
+    the pool's threads (64 entries: more than one grain); large ones (width 512: 2^19 multiply-adds) from copies."""
+    rng = np.random.default_rng(width)
+    batch, tokens, heads = 16, 32, 4
+    qkv = _operand(rng, (batch, tokens, 3 * heads * width), dtype)
+    tq = ts.asarray(qkv)
+
+    def head(x, part: int):  # noqa: ANN001, ANN202
+        piece = x[:, :, part * heads * width : (part + 1) * heads * width]
+        shaped = (batch, tokens, heads, width)
+        if isinstance(x, np.ndarray):
+            return np.transpose(piece.reshape(shaped), (0, 2, 1, 3))
+        return ts.permute_dims(ts.reshape(piece, shaped), (0, 2, 1, 3))
+
+    q, k, v = (head(qkv, i) for i in range(3))
+    _check_views(ts.matmul(head(tq, 0), head(tq, 1).mT), np.matmul(q, np.swapaxes(k, -1, -2)))
+    scores = _operand(rng, (batch, heads, tokens, tokens), dtype)
+    _check_views(ts.matmul(ts.asarray(scores), head(tq, 2)), np.matmul(scores, v))
+    _check_views(ts.matmul(head(tq, 0).mT, ts.asarray(scores)), np.matmul(np.swapaxes(q, -1, -2), scores))
+
+
+def _check_views(got_tensor, expected: np.ndarray) -> None:  # noqa: ANN001
+    got = np.asarray(got_tensor)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    if expected.dtype.kind in "fc":
+        tolerance = 1e-4 if expected.dtype in (np.float32, np.complex64) else 1e-10
+        np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance * np.abs(expected).max())
+    else:
+        np.testing.assert_array_equal(got, expected)
 
 
 def test_openblas_symbols_stay_local() -> None:
