@@ -24,6 +24,14 @@ namespace ts::complex_math {
 
 using complex128 = ts::complex<double>;
 
+// The schoolbook product: no fused parts, no recovery of infinities (annex_g_product below): what Kahan's
+// inverse functions take of finite factors, and the product inside numpy's integer complex powers, whose
+// infinities and NaNs numpy shows.
+template <typename F>
+TS_HOST_DEVICE constexpr ts::complex<F> schoolbook_product(ts::complex<F> a, ts::complex<F> b) {
+  return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+}
+
 namespace detail {
 constexpr double kPi = 3.141592653589793;
 constexpr double kHalfPi = 1.5707963267948966;
@@ -93,9 +101,6 @@ TS_HOST_DEVICE inline complex128 sqrt_finite(double x, double y) {
   return {(std::fabs(b) / (2.0 * t)) * unscale, std::copysign(t, b) * unscale};
 }
 
-TS_HOST_DEVICE inline complex128 product(complex128 a, complex128 b) {
-  return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
-}
 
 // asin of finite z with x, y >= 0 (Kahan): atan2(x, Re(sqrt(1 - z) sqrt(1 + z))) + i asinh(Im(conj(sqrt(1 - z))
 // sqrt(1 + z))); beyond 2^28, (atan2(x, y), log|z| + ln 2).
@@ -104,7 +109,8 @@ TS_HOST_DEVICE inline complex128 asin_first_quadrant(double x, double y) {
   if (x > kLarge || y > kLarge) return {std::atan2(x, y), log_abs(x, y) + kLn2};
   const complex128 minus = sqrt_finite(1.0 - x, -y);
   const complex128 plus = sqrt_finite(1.0 + x, y);
-  return {std::atan2(x, product(minus, plus).re), std::asinh(product({minus.re, -minus.im}, plus).im)};
+  return {std::atan2(x, schoolbook_product(minus, plus).re),
+          std::asinh(schoolbook_product(complex128{minus.re, -minus.im}, plus).im)};
 }
 
 // acos of finite z with x, y >= 0 (Kahan): 2 atan2(Re sqrt(1 - z), Re sqrt(1 + z)) + i asinh(Im(conj(sqrt(1 +
@@ -113,7 +119,8 @@ TS_HOST_DEVICE inline complex128 acos_first_quadrant(double x, double y) {
   if (x > kLarge || y > kLarge) return {std::atan2(y, x), -(log_abs(x, y) + kLn2)};
   const complex128 minus = sqrt_finite(1.0 - x, -y);
   const complex128 plus = sqrt_finite(1.0 + x, y);
-  return {2.0 * std::atan2(minus.re, plus.re), std::asinh(product({plus.re, -plus.im}, minus).im)};
+  return {2.0 * std::atan2(minus.re, plus.re),
+          std::asinh(schoolbook_product(complex128{plus.re, -plus.im}, minus).im)};
 }
 
 // atanh of finite z with x, y >= 0: 1/4 log1p(4x / |1 - z|^2) + i/2 atan2(2y, (1 - x)(1 + x) - y^2); near 1,

@@ -1267,15 +1267,6 @@ TS_HOST_DEVICE inline ts::complex<F> log10(ts::complex<F> z) {
   return complex_detail::scaled_log(z, 0.4342944819032518);
 }
 
-namespace complex_detail {
-// The product inside numpy's complex pow: the schoolbook one (not the ufunc multiply's fused parts), whose
-// infinities and NaNs numpy's integer powers show.
-template <typename F>
-TS_HOST_DEVICE constexpr ts::complex<F> schoolbook_product(ts::complex<F> a, ts::complex<F> b) {
-  return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
-}
-}  // namespace complex_detail
-
 // numpy.power of complex (npy_cpow): z ** 0 is 1 (0 ** 0 too); 0 ** w is 0 where w's real part is positive,
 // else NaN; a real integer exponent below 100 in magnitude multiplies (squaring; a negative one divides 1
 // by the product); any other, the C library's cpow: glibc's itself on the host, as numpy's (e^(w log z) is
@@ -1286,7 +1277,7 @@ TS_HOST_DEVICE inline ts::complex<F> pow(ts::complex<F> base, ts::complex<F> exp
   if constexpr (std::is_same_v<F, float>) {
     return ts::complex<float>(pow(ts::complex<double>(base), ts::complex<double>(exponent)));
   } else {
-    using complex_detail::schoolbook_product;
+    using complex_math::schoolbook_product;  // numpy's integer powers multiply without fused parts
     if (exponent.re == F(0) && exponent.im == F(0)) return {F(1), F(0)};
     if (base.re == F(0) && base.im == F(0)) {
       if (exponent.re > F(0)) return {F(0), F(0)};
