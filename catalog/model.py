@@ -27,6 +27,7 @@ from .yaml_lines import LoadedMapping, load_mapping
 TAGS = {
     "core": "part of the Array API / numpy core catalog",
     "activation": "a neural-network activation function",
+    "nn": "a neural-network building block outside the Array API (ts.nn.functional calls it)",
     "comparison": "elementwise comparison returning bool",
     "logical": "elementwise logical operation returning bool",
     "linalg": "linear algebra",

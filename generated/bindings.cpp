@@ -1920,6 +1920,23 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
           "says otherwise.");
   }
   {
+    static const ts::autograd::OpInfo autograd{"layer_norm",
+                                               "specs/layer_norm.yaml",
+                                               ts::autograd::Kind::Formulas,
+                                               {"x", "normalized_shape", "weight", "bias", "eps"},
+                                               {0, 2, 3},
+                                               {4, 1, 2, 0},
+                                               -1,
+                                               false};
+    ts::autograd::register_op(autograd);
+    m.def("layer_norm", ts::autograd::recorded_function(autograd, &ts::python::layer_norm), py::arg("x"),
+          py::pos_only(), py::arg("normalized_shape"), py::arg("weight") = pybind11::none(),
+          py::arg("bias") = pybind11::none(), py::kw_only(), py::arg("eps") = 0.00001,
+          "(x - mean) / sqrt(var + eps) over the trailing dimensions `normalized_shape` (an int or a sequence of "
+          "them), then * weight + bias where given, as PyTorch's layer_norm computes it (times the reciprocal standard "
+          "deviation; the biased variance). Integer and bool inputs compute in float64, as their mean.");
+  }
+  {
     static const ts::autograd::OpInfo autograd{"linspace",
                                                "specs/linspace.yaml",
                                                ts::autograd::Kind::NotDifferentiable,

@@ -474,6 +474,17 @@ def isinf(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None
 def isnan(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Whether each element is NaN."""
 
+def layer_norm(
+    x: Tensor,
+    /,
+    normalized_shape: int | tuple[int, ...],
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    *,
+    eps: float = 0.00001,
+) -> Tensor:
+    """(x - mean) / sqrt(var + eps) over the trailing dimensions `normalized_shape` (an int or a sequence of them), then * weight + bias where given, as PyTorch's layer_norm computes it (times the reciprocal standard deviation; the biased variance). Integer and bool inputs compute in float64, as their mean."""
+
 def less(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """x1 < x2 for each pair, as bool."""
 

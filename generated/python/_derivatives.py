@@ -398,6 +398,14 @@ def flip_backward(wanted, grad, result, x, axis):  # specs/flip.yaml
     )
 
 
+def layer_norm_backward(wanted, grad, result, x, normalized_shape, weight, bias, eps):  # specs/layer_norm.yaml
+    return (
+        (layer_norm_grad(grad, x, normalized_shape, weight, eps)) if wanted[0] else None,  # x
+        (grad * normalized(x, normalized_shape, eps)) if wanted[1] else None,  # weight
+        (grad) if wanted[2] else None,  # bias
+    )
+
+
 def matrix_transpose_backward(wanted, grad, result, x):  # specs/matrix_transpose.yaml
     return (
         (matrix_transpose(grad)) if wanted[0] else None,  # x
@@ -575,6 +583,7 @@ FORMULAS = {
     "concat": concat_backward,
     "expand_dims": expand_dims_backward,
     "flip": flip_backward,
+    "layer_norm": layer_norm_backward,
     "matrix_transpose": matrix_transpose_backward,
     "moveaxis": moveaxis_backward,
     "permute_dims": permute_dims_backward,

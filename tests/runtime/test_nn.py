@@ -60,6 +60,36 @@ def test_functional_forms_and_gradients_match_pytorch(ours, theirs) -> None:
     close(a.grad, b.grad, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("normalized_shape", [8, (6, 8)])
+def test_layer_norm_is_one_op_with_the_gradients_of_pytorchs_for_x_weight_and_bias(normalized_shape) -> None:
+    """ts.layer_norm (specs/layer_norm.yaml) records one node; its formulas give PyTorch's gradients for x,
+    weight and bias, and their own gradients (double backward) too."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else normalized_shape
+    (x, tx), (w, tw), (b, tb) = pair(X * 3.0 + 1.0), pair(RNG.standard_normal(shape).astype(np.float32)), pair(
+        RNG.standard_normal(shape).astype(np.float32))
+    y = F.layer_norm(x, normalized_shape, w, b, eps=1e-3)
+    ty = torch.nn.functional.layer_norm(tx, shape, tw, tb, eps=1e-3)
+    assert y.grad_fn.name() == "LayerNormBackward"
+    assert {f.name() for f in y.grad_fn.next_functions} == {"AccumulateGrad"}  # x, weight and bias themselves
+    close(y, ty, rtol=2e-5, atol=2e-5)
+    weight = RNG.standard_normal(X.shape).astype(np.float32)
+    grads = ts.autograd.grad(ts.sum(y * ts.asarray(weight)), [x, w, b], create_graph=True)
+    torch_grads = torch.autograd.grad((ty * torch.from_numpy(weight)).sum(), [tx, tw, tb], create_graph=True)
+    for ours, theirs in zip(grads, torch_grads, strict=True):
+        close(ours, theirs, rtol=1e-4, atol=1e-4)
+    # the gradient of the sum of x's gradient squared: second derivatives through the formulas
+    (second,) = ts.autograd.grad(ts.sum(grads[0] * grads[0]), [x])
+    (torch_second,) = torch.autograd.grad((torch_grads[0] * torch_grads[0]).sum(), [tx])
+    close(second, torch_second, rtol=1e-3, atol=1e-3)
+
+
+def test_layer_norm_names_a_shape_that_does_not_match() -> None:
+    with pytest.raises(ValueError, match=r"normalized_shape \(7,\) does not match"):
+        F.layer_norm(ts.asarray(X), 7)
+    with pytest.raises(TypeError, match="eps"):
+        ts.layer_norm(ts.asarray(X), 8, eps="small")
+
+
 @pytest.mark.parametrize("smoothing", [0.0, 0.2])
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_cross_entropy_with_ignore_index_and_label_smoothing(smoothing: float, reduction: str) -> None:

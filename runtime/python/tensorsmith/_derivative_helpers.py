@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 __all__ = ["unreduce", "reduced_count", "extreme_share", "matmul_grad_x1", "matmul_grad_x2", "inverse_permutation",
-           "split_like", "negated", "untile", "positions_of", "scatter_add", "within", "reverse_cumulative_sum", "product_of_others", "scatter_add_rows", "sum_to"]  # fmt: skip
+           "split_like", "negated", "untile", "positions_of", "scatter_add", "within", "reverse_cumulative_sum", "product_of_others", "scatter_add_rows", "sum_to", "normalized", "layer_norm_grad"]  # fmt: skip
 
 
 def _namespace(*arrays: Any) -> Any:
@@ -92,6 +92,36 @@ def matmul_grad_x2(grad: Any, x1: Any, x2: Any) -> Any:
         rows = math.prod(x1.shape[:-1])  # not -1: a reshape cannot infer it beside a zero extent
         return xp.matmul(xp.matrix_transpose(xp.reshape(x1, (rows, x1.shape[-1]))), xp.reshape(grad, (rows, grad.shape[-1])))
     return xp.matmul(xp.matrix_transpose(x1), grad)
+
+
+def _normalized_axes(x: Any, normalized_shape: Any) -> tuple[int, ...]:
+    trailing = 1 if isinstance(normalized_shape, int) else len(normalized_shape)
+    return tuple(range(x.ndim - trailing, x.ndim))
+
+
+def _centered_and_rstd(x: Any, normalized_shape: Any, eps: float) -> tuple[Any, Any]:
+    """x minus its mean over the normalized axes, and the reciprocal standard deviation (kept axes of 1)."""
+    xp = _namespace(x)
+    axes = _normalized_axes(x, normalized_shape)
+    centered = x - xp.mean(x, axis=axes, keepdims=True)
+    return centered, 1 / xp.sqrt(xp.mean(centered * centered, axis=axes, keepdims=True) + eps)
+
+
+def normalized(x: Any, normalized_shape: Any, eps: float) -> Any:
+    """layer_norm's x before weight and bias: (x - mean) / sqrt(var + eps) over the trailing axes."""
+    centered, rstd = _centered_and_rstd(x, normalized_shape, eps)
+    return centered * rstd
+
+
+def layer_norm_grad(grad: Any, x: Any, normalized_shape: Any, weight: Any, eps: float) -> Any:
+    """The gradient of layer_norm with respect to x: with g = grad * weight and n = normalized(x),
+    rstd * (g - mean(g) - n * mean(g * n)), means over the normalized axes."""
+    xp = _namespace(grad, x)
+    axes = _normalized_axes(x, normalized_shape)
+    centered, rstd = _centered_and_rstd(x, normalized_shape, eps)
+    n = centered * rstd
+    g = grad if weight is None else grad * weight
+    return rstd * (g - xp.mean(g, axis=axes, keepdims=True) - n * xp.mean(g * n, axis=axes, keepdims=True))
 
 
 def inverse_permutation(axes: Any) -> tuple[int, ...]:

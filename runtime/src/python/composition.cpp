@@ -1,5 +1,5 @@
 // Array API functions composed of the catalog's generated ops (specs with `implementation:`): clip, diff,
-// var, std, count_nonzero, vecdot, tensordot. Each runs the engines on whatever device its inputs are on,
+// var, std, count_nonzero, vecdot, tensordot; and layer_norm, which ts.nn needs. Each runs the engines on whatever device its inputs are on,
 // so CPU and CUDA agree by construction; their bindings, stubs and differential tests come from the specs.
 #include <pybind11/pybind11.h>
 
@@ -126,6 +126,26 @@ Tensor variance(const Tensor& x, py::handle axis, py::handle correction, py::han
 
 Tensor standard_deviation(const Tensor& x, py::handle axis, py::handle correction, py::handle keepdims) {
   return pointwise(op("sqrt"), {numpy_var(x, axis, correction, keepdims.cast<bool>())});
+}
+
+Tensor layer_norm(const Tensor& x, py::handle normalized_shape, py::handle weight, py::handle bias, py::handle eps) {
+  const std::vector<int64_t> shape = int_sequence_arg(normalized_shape, "normalized_shape");
+  const auto trailing = static_cast<int64_t>(shape.size());
+  TS_CHECK(trailing <= x.ndim() && std::equal(shape.begin(), shape.end(), x.shape().end() - trailing), ValueError,
+           "layer_norm: normalized_shape " << shape_str(Shape(shape.begin(), shape.end()))
+                                           << " does not match the trailing dimensions of an input of shape "
+                                           << shape_str(x.shape()));
+  TS_CHECK(PyFloat_Check(eps.ptr()) || (PyLong_Check(eps.ptr()) && !PyBool_Check(eps.ptr())), TypeError,
+           "layer_norm: eps must be a float, not " << type_name(eps));
+  std::vector<int64_t> axes;
+  for (int64_t a = x.ndim() - trailing; a < x.ndim(); ++a) axes.push_back(a);
+  // As PyTorch computes it: times the reciprocal standard deviation. One op for autograd: its formulas take
+  // the backward in one node where the composition's ten would each be one.
+  const Tensor centered = apply("subtract", {x, python::reduce(op("mean"), x, axes, true, py::none())});
+  const Tensor variance = python::reduce(op("mean"), apply("multiply", {centered, centered}), axes, true, py::none());
+  Tensor y = apply("multiply", {centered, apply("reciprocal", {apply("sqrt", {apply("add", variance, eps, "eps")})})});
+  if (!weight.is_none()) y = apply("multiply", y, weight, "weight");
+  return bias.is_none() ? y : apply("add", y, bias, "bias");
 }
 
 Tensor count_nonzero(const Tensor& x, py::handle axis, py::handle keepdims) {

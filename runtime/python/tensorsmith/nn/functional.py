@@ -61,15 +61,9 @@ def _normalized_axes(x: Any, normalized_shape: int | Sequence[int]) -> tuple[int
 
 
 def layer_norm(x: Any, normalized_shape: int | Sequence[int], weight: Any = None, bias: Any = None, eps: float = 1e-5) -> Any:
-    """(x - mean) / sqrt(var + eps) over the trailing `normalized_shape` dimensions, then * weight + bias."""
-    axes = _normalized_axes(x, normalized_shape)
-    centered = x - _C.mean(x, axis=axes, keepdims=True)
-    # times the reciprocal standard deviation, as PyTorch computes it: its backward is a product's (two full-size
-    # ops), where a quotient's takes four
-    y = centered * _C.reciprocal(_C.sqrt(_C.mean(centered * centered, axis=axes, keepdims=True) + eps))
-    if weight is not None:
-        y = y * weight
-    return y if bias is None else y + bias
+    """(x - mean) / sqrt(var + eps) over the trailing `normalized_shape` dimensions, then * weight + bias: the
+    catalog's layer_norm (specs/layer_norm.yaml), one op whose backward is one node."""
+    return _C.layer_norm(x, normalized_shape, weight, bias, eps=eps)
 
 
 def rms_norm(x: Any, normalized_shape: int | Sequence[int], weight: Any = None, eps: float | None = None) -> Any:
