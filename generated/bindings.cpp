@@ -1920,6 +1920,17 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
           "says otherwise.");
   }
   {
+    static const ts::autograd::OpInfo autograd{
+        "gelu", "specs/gelu.yaml", ts::autograd::Kind::Formulas, {"x", "approximate"}, {0}, {1, 0}, -1, false};
+    ts::autograd::register_op(autograd);
+    m.def("gelu", ts::autograd::recorded_function(autograd, &ts::python::gelu), py::arg("x"), py::pos_only(),
+          py::kw_only(), py::arg("approximate") = pybind11::str("none"),
+          "x * Phi(x), Phi the standard normal CDF: 0.5 x (1 + erf(x / sqrt(2))), in PyTorch's order of operations; "
+          "approximate='tanh' is PyTorch's tanh form 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), computed as x "
+          "sigmoid(2 sqrt(2/pi) (x + 0.044715 x^3)), the same function without the cancellation of 1 + tanh for "
+          "negative x.");
+  }
+  {
     static const ts::autograd::OpInfo autograd{"layer_norm",
                                                "specs/layer_norm.yaml",
                                                ts::autograd::Kind::Formulas,

@@ -451,6 +451,9 @@ def full_like(
 ) -> Tensor:
     """A new tensor shaped like x filled with `fill_value`, of x's dtype and device unless `dtype` or `device` says otherwise."""
 
+def gelu(x: Tensor, /, *, approximate: Literal["none", "tanh"] = "none") -> Tensor:
+    """x * Phi(x), Phi the standard normal CDF: 0.5 x (1 + erf(x / sqrt(2))), in PyTorch's order of operations; approximate='tanh' is PyTorch's tanh form 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), computed as x sigmoid(2 sqrt(2/pi) (x + 0.044715 x^3)), the same function without the cancellation of 1 + tanh for negative x."""
+
 def greater(x1: Tensor | ArrayLike, x2: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """x1 > x2 for each pair, as bool."""
 

@@ -398,6 +398,12 @@ def flip_backward(wanted, grad, result, x, axis):  # specs/flip.yaml
     )
 
 
+def gelu_backward(wanted, grad, result, x, approximate):  # specs/gelu.yaml
+    return (
+        (gelu_grad(grad, x, approximate)) if wanted[0] else None,  # x
+    )
+
+
 def layer_norm_backward(wanted, grad, result, x, normalized_shape, weight, bias, eps):  # specs/layer_norm.yaml
     return (
         (layer_norm_grad(grad, x, normalized_shape, weight, eps)) if wanted[0] else None,  # x
@@ -583,6 +589,7 @@ FORMULAS = {
     "concat": concat_backward,
     "expand_dims": expand_dims_backward,
     "flip": flip_backward,
+    "gelu": gelu_backward,
     "layer_norm": layer_norm_backward,
     "matrix_transpose": matrix_transpose_backward,
     "moveaxis": moveaxis_backward,

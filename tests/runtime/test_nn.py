@@ -188,6 +188,24 @@ def test_parameter_copies_its_data() -> None:
 def test_gelu_refuses_an_unknown_approximation() -> None:
     with pytest.raises(ValueError, match="'none' or 'tanh'"):
         F.gelu(ts.asarray(X), approximate="sigmoid")
+    with pytest.raises(ValueError, match="'none' or 'tanh'"):
+        ts.gelu(ts.asarray(X), approximate=None)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_is_one_op_whose_second_derivative_is_pytorchs(approximate: str) -> None:
+    """ts.gelu (specs/gelu.yaml) records one node; its formula's own gradient (double backward) is PyTorch's."""
+    x, tx = pair((X * 3.0).astype(np.float64))
+    y = F.gelu(x, approximate=approximate)
+    assert y.grad_fn.name() == "GeluBackward" and [f.name() for f in y.grad_fn.next_functions] == ["AccumulateGrad"]
+    ty = torch.nn.functional.gelu(tx, approximate=approximate)
+    close(y, ty, rtol=1e-12, atol=1e-12)
+    (g,) = ts.autograd.grad(ts.sum(y), [x], create_graph=True)
+    (tg,) = torch.autograd.grad(ty.sum(), [tx], create_graph=True)
+    close(g, tg, rtol=1e-12, atol=1e-12)
+    (second,) = ts.autograd.grad(ts.sum(g * g), [x])
+    (torch_second,) = torch.autograd.grad((tg * tg).sum(), [tx])
+    close(second, torch_second, rtol=1e-10, atol=1e-10)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])

@@ -121,6 +121,7 @@ Tensor diff(const Tensor& x, pybind11::handle axis, pybind11::handle n, pybind11
 Tensor variance(const Tensor& x, pybind11::handle axis, pybind11::handle correction, pybind11::handle keepdims);
 Tensor standard_deviation(const Tensor& x, pybind11::handle axis, pybind11::handle correction, pybind11::handle keepdims);
 Tensor count_nonzero(const Tensor& x, pybind11::handle axis, pybind11::handle keepdims);
+Tensor gelu(const Tensor& x, pybind11::handle approximate);
 Tensor layer_norm(const Tensor& x, pybind11::handle normalized_shape, pybind11::handle weight, pybind11::handle bias,
                   pybind11::handle eps);
 Tensor vecdot(const Tensor& x1, const Tensor& x2, pybind11::handle axis);

@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 __all__ = ["unreduce", "reduced_count", "extreme_share", "matmul_grad_x1", "matmul_grad_x2", "inverse_permutation",
-           "split_like", "negated", "untile", "positions_of", "scatter_add", "within", "reverse_cumulative_sum", "product_of_others", "scatter_add_rows", "sum_to", "normalized", "layer_norm_grad"]  # fmt: skip
+           "split_like", "negated", "untile", "positions_of", "scatter_add", "within", "reverse_cumulative_sum", "product_of_others", "scatter_add_rows", "sum_to", "normalized", "layer_norm_grad", "gelu_grad"]  # fmt: skip
 
 
 def _namespace(*arrays: Any) -> Any:
@@ -122,6 +122,27 @@ def layer_norm_grad(grad: Any, x: Any, normalized_shape: Any, weight: Any, eps: 
     n = centered * rstd
     g = grad if weight is None else grad * weight
     return rstd * (g - xp.mean(g, axis=axes, keepdims=True) - n * xp.mean(g * n, axis=axes, keepdims=True))
+
+
+_GELU_A = 2.0 * math.sqrt(2.0 / math.pi)
+_GELU_B = 0.044715 * _GELU_A
+
+
+def _erf(xp: Any, v: Any) -> Any:
+    """erf in the namespace: tensorsmith's op, or for numpy (which has none) the C library's, element-wise."""
+    if hasattr(xp, "erf"):
+        return xp.erf(v)
+    return xp.asarray(xp.vectorize(math.erf, otypes=[v.dtype])(v))
+
+
+def gelu_grad(grad: Any, x: Any, approximate: str) -> Any:
+    """The gradient of gelu: for x Phi(x), Phi(x) + x phi(x); for the tanh form x s, s = sigmoid(x (a + b x^2)),
+    s + x s (1 - s) (a + 3 b x^2)."""
+    xp = _namespace(grad, x)
+    if approximate == "tanh":
+        s = 1 / (1 + xp.exp(-(x * (_GELU_A + _GELU_B * (x * x)))))
+        return grad * (s + x * s * (1 - s) * (_GELU_A + 3 * _GELU_B * (x * x)))
+    return grad * (0.5 * (1 + _erf(xp, x * math.sqrt(0.5))) + x * xp.exp(-0.5 * (x * x)) * (1 / math.sqrt(2 * math.pi)))
 
 
 def inverse_permutation(axes: Any) -> tuple[int, ...]:

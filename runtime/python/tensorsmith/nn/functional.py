@@ -33,20 +33,10 @@ def linear(x: Any, weight: Any, bias: Any = None) -> Any:
     return y if bias is None else y + bias
 
 
-_GELU_TANH_A = 2.0 * math.sqrt(2.0 / math.pi)
-_GELU_TANH_B = 0.044715 * _GELU_TANH_A
-
-
 def gelu(x: Any, approximate: str = "none") -> Any:
-    """x * Phi(x), Phi the standard normal CDF: 0.5 x (1 + erf(x / sqrt(2))) (PyTorch's order of operations);
-    approximate='tanh' is the tanh form 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
-    if approximate == "none":
-        return x * 0.5 * (1.0 + _C.erf(x * math.sqrt(0.5)))
-    if approximate == "tanh":
-        # 0.5 (1 + tanh(u)) is sigmoid(2 u): x sigmoid(x (a + b x^2)), a = 2 sqrt(2/pi), b = 0.044715 a. Six ops
-        # (and their backward) where the tanh form takes nine, and no cancellation in 1 + tanh(u) for negative x.
-        return x * _C.sigmoid(x * (_GELU_TANH_A + _GELU_TANH_B * (x * x)))
-    raise ValueError(f"gelu: approximate must be 'none' or 'tanh', not {approximate!r}")
+    """x * Phi(x), Phi the standard normal CDF; approximate='tanh' is the tanh form: the catalog's gelu
+    (specs/gelu.yaml), one op whose backward is one node."""
+    return _C.gelu(x, approximate=approximate)
 
 
 def silu(x: Any) -> Any:
