@@ -130,7 +130,7 @@ def test_attention_heads_split_from_one_projection(dtype: str, width: int) -> No
     qkv = _operand(rng, (batch, tokens, 3 * heads * width), dtype)
     tq = ts.asarray(qkv)
 
-    def head(x, part: int):  # noqa: ANN001, ANN202
+    def head(x, part: int):
         piece = x[:, :, part * heads * width : (part + 1) * heads * width]
         shaped = (batch, tokens, heads, width)
         if isinstance(x, np.ndarray):
@@ -144,7 +144,7 @@ def test_attention_heads_split_from_one_projection(dtype: str, width: int) -> No
     _check_views(ts.matmul(head(tq, 0).mT, ts.asarray(scores)), np.matmul(np.swapaxes(q, -1, -2), scores))
 
 
-def _check_views(got_tensor, expected: np.ndarray) -> None:  # noqa: ANN001
+def _check_views(got_tensor, expected: np.ndarray) -> None:
     got = np.asarray(got_tensor)
     assert got.dtype == expected.dtype and got.shape == expected.shape
     if expected.dtype.kind in "fc":
