@@ -29,7 +29,7 @@ struct any_cpu_kernel {
     // pages of one input row (256 outputs ran at half the speed); the tile's accumulators still fit in L1.
     constexpr int64_t kTile = 2048;
     // Shorter contiguous rows fold in order.
-    constexpr int64_t kLaneMinimum = 2 * kLanes;
+    constexpr int64_t kLaneMinimum = kLanes + 1;
     if (args.in_reduce_stride == static_cast<int64_t>(sizeof(T)) && count >= kLaneMinimum) {
       // Contiguous rows: lanes fold every kLanes-th element across the row, then fold as a tree, then the tail.
       for (int64_t i = 0; i < args.n_outer; ++i) {
@@ -46,6 +46,13 @@ struct any_cpu_kernel {
         }
         for (; j + kLanes <= count; j += kLanes) {
           for (int64_t k = 0; k < kLanes; ++k) lane[k] = fold(lane[k], row[j + k]);
+        }
+        // The row's last kLanes elements folded into the lanes once more: an idempotent fold gives the same
+        // value, and nothing is left for the one-at-a-time tail (up to 31 dependent selects: a 256-element row
+        // spent most of its time there).
+        if (j < count) {
+          for (int64_t k = 0; k < kLanes; ++k) lane[k] = fold(lane[k], row[count - kLanes + k]);
+          j = count;
         }
         for (int64_t width = kLanes / 2; width > 0; width /= 2) {
           for (int64_t k = 0; k < width; ++k) lane[k] = fold(lane[k], lane[k + width]);

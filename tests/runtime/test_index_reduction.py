@@ -70,3 +70,24 @@ def test_long_rows_split_into_chunks_keep_the_first_winner(dtype) -> None:
         assert np.array_equal(np.asarray(ours(ts.asarray(x), axis=1)), theirs(x, axis=1))
         assert int(ours(ts.asarray(x[0]))) == int(theirs(x[0]))
         assert int(ours(ts.asarray(x))) == int(theirs(x))  # flattened: one row of four
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "uint16", "bool"])
+@pytest.mark.parametrize("length", [33, 40, 63, 64, 65, 95, 256, 257])
+def test_extremes_and_truth_of_rows_of_every_length_past_the_lanes(dtype: str, length: int) -> None:
+    """max, min, all and any fold rows of more than 32 elements in 32 lanes and fold the row's last 32 again
+    rather than one at a time: the extreme (or a NaN) anywhere in the row, the last element included, counts."""
+    rng = np.random.default_rng(length)
+    x = (rng.standard_normal((6, length)) * 50).astype(dtype) if dtype != "bool" else rng.random((6, length)) < 0.97
+    for row, position in enumerate([0, 1, length // 2, length - 33, length - 2, length - 1]):
+        if dtype == "bool":
+            x[row, position] = False
+        else:
+            x[row, position] = np.iinfo(dtype).max if np.dtype(dtype).kind in "iu" else 1e30
+    if np.dtype(dtype).kind == "f":
+        x[3, length - 1] = np.nan  # a NaN in the last element wins over everything
+    t = ts.asarray(x)
+    for ours, theirs in ((ts.max, np.max), (ts.min, np.min), (ts.all, np.all), (ts.any, np.any)):
+        if dtype == "bool" and ours in (ts.max, ts.min):
+            continue
+        np.testing.assert_array_equal(np.asarray(ours(t, axis=1)), theirs(x, axis=1), strict=True)
