@@ -1,6 +1,7 @@
 // Array API functions composed of the catalog's generated ops (specs with `implementation:`): clip, diff,
-// var, std, count_nonzero, vecdot, tensordot; and layer_norm and gelu, which ts.nn needs. Each runs the engines on whatever device its inputs are on,
-// so CPU and CUDA agree by construction; their bindings, stubs and differential tests come from the specs.
+// var, std, count_nonzero, vecdot, tensordot; and layer_norm and gelu, which ts.nn needs. Each runs the engines
+// on whatever device its inputs are on, so CPU and CUDA agree by construction; their bindings, stubs and
+// differential tests come from the specs.
 #include <pybind11/pybind11.h>
 
 #include <algorithm>
@@ -145,7 +146,8 @@ Tensor layer_norm(const Tensor& x, py::handle normalized_shape, py::handle weigh
   // the backward in one node where the composition's ten would each be one.
   const Tensor centered = apply("subtract", {x, python::reduce(op("mean"), x, axes, true, py::none())});
   const Tensor variance = python::reduce(op("mean"), apply("multiply", {centered, centered}), axes, true, py::none());
-  Tensor y = apply("multiply", {centered, apply("reciprocal", {apply("sqrt", {apply("add", variance, eps, "eps")})})});
+  const Tensor rstd = apply("reciprocal", {apply("sqrt", {apply("add", variance, eps, "eps")})});
+  Tensor y = apply("multiply", {centered, rstd});
   if (!weight.is_none()) y = apply("multiply", y, weight, "weight");
   return bias.is_none() ? y : apply("add", y, bias, "bias");
 }
@@ -155,10 +157,11 @@ Tensor gelu(const Tensor& x, py::handle approximate_arg) {
   TS_CHECK(approximate == "none" || approximate == "tanh", ValueError,
            "gelu: approximate must be 'none' or 'tanh', not " << py::repr(approximate_arg).cast<std::string>());
   if (approximate == "tanh") {
-    // 0.5 (1 + tanh(u)) is sigmoid(2 u): x sigmoid(x (a + b x^2)), a = 2 sqrt(2/pi), b = 0.044715 a; four ops
-    // where the tanh form takes six, and no cancellation in 1 + tanh(u) for negative x
+    // 0.5 (1 + tanh(u)) is sigmoid(2 u): x sigmoid(x (a + b x^2)), a = 2 sqrt(2/pi), b = 0.044715 a; six ops
+    // where the tanh form takes nine, and no cancellation in 1 + tanh(u) for negative x
     const double a = 2.0 * std::sqrt(2.0 / 3.141592653589793), b = 0.044715 * a;
-    const Tensor inner = apply("add", apply("multiply", apply("multiply", {x, x}), py::float_(b), "b"), py::float_(a), "a");
+    const Tensor inner =
+        apply("add", apply("multiply", apply("multiply", {x, x}), py::float_(b), "b"), py::float_(a), "a");
     return apply("multiply", {x, apply("sigmoid", {apply("multiply", {x, inner})})});
   }
   const Tensor cdf = apply("add", apply("erf", {apply("multiply", x, py::float_(std::sqrt(0.5)), "1 / sqrt(2)")}),
