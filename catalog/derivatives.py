@@ -8,8 +8,9 @@
 
 A spec without the field has no derivative yet: backward through it raises, naming the spec. A formula is a
 Python expression over `grad` (the gradient of the result), `result`, the op's arguments (tensors and options
-by their signature names), numbers, the operators + - * / ** @ and comparisons, `&` `|` `~` on masks, the
-attributes listed in ATTRIBUTES, and calls of catalog ops or of the helpers in HELPERS_MODULE, by name. The same text runs
+by their signature names), numbers, strings (a str option's values: `approximate == 'tanh'`), the operators
++ - * / ** @ and comparisons, `&` `|` `~` on masks, the attributes listed in ATTRIBUTES, and calls of catalog
+ops or of the helpers in HELPERS_MODULE, by name. The same text runs
 on tensorsmith tensors (the runtime's backward) and on the specs' numpy references in float64 (the gate's
 derivative check), each with its own namespace of ops, so a formula means one thing everywhere.
 
@@ -117,8 +118,8 @@ def parse_formula(text: str, arguments: tuple[str, ...]) -> tuple[tuple[str, ...
         elif isinstance(node, ast.Attribute):
             if node.attr not in ATTRIBUTES:
                 raise FormulaError(f"attribute {node.attr!r} is not allowed (known: {', '.join(ATTRIBUTES)})")
-        elif isinstance(node, ast.Constant) and not isinstance(node.value, (int, float, bool, type(None))):
-            raise FormulaError(f"constant {node.value!r}: only numbers, True, False and None")
+        elif isinstance(node, ast.Constant) and not isinstance(node.value, (int, float, bool, str, type(None))):
+            raise FormulaError(f"constant {node.value!r}: only numbers, strings, True, False and None")
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             if id(node) in called:
                 continue

@@ -649,6 +649,15 @@ def _check_catalog(parsed: list[OpSpec | AliasSpec | CompositeSpec], helpers: tu
         expected = str(target.signature).replace(f"{target.name}(", f"{alias.name}(", 1)
         if str(alias.signature) != expected:
             raise SpecError(Location(alias.path, alias.line), "func", f"an alias must have its target's signature: {expected!r}")
+    # tensorsmith/_derivatives.py defines `<op>_backward` for every op with formulas, in the module whose globals
+    # are the ops and helpers the formulas call by name: no op may share a name with either.
+    backward_of = {f"{s.name}_backward": s.name for s in (*ops, *composites) if s.derivatives and s.derivatives.differentiable}
+    for spec in parsed:
+        if spec.name in backward_of:
+            raise SpecError(Location(spec.path, spec.line), "func", f"{spec.name!r} is the name of {backward_of[spec.name]}'s "
+                            "backward function in tensorsmith/_derivatives.py, where formulas call ops by name")  # fmt: skip
+        if spec.name in helpers:
+            raise SpecError(Location(spec.path, spec.line), "func", f"{spec.name!r} is the name of a derivative helper")
     callable_names = set(seen) | set(helpers)
     for spec in (*ops, *composites):
         for derivative in spec.derivatives.formulas if spec.derivatives else ():

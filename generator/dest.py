@@ -173,7 +173,10 @@ def derivatives_context(catalog: Catalog, header: str) -> dict[str, object]:
         wanted = [d for d in spec.derivatives.formulas if d.differentiable]
         functions.append({"name": spec.name, "path": spec.path, "parameters": ", ".join(names),
                           "formulas": [{"input": d.input, "formula": d.formula, "index": i} for i, d in enumerate(wanted)]})  # fmt: skip
-    return {"header": header, "functions": functions}
+    # `from _C import *` leaves out private ops (_gelu_tanh_grad): those the formulas call are imported by name
+    private = sorted({name for spec in (*catalog.ops, *catalog.composites) if spec.derivatives
+                      for d in spec.derivatives.formulas for name in d.calls if name.startswith("_")})  # fmt: skip
+    return {"header": header, "functions": functions, "private_ops": private}
 
 
 def _method(spec: OpSpec, args: tuple[Argument, ...], no_out: str) -> dict[str, str]:

@@ -23,6 +23,14 @@ CHECKOUT_PARTS = ("specs", "catalog", "templates", "generator", "validators", "r
                   "runtime/python/tensorsmith/_derivative_helpers.py")  # the helpers derivative formulas may call
 
 
+def op_function(name: str):
+    """The runtime's function for the catalog op `name`: tensorsmith's own (every public op is in the namespace),
+    or for a private op (_gelu_tanh, which ts.gelu calls) tensorsmith._C's."""
+    import tensorsmith as ts
+
+    return getattr(ts._C if name.startswith("_") else ts, name)
+
+
 def copy_checkout(source: Path, destination: Path) -> Path:
     for part in CHECKOUT_PARTS:
         if (source / part).is_file():  # the formatting style generation reads

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from tensorsmith_forge.catalog.derivatives import HELPERS_MODULE
 from tensorsmith_forge.catalog.errors import SpecError
 from tensorsmith_forge.catalog.model import load_catalog, parse_spec
 
@@ -146,6 +147,12 @@ CASES = [
          "abs_again.yaml", 1, "func", "duplicate op name 'abs' (first in specs/abs.yaml)", "func: abs(", needs=("abs.yaml",)),
     Case("duplicate_op_name_func_not_first", {"zz_first.yaml": unary(), "zz_second.yaml": "family: pointwise\n" + unary(family=None)},
          "zz_second.yaml", 2, "func", "duplicate op name 'zz'", "func: zz(", cli=False),
+    # tensorsmith/_derivatives.py defines tanh_backward and calls ops and helpers by name in one module
+    Case("name_of_a_backward_function", {"aa_bad.yaml": unary(func="tanh_backward(Tensor x, /) -> Tensor")},
+         "aa_bad.yaml", 1, "func", "'tanh_backward' is the name of tanh's backward function in tensorsmith/_derivatives.py",
+         "func: tanh_backward(", needs=("tanh.yaml",), catalog=True),
+    Case("name_of_a_derivative_helper", {"aa_bad.yaml": unary(func="sum_to(Tensor x, /) -> Tensor")},
+         "aa_bad.yaml", 1, "func", "'sum_to' is the name of a derivative helper", "func: sum_to(", catalog=True),
     Case("alias_to_nothing", {"aa_bad.yaml": "func: zz(Tensor x, /) -> Tensor\nalias_of: nothing\ndoc: An alias.\n"},
          "aa_bad.yaml", 2, "alias_of", "alias to an unknown op 'nothing'", "alias_of: nothing", catalog=True),
     Case("alias_to_nothing_key_first", {"aa_bad.yaml": "alias_of: nothing\nfunc: zz(Tensor x, /) -> Tensor\ndoc: An alias.\n"},
@@ -263,6 +270,9 @@ def test_parse_raises_spec_error(case: Case, tmp_path: Path) -> None:
             specs.mkdir()
             for name in case.needs:
                 shutil.copy(ROOT / "specs" / name, specs / name)
+            helpers = tmp_path / HELPERS_MODULE  # the helper names formulas may call, and no op may take
+            helpers.parent.mkdir(parents=True)
+            shutil.copy(ROOT / HELPERS_MODULE, helpers)
             _write(specs, case)
             load_catalog(tmp_path)
     error = info.value

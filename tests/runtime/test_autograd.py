@@ -8,10 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 import tensorsmith as ts
 from tensorsmith_forge.catalog.model import load_catalog
 from tensorsmith_forge.validators.derivatives.check import sample_points
+
+from tests.helpers import op_function
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = load_catalog(ROOT)
@@ -27,7 +28,7 @@ def leaf(values, dtype=ts.float64):
 @pytest.mark.parametrize("spec", DIFFERENTIABLE, ids=lambda s: s.name)
 def test_op_passes_gradcheck_at_the_derivative_check_points(spec) -> None:
     """backward of the runtime's op against finite differences of the runtime's own forward, float64."""
-    function = getattr(ts, spec.name)
+    function = op_function(spec.name)
     tensor_names = [a.name for a in spec.signature.arguments if a.type.is_tensor or a.type.is_tensor_list]
     differentiable = {d.input for d in spec.derivatives.formulas if d.differentiable}
     checked = 0
@@ -176,7 +177,7 @@ def test_an_op_without_derivatives_names_its_spec_in_backward() -> None:
     assert missing, "every unary op has derivatives now: pick another way to reach an op without them"
     spec = missing[0]
     x = leaf([1.0, 2.0, 3.0])
-    y = getattr(ts, spec.name)(x)
+    y = op_function(spec.name)(x)
     assert y.requires_grad
     with pytest.raises(NotImplementedError, match=f"derivative of {spec.name} is not implemented: {spec.path}"):
         ts.sum(y).backward()

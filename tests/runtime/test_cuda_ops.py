@@ -10,10 +10,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 import tensorsmith as ts
 from tensorsmith_forge.catalog.model import OpSpec, load_catalog
 from tensorsmith_forge.validators import compare, inputs
+
+from tests.helpers import op_function
 
 pytestmark = pytest.mark.skipif(not ts.cuda.is_available(), reason="no CUDA device: ts.cuda.is_available() is False "
                                 "(scripts/device_check.sh runs these on a GPU)")  # fmt: skip
@@ -35,7 +36,7 @@ def run(op, tensors, kwargs):
 @pytest.mark.parametrize(("spec", "dtype"), [pytest.param(s, d, id=f"{s.name}-{d}") for s in CATALOG.ops for d in s.dtypes])
 def test_op_on_cuda_matches_numpy_and_the_cpu(spec: OpSpec, dtype: str) -> None:
     fn = spec.reference_callable()
-    op = getattr(ts, spec.name)
+    op = op_function(spec.name)
     problems = []
     for case in inputs.generate_cases(spec, dtype, salt=SALT, hidden=True):
         on_cpu = [ts.asarray(o.view(o.buffer.copy())) for o in case.operands]

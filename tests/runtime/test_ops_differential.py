@@ -13,11 +13,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 import tensorsmith as ts
 from tensorsmith_forge.catalog.dtypes import DTYPES
 from tensorsmith_forge.catalog.model import OpSpec, load_catalog
 from tensorsmith_forge.validators import compare, inputs
+
+from tests.helpers import op_function
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = load_catalog(ROOT)
@@ -39,7 +40,7 @@ def run(op, tensors, kwargs):
 
 def check_case(spec: OpSpec, case: inputs.Case, fn) -> list[compare.Mismatch]:
     """As the gate does: run on value set a, rewrite the same memory with value set b, run again."""
-    op = getattr(ts, spec.name)
+    op = op_function(spec.name)
     buffers = [o.buffer.copy() for o in case.operands]
     tensors = [ts.asarray(o.view(b)) for o, b in zip(case.operands, buffers)]  # zero-copy, strides kept
     problems = []
@@ -73,7 +74,7 @@ def test_undeclared_dtypes_are_refused(spec: OpSpec) -> None:
     for dtype in sorted(set(DTYPES) - set(spec.dtypes)):
         args = [ts.asarray(np.ones((2, 2), dtype=d)) for d in inputs.operand_dtypes(spec, dtype)]
         with pytest.raises((TypeError, NotImplementedError), match=rf"{spec.name}|{dtype}"):
-            getattr(ts, spec.name)(*args)
+            op_function(spec.name)(*args)
 
 
 @pytest.mark.parametrize("alias", CATALOG.aliases, ids=lambda a: a.name)
@@ -124,14 +125,14 @@ def test_python_scalars_follow_nep50(expr: str, scalar, dtype: str) -> None:
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         try:
-            expected = eval(expr, {"t": base, "s": scalar})  # noqa: S307 - fixed expressions above
+            expected = eval(expr, {"t": base, "s": scalar})
         except (TypeError, OverflowError) as numpy_error:
             # numpy's TypeError for an unsupported dtype is NotImplementedError here (no kernel)
             allowed = (TypeError, NotImplementedError) if isinstance(numpy_error, TypeError) else type(numpy_error)
             with pytest.raises(allowed):
-                eval(expr, {"t": ts.asarray(base), "s": scalar})  # noqa: S307
+                eval(expr, {"t": ts.asarray(base), "s": scalar})
             return
-    actual = eval(expr, {"t": ts.asarray(base), "s": scalar})  # noqa: S307
+    actual = eval(expr, {"t": ts.asarray(base), "s": scalar})
     got = np.asarray(actual)
     assert got.dtype == expected.dtype, f"{expr} with {dtype}, {scalar!r}: {got.dtype} != numpy {expected.dtype}"
     np.testing.assert_allclose(got.astype(np.float64), np.asarray(expected).astype(np.float64), rtol=1e-6, equal_nan=True)

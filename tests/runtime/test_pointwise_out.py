@@ -11,10 +11,11 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
-
 import tensorsmith as ts
 from tensorsmith_forge.catalog.model import OpSpec, load_catalog
 from tensorsmith_forge.validators import inputs
+
+from tests.helpers import op_function
 
 ROOT = Path(__file__).resolve().parents[2]
 POINTWISE = [s for s in load_catalog(ROOT).ops if s.family.name == "pointwise"]
@@ -42,7 +43,7 @@ def untouched(buffer: np.ndarray, written: np.ndarray) -> bool:
 
 def fresh_results(spec: OpSpec, dtype: str):
     """(input tensors, fresh result) for the op's shown cases in `dtype` that do not raise."""
-    op = getattr(ts, spec.name)
+    op = op_function(spec.name)
     for case in inputs.generate_cases(spec, dtype, salt=SALT, hidden=False):
         if case.kwargs:
             continue
@@ -56,7 +57,7 @@ def fresh_results(spec: OpSpec, dtype: str):
 
 @pytest.mark.parametrize(("spec", "dtype"), [pytest.param(s, d, id=f"{s.name}-{d}") for s in POINTWISE for d in s.dtypes])
 def test_out_holds_exactly_the_fresh_result_and_nothing_around_it_changes(spec: OpSpec, dtype: str) -> None:
-    op = getattr(ts, spec.name)
+    op = op_function(spec.name)
     checked = 0
     for tensors, fresh in fresh_results(spec, dtype):
         n = fresh.size
