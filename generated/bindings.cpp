@@ -14,6 +14,46 @@ namespace ts::generated {
 void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   ts::Registry& registry = ts::Registry::global();
   {
+    const ts::OpDef* op = &registry.get("_gelu_tanh");
+    static const ts::autograd::OpInfo autograd{
+        "_gelu_tanh", "specs/_gelu_tanh.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {0}, 1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
+    };
+    auto _gelu_tanh = [forward](pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, x, out);
+    };
+    m.def("_gelu_tanh", _gelu_tanh, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("out") = pybind11::none(),
+          "ts.gelu(x, approximate='tanh')'s kernel: x sigmoid(x (a + b x^2)), a = 2 sqrt(2/pi), b = 0.044715 a, which "
+          "is 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) without the cancellation of 1 + tanh for negative x. "
+          "Private (ts.gelu calls it).");
+    ts::python::fast_function(m, "_gelu_tanh", *op);
+  }
+  {
+    const ts::OpDef* op = &registry.get("_gelu_tanh_grad");
+    static const ts::autograd::OpInfo autograd{"_gelu_tanh_grad",
+                                               "specs/_gelu_tanh_grad.yaml",
+                                               ts::autograd::Kind::Formulas,
+                                               {"g", "x", "out"},
+                                               {0, 1},
+                                               {0, 1},
+                                               2,
+                                               false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object g, pybind11::object x, pybind11::object out) {
+      return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {g, x}, {"g", "x"}), out);
+    };
+    auto _gelu_tanh_grad = [forward](pybind11::object g, pybind11::object x, pybind11::object out) {
+      return ts::autograd::recorded(autograd, forward, g, x, out);
+    };
+    m.def("_gelu_tanh_grad", _gelu_tanh_grad, py::arg("g"), py::arg("x"), py::pos_only(), py::kw_only(),
+          py::arg("out") = pybind11::none(),
+          "g times the derivative of _gelu_tanh at x, s + x s (1 - s) (a + 3 b x^2) with s = sigmoid(x (a + b x^2)): "
+          "the backward of ts.gelu(x, approximate='tanh') in one pass. Private (gelu's derivative formula calls it).");
+    ts::python::fast_function(m, "_gelu_tanh_grad", *op);
+  }
+  {
     const ts::OpDef* op = &registry.get("abs");
     static const ts::autograd::OpInfo autograd{
         "abs", "specs/abs.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {0}, 1, false};

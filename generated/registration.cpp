@@ -7,6 +7,8 @@
 
 namespace ts::generated {
 
+void register__gelu_tanh_cpu(ts::Registry& registry);
+void register__gelu_tanh_grad_cpu(ts::Registry& registry);
 void register_abs_cpu(ts::Registry& registry);
 void register_acos_cpu(ts::Registry& registry);
 void register_acosh_cpu(ts::Registry& registry);
@@ -95,6 +97,8 @@ void register_trunc_cpu(ts::Registry& registry);
 void register_where_cpu(ts::Registry& registry);
 
 void register_cpu_kernels(ts::Registry& registry) {
+  register__gelu_tanh_cpu(registry);
+  register__gelu_tanh_grad_cpu(registry);
   register_abs_cpu(registry);
   register_acos_cpu(registry);
   register_acosh_cpu(registry);
@@ -184,6 +188,8 @@ void register_cpu_kernels(ts::Registry& registry) {
 }
 
 #ifdef TS_WITH_CUDA
+void register__gelu_tanh_cuda(ts::Registry& registry);
+void register__gelu_tanh_grad_cuda(ts::Registry& registry);
 void register_abs_cuda(ts::Registry& registry);
 void register_acos_cuda(ts::Registry& registry);
 void register_acosh_cuda(ts::Registry& registry);
@@ -272,6 +278,8 @@ void register_trunc_cuda(ts::Registry& registry);
 void register_where_cuda(ts::Registry& registry);
 
 void register_cuda_kernels(ts::Registry& registry) {
+  register__gelu_tanh_cuda(registry);
+  register__gelu_tanh_grad_cuda(registry);
   register_abs_cuda(registry);
   register_acos_cuda(registry);
   register_acosh_cuda(registry);
@@ -362,6 +370,20 @@ void register_cuda_kernels(ts::Registry& registry) {
 #endif  // TS_WITH_CUDA
 
 void define_ops(ts::Registry& registry) {
+  registry.define("_gelu_tanh", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
+      .with_types({
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("_gelu_tanh_grad", ts::Family::Pointwise, 2, ts::Promotion::Float, false, 0x3u)
+      .with_types({
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
   registry.define("abs", ts::Family::Pointwise, 1, ts::Promotion::RealValued, false, 0x1u)
       .with_types({
           {ts::DType::Bool, ts::DType::Bool, ts::DType::Bool},

@@ -4,6 +4,8 @@
 set(TS_GENERATED_SOURCES
   generated/registration.cpp
   generated/bindings.cpp
+  generated/cpu/_gelu_tanh.cpp
+  generated/cpu/_gelu_tanh_grad.cpp
   generated/cpu/abs.cpp
   generated/cpu/acos.cpp
   generated/cpu/acosh.cpp
@@ -93,6 +95,8 @@ set(TS_GENERATED_SOURCES
 )
 # Compiled only when CUDA is enabled (TS_CUDA; see CMakeLists.txt).
 set(TS_GENERATED_CUDA_SOURCES
+  generated/cuda/_gelu_tanh.cu
+  generated/cuda/_gelu_tanh_grad.cu
   generated/cuda/abs.cu
   generated/cuda/acos.cu
   generated/cuda/acosh.cu

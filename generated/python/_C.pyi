@@ -237,6 +237,14 @@ cuda: _Cuda
 
 # generated functions
 
+def _gelu_tanh(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
+    """ts.gelu(x, approximate='tanh')'s kernel: x sigmoid(x (a + b x^2)), a = 2 sqrt(2/pi), b = 0.044715 a, which is 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) without the cancellation of 1 + tanh for negative x. Private (ts.gelu calls it)."""
+
+def _gelu_tanh_grad(
+    g: Tensor | ArrayLike, x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None
+) -> Tensor:
+    """g times the derivative of _gelu_tanh at x, s + x s (1 - s) (a + 3 b x^2) with s = sigmoid(x (a + b x^2)): the backward of ts.gelu(x, approximate='tanh') in one pass. Private (gelu's derivative formula calls it)."""
+
 def abs(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Absolute value of each element; the magnitude |z| of a complex one, in its parts' real dtype."""
 

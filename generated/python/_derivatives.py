@@ -7,7 +7,21 @@ the ops they call are tensorsmith's, the helpers tensorsmith/_derivative_helpers
 each gradient to its input's shape and dtype (tensorsmith.autograd._apply_formulas)."""
 
 from tensorsmith._C import *  # noqa: F401, F403  (the ops the formulas call, by name)
+from tensorsmith._C import _gelu_tanh_grad  # noqa: F401  (private: not in the * above)
 from tensorsmith._derivative_helpers import *  # noqa: F401, F403
+
+
+def _gelu_tanh_backward(wanted, grad, result, x, out):  # specs/_gelu_tanh.yaml
+    return (
+        (_gelu_tanh_grad(grad, x)) if wanted[0] else None,  # x
+    )
+
+
+def _gelu_tanh_grad_backward(wanted, grad, result, g, x, out):  # specs/_gelu_tanh_grad.yaml
+    return (
+        (_gelu_tanh_grad(grad, x)) if wanted[0] else None,  # g
+        (grad * g * gelu_tanh_second(x)) if wanted[1] else None,  # x
+    )
 
 
 def abs_backward(wanted, grad, result, x, out):  # specs/abs.yaml
@@ -400,7 +414,7 @@ def flip_backward(wanted, grad, result, x, axis):  # specs/flip.yaml
 
 def gelu_backward(wanted, grad, result, x, approximate):  # specs/gelu.yaml
     return (
-        (gelu_grad(grad, x, approximate)) if wanted[0] else None,  # x
+        (_gelu_tanh_grad(grad, x) if approximate == "tanh" else gelu_grad(grad, x)) if wanted[0] else None,  # x
     )
 
 
@@ -529,6 +543,8 @@ def vecdot_backward(wanted, grad, result, x1, x2, axis):  # specs/vecdot.yaml
 
 
 FORMULAS = {
+    "_gelu_tanh": _gelu_tanh_backward,
+    "_gelu_tanh_grad": _gelu_tanh_grad_backward,
     "abs": abs_backward,
     "acos": acos_backward,
     "acosh": acosh_backward,

@@ -209,6 +209,27 @@ def test_gelu_is_one_op_whose_second_derivative_is_pytorchs(approximate: str) ->
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gelu_tanh_runs_one_kernel_each_way_and_matches_pytorch_at_every_scale(dtype: str) -> None:
+    """approximate='tanh' is the private op _gelu_tanh forward and _gelu_tanh_grad backward (one pass each,
+    not in the public namespace); both within a few ulp of PyTorch from tiny to huge x, both signs."""
+    values = np.concatenate([RNG.standard_normal(3000) * s for s in (1e-20, 0.1, 1.0, 4.0, 12.0, 30.0)])
+    x, tx = pair(values.astype(dtype))
+    y = F.gelu(x, approximate="tanh")
+    (g,) = ts.autograd.grad(y, [x], ts.ones_like(y))
+    ty = torch.nn.functional.gelu(tx, approximate="tanh")
+    (tg,) = torch.autograd.grad(ty, [tx], torch.ones_like(ty))
+    eps = np.finfo(dtype).eps
+    for ours, theirs, scale in ((y, ty, np.abs(values)), (g, tg, np.maximum(np.abs(values), 1.0))):
+        # PyTorch computes 1 + tanh (cancelling for negative x): its own error is in units of |x|, as is ours
+        np.testing.assert_array_less(np.abs(np.asarray(ours.detach()) - theirs.detach().numpy()), 8 * eps * scale + 1e-300)
+    assert "_gelu_tanh" not in dir(ts) and callable(ts._C._gelu_tanh) and callable(ts._C._gelu_tanh_grad)
+    ints = ts.gelu(ts.asarray([-2, 0, 3]), approximate="tanh")  # integers compute in float64, as the exact form
+    assert ints.dtype == ts.float64
+    close(ints, torch.nn.functional.gelu(torch.tensor([-2.0, 0.0, 3.0], dtype=torch.float64), approximate="tanh"),
+          rtol=1e-15, atol=0)  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_erf_matches_pytorch_over_every_scale_and_the_special_values(dtype: str) -> None:
     values = np.concatenate([RNG.standard_normal(2000) * scale for scale in (1e-30, 1e-3, 0.5, 2.0, 6.0)]
                             + [np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e300 if dtype == "float64" else 3e38])])

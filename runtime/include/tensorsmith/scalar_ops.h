@@ -790,6 +790,41 @@ TS_HOST_DEVICE inline T sigmoid(T x) {
   return x >= T(0) ? T(1) / d : e / d;
 }
 
+// GELU's tanh form (PyTorch's gelu(approximate='tanh')), 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), as
+// x sigmoid(u) with u = x (a + b x^2), a = 2 sqrt(2/pi), b = 0.044715 a: the same function without the
+// cancellation of 1 + tanh for negative x, one exp an element. An error of one ulp in u moves e^u by |u| ulps,
+// so where the result is far below x (x < -1) its error is relative to x (the spec's `relative_to`).
+namespace detail {
+constexpr double kGeluA = 1.5957691216057308;   // 2 sqrt(2/pi)
+constexpr double kGeluB = 0.07135481627260025;  // 0.044715 a
+}  // namespace detail
+template <typename T>
+TS_HOST_DEVICE inline T gelu_tanh(T x) {
+  return x * sigmoid(x * (T(detail::kGeluA) + T(detail::kGeluB) * (x * x)));
+}
+// g times gelu_tanh's derivative s + x u' s (1 - s), u' = a + 3 b x^2, from e = e^-|u| and d = 1 + e
+// (s (1 - s) = e / d^2): g p q / d with p = 1, q = 1 + w e / d for u >= 0 and p = e, q = 1 + w / d below,
+// w = x u'. Selects of values, no branch, so loops vectorise. Where e underflows to 0 (float: from x = -10.5)
+// the factor p q / d is a zero with the sign of q, w from x clamped to 1e10 so that x^2 cannot overflow into
+// inf * 0. The factor is never 0 at a finite x but where q is, so an infinite g gives g sign(q) there, in
+// every dtype alike (not inf * 0 = NaN where the dtype's exp happens to underflow).
+template <typename T>
+TS_HOST_DEVICE TS_FORCE_INLINE T gelu_tanh_grad(T g, T x) {
+  const T u = x * (T(detail::kGeluA) + T(detail::kGeluB) * (x * x));
+  const T e = ts::ops::exp(-ts::ops::abs(u));
+  const T d = T(1) + e;
+  const T low = x < T(-1e10) ? T(-1e10) : x;  // NaN compares false: stays NaN
+  const T xc = low > T(1e10) ? T(1e10) : low;
+  const T w = xc * (T(detail::kGeluA) + T(3 * detail::kGeluB) * (xc * xc));
+  const bool upper = u >= T(0);  // false for NaN: p = e is NaN
+  const T p = upper ? T(1) : e;
+  const T q = T(1) + w * (upper ? e : T(1)) / d;
+  const T factor = p * q / d;  // at most 1.13: g times it overflows only where the result does
+  const bool infinite_g = ts::ops::abs(g) == std::numeric_limits<T>::infinity() && ts::ops::abs(x) < std::numeric_limits<T>::infinity();
+  const T sign_q = q > T(0) ? T(1) : (q < T(0) ? T(-1) : T(0));
+  return infinite_g ? g * sign_q : g * factor;
+}
+
 // ---- Transcendental functions with no float implementation of their own here: float is evaluated in double
 // and rounded once (double libm's error is 2**-29 of a float ulp, so all but a vanishing few round correctly);
 // double calls libm. On the device these are CUDA's double functions.

@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 __all__ = ["unreduce", "reduced_count", "extreme_share", "matmul_grad_x1", "matmul_grad_x2", "inverse_permutation",
-           "split_like", "negated", "untile", "positions_of", "scatter_add", "within", "reverse_cumulative_sum", "product_of_others", "scatter_add_rows", "sum_to", "normalized", "layer_norm_grad", "gelu_grad"]  # fmt: skip
+           "split_like", "negated", "untile", "positions_of", "scatter_add", "within", "reverse_cumulative_sum", "product_of_others", "scatter_add_rows", "sum_to", "normalized", "layer_norm_grad", "gelu_grad", "gelu_tanh_second"]  # fmt: skip
 
 
 def _namespace(*arrays: Any) -> Any:
@@ -135,14 +135,21 @@ def _erf(xp: Any, v: Any) -> Any:
     return xp.asarray(xp.vectorize(math.erf, otypes=[v.dtype])(v))
 
 
-def gelu_grad(grad: Any, x: Any, approximate: str) -> Any:
-    """The gradient of gelu: for x Phi(x), Phi(x) + x phi(x); for the tanh form x s, s = sigmoid(x (a + b x^2)),
-    s + x s (1 - s) (a + 3 b x^2)."""
+def gelu_grad(grad: Any, x: Any) -> Any:
+    """The gradient of gelu (the exact form, x Phi(x)): Phi(x) + x phi(x). The tanh form's is an op of its own
+    (_gelu_tanh_grad)."""
     xp = _namespace(grad, x)
-    if approximate == "tanh":
-        s = 1 / (1 + xp.exp(-(x * (_GELU_A + _GELU_B * (x * x)))))
-        return grad * (s + x * s * (1 - s) * (_GELU_A + 3 * _GELU_B * (x * x)))
     return grad * (0.5 * (1 + _erf(xp, x * math.sqrt(0.5))) + x * xp.exp(-0.5 * (x * x)) * (1 / math.sqrt(2 * math.pi)))
+
+
+def gelu_tanh_second(x: Any) -> Any:
+    """The second derivative of gelu's tanh form x s, s = sigmoid(u), u = x (a + b x^2): with s' = s (1 - s),
+    s' (2 u' + x (1 - 2 s) u'^2 + 6 b x^2), u' = a + 3 b x^2 (for _gelu_tanh_grad's own gradient)."""
+    xp = _namespace(x)
+    u = x * (_GELU_A + _GELU_B * (x * x))
+    s = 1 / (1 + xp.exp(-u))
+    du = _GELU_A + 3 * _GELU_B * (x * x)
+    return s * (1 - s) * (2 * du + x * (1 - 2 * s) * (du * du) + 6 * _GELU_B * (x * x))
 
 
 def inverse_permutation(axes: Any) -> tuple[int, ...]:

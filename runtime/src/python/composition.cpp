@@ -157,12 +157,9 @@ Tensor gelu(const Tensor& x, py::handle approximate_arg) {
   TS_CHECK(approximate == "none" || approximate == "tanh", ValueError,
            "gelu: approximate must be 'none' or 'tanh', not " << py::repr(approximate_arg).cast<std::string>());
   if (approximate == "tanh") {
-    // 0.5 (1 + tanh(u)) is sigmoid(2 u): x sigmoid(x (a + b x^2)), a = 2 sqrt(2/pi), b = 0.044715 a; six ops
-    // where the tanh form takes nine, and no cancellation in 1 + tanh(u) for negative x
-    const double a = 2.0 * std::sqrt(2.0 / 3.141592653589793), b = 0.044715 * a;
-    const Tensor inner =
-        apply("add", apply("multiply", apply("multiply", {x, x}), py::float_(b), "b"), py::float_(a), "a");
-    return apply("multiply", {x, apply("sigmoid", {apply("multiply", {x, inner})})});
+    // One kernel, one pass (the spec _gelu_tanh); integers and bool in float64, as x * 0.5 takes them below.
+    const bool exact_values = is_integer(x.dtype()) || x.dtype() == DType::Bool;
+    return apply("_gelu_tanh", {exact_values ? x.astype(DType::Float64) : x});
   }
   const Tensor cdf = apply("add", apply("erf", {apply("multiply", x, py::float_(std::sqrt(0.5)), "1 / sqrt(2)")}),
                            py::float_(1.0), "1");
