@@ -36,28 +36,47 @@ struct all_cpu_kernel {
         const T* row = reinterpret_cast<const T*>(args.in + i * args.in_outer_stride);
         acc_t acc = acc_t(true);
         int64_t j = 0;
-        acc_t lane[kLanes];
-        for (int64_t k = 0; k < kLanes; ++k) lane[k] = acc_t(true);
-        for (; j + kSpan <= count; j += kSpan) {
-          ts::prefetch_ahead(row + j, kAheadBytes, kSpan * static_cast<int64_t>(sizeof(T)));
-          for (int64_t s = 0; s < kSpan; s += kLanes) {
-            for (int64_t k = 0; k < kLanes; ++k) lane[k] = fold(lane[k], row[j + s + k]);
+        if (count < kSpan) {
+          acc_t lane[kLanes];
+          for (int64_t k = 0; k < kLanes; ++k) lane[k] = acc_t(true);
+          for (; j + kLanes <= count; j += kLanes) {
+            for (int64_t k = 0; k < kLanes; ++k) lane[k] = fold(lane[k], row[j + k]);
           }
+          // The row's last kLanes elements folded into the lanes once more: an idempotent fold gives the same
+          // value, and nothing is left for the one-at-a-time tail (up to 31 dependent selects: a 256-element row
+          // spent most of its time there).
+          if (j < count) {
+            for (int64_t k = 0; k < kLanes; ++k) lane[k] = fold(lane[k], row[count - kLanes + k]);
+            j = count;
+          }
+          for (int64_t width = kLanes / 2; width > 0; width /= 2) {
+            for (int64_t k = 0; k < width; ++k) lane[k] = fold(lane[k], lane[k + width]);
+          }
+          acc = fold(acc, lane[0]);
+        } else {
+          acc_t lane[kLanes];
+          for (int64_t k = 0; k < kLanes; ++k) lane[k] = acc_t(true);
+          for (; j + kSpan <= count; j += kSpan) {
+            ts::prefetch_ahead(row + j, kAheadBytes, kSpan * static_cast<int64_t>(sizeof(T)));
+            for (int64_t s = 0; s < kSpan; s += kLanes) {
+              for (int64_t k = 0; k < kLanes; ++k) lane[k] = fold(lane[k], row[j + s + k]);
+            }
+          }
+          for (; j + kLanes <= count; j += kLanes) {
+            for (int64_t k = 0; k < kLanes; ++k) lane[k] = fold(lane[k], row[j + k]);
+          }
+          // The row's last kLanes elements folded into the lanes once more: an idempotent fold gives the same
+          // value, and nothing is left for the one-at-a-time tail (up to 31 dependent selects: a 256-element row
+          // spent most of its time there).
+          if (j < count) {
+            for (int64_t k = 0; k < kLanes; ++k) lane[k] = fold(lane[k], row[count - kLanes + k]);
+            j = count;
+          }
+          for (int64_t width = kLanes / 2; width > 0; width /= 2) {
+            for (int64_t k = 0; k < width; ++k) lane[k] = fold(lane[k], lane[k + width]);
+          }
+          acc = fold(acc, lane[0]);
         }
-        for (; j + kLanes <= count; j += kLanes) {
-          for (int64_t k = 0; k < kLanes; ++k) lane[k] = fold(lane[k], row[j + k]);
-        }
-        // The row's last kLanes elements folded into the lanes once more: an idempotent fold gives the same
-        // value, and nothing is left for the one-at-a-time tail (up to 31 dependent selects: a 256-element row
-        // spent most of its time there).
-        if (j < count) {
-          for (int64_t k = 0; k < kLanes; ++k) lane[k] = fold(lane[k], row[count - kLanes + k]);
-          j = count;
-        }
-        for (int64_t width = kLanes / 2; width > 0; width /= 2) {
-          for (int64_t k = 0; k < width; ++k) lane[k] = fold(lane[k], lane[k + width]);
-        }
-        acc = fold(acc, lane[0]);
         for (; j < count; ++j) {
           const T x = row[j];
           acc = acc && acc_t(x);

@@ -41,21 +41,33 @@ struct mean_cpu_kernel {
           // Each lane adds every kLanes-th element in order, in double: no pairwise levels are needed, as the
           // error bound (count / kLanes) * 2^-53 * sum|x| stays below numpy's float32 pairwise bound
           // log2(count) * 2^-24 * sum|x| for any count below 2^32.
-          acc_t lane[kLanes];
-          for (int64_t k = 0; k < kLanes; ++k) lane[k] = acc_t(0);
-          for (; j + kSpan <= count; j += kSpan) {
-            ts::prefetch_ahead(row + j, kAheadBytes, kSpan * static_cast<int64_t>(sizeof(T)));
-            for (int64_t s = 0; s < kSpan; s += kLanes) {
-              for (int64_t k = 0; k < kLanes; ++k) lane[k] = fold(lane[k], row[j + s + k]);
+          if (count < kSpan) {
+            acc_t lane[kLanes];
+            for (int64_t k = 0; k < kLanes; ++k) lane[k] = acc_t(0);
+            for (; j + kLanes <= count; j += kLanes) {
+              for (int64_t k = 0; k < kLanes; ++k) lane[k] = fold(lane[k], row[j + k]);
             }
+            for (int64_t width = kLanes / 2; width > 0; width /= 2) {
+              for (int64_t k = 0; k < width; ++k) lane[k] = fold(lane[k], lane[k + width]);
+            }
+            acc = fold(acc, lane[0]);
+          } else {
+            acc_t lane[kLanes];
+            for (int64_t k = 0; k < kLanes; ++k) lane[k] = acc_t(0);
+            for (; j + kSpan <= count; j += kSpan) {
+              ts::prefetch_ahead(row + j, kAheadBytes, kSpan * static_cast<int64_t>(sizeof(T)));
+              for (int64_t s = 0; s < kSpan; s += kLanes) {
+                for (int64_t k = 0; k < kLanes; ++k) lane[k] = fold(lane[k], row[j + s + k]);
+              }
+            }
+            for (; j + kLanes <= count; j += kLanes) {
+              for (int64_t k = 0; k < kLanes; ++k) lane[k] = fold(lane[k], row[j + k]);
+            }
+            for (int64_t width = kLanes / 2; width > 0; width /= 2) {
+              for (int64_t k = 0; k < width; ++k) lane[k] = fold(lane[k], lane[k + width]);
+            }
+            acc = fold(acc, lane[0]);
           }
-          for (; j + kLanes <= count; j += kLanes) {
-            for (int64_t k = 0; k < kLanes; ++k) lane[k] = fold(lane[k], row[j + k]);
-          }
-          for (int64_t width = kLanes / 2; width > 0; width /= 2) {
-            for (int64_t k = 0; k < width; ++k) lane[k] = fold(lane[k], lane[k + width]);
-          }
-          acc = fold(acc, lane[0]);
         } else {
           acc_t level_sum[64];
           bool level_used[64] = {};

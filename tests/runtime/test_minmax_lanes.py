@@ -68,3 +68,17 @@ def test_long_rows_split_into_chunks(dtype) -> None:
     for ours, theirs in ((ts.max, np.max), (ts.min, np.min)):
         assert _same(ours(t, axis=1), theirs(x, axis=1))
         assert _same(ours(t[:2]), theirs(x[:2]))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16], ids=lambda d: np.dtype(d).name)
+def test_float_sums_in_double_lanes_are_exact_on_both_sides_of_a_span(dtype) -> None:
+    """float32 and float16 rows sum in 16 double lanes: rows shorter than a span (256 float32, 512 float16) in a
+    loop of their own, longer ones in spans. Values in [1, 2) sum exactly in double however they are grouped, so
+    every row's sum and mean must be the exact sum rounded once, at every length around the boundaries."""
+    span = 1024 // np.dtype(dtype).itemsize
+    rng = np.random.default_rng(11)
+    for cols in [31, 32, 33, 64, 100, span - 17, span - 1, span, span + 1, span + 16, 2 * span + 5]:
+        x = rng.uniform(1, 2, size=(9, cols)).astype(dtype)
+        exact = x.astype(np.float64).sum(axis=1)
+        np.testing.assert_array_equal(np.asarray(ts.sum(ts.asarray(x), axis=1)), exact.astype(dtype), err_msg=f"{cols}")
+        np.testing.assert_array_equal(np.asarray(ts.mean(ts.asarray(x), axis=1)), (exact / cols).astype(dtype), err_msg=f"{cols}")
