@@ -9,7 +9,7 @@
 #endif
 
 // For a function too large for GCC's inliner to inline into a kernel of several loops: out of line, every
-// element is a scalar call, and the loops stay scalar (gelu_tanh_grad: 9 ns an element, inlined 0.6).
+// element is a scalar call, and the loops stay scalar (gelu_tanh_grad on float: 9.5 ns an element, inlined 0.9).
 #if defined(__CUDACC__)
 #define TS_FORCE_INLINE __forceinline__
 #elif defined(__GNUC__)
