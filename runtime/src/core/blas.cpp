@@ -12,7 +12,6 @@
 #include <exception>
 #include <mutex>
 
-#include "tensorsmith/engine_limits.h"
 #include "tensorsmith/parallel.h"
 
 namespace ts {
@@ -72,32 +71,20 @@ BlasOperand blas_operand(int64_t row_stride, int64_t col_stride) {
   return col_stride == 1 ? BlasOperand{CblasNoTrans, row_stride} : BlasOperand{CblasTrans, col_stride};
 }
 
-// One call per batch entry in [begin, end). OpenBLAS splits each product over its threads where it is large.
+// One call per batch entry. OpenBLAS splits each product over its threads where it is large (a batch of small
+// products reaches here one entry at a time, split over the engines' pool by the contraction engine).
 template <typename T, typename Gemm>
-void gemm_each(const GemmArgs& args, Gemm gemm, int64_t begin, int64_t end) {
+void gemm_each(const GemmArgs& args, Gemm gemm) {
   const T* a = reinterpret_cast<const T*>(args.a);
   const T* b = reinterpret_cast<const T*>(args.b);
   T* c = reinterpret_cast<T*>(args.c);
   const T one(1), zero(0);
   const BlasOperand oa = blas_operand(args.a_row_stride, args.a_col_stride);
   const BlasOperand ob = blas_operand(args.b_row_stride, args.b_col_stride);
-  for (int64_t i = begin; i < end; ++i) {
+  for (int64_t i = 0; i < args.batch; ++i) {
     gemm(CblasRowMajor, oa.trans, ob.trans, args.m, args.n, args.k, scalar_arg(one), a + i * args.a_batch_stride, oa.ld,
          b + i * args.b_batch_stride, ob.ld, scalar_arg(zero), c + i * args.c_batch_stride, args.n);
   }
-}
-
-// A batch of small products, split over the engines' pool: each entry one call that OpenBLAS runs on the
-// calling thread. OpenBLAS's own batched call threads such a batch at a cost larger than the work: 64 float32
-// products of 32x16 @ 16x32 took 87 us on 2 cores where one thread alone takes 20.
-template <typename T, typename Gemm>
-void gemm_split(const GemmArgs& args, Gemm gemm) {
-  const int64_t grain = std::max<int64_t>(1, limits::kGemmGrain / std::max<int64_t>(1, args.m * args.n * args.k));
-  parallel_for(args.batch, grain, [&](int64_t begin, int64_t end) { gemm_each<T>(args, gemm, begin, end); });
-}
-
-bool small_batch(const GemmArgs& args) {
-  return args.batch > 1 && args.m * args.n * args.k < limits::kSerialGemmProduct;
 }
 
 // The whole batch in one call: OpenBLAS's strided batched GEMM runs the entries side by side on its threads,
@@ -126,24 +113,17 @@ template <typename T, typename Gemm, typename GemmBatch>
 void gemm_real(const GemmArgs& args, Gemm gemm, GemmBatch gemm_batch) {
   follow_thread_count();
   if (fill_empty_sums<T>(args)) return;
-  if (small_batch(args)) {
-    gemm_split<T>(args, gemm);
-  } else if (args.batch > 1) {
+  if (args.batch > 1) {
     gemm_batched<T>(args, gemm_batch);
   } else {
-    gemm_each<T>(args, gemm, 0, 1);
+    gemm_each<T>(args, gemm);
   }
 }
 
 template <typename T, typename Gemm>
 void gemm_complex(const GemmArgs& args, Gemm gemm) {
   follow_thread_count();
-  if (fill_empty_sums<T>(args)) return;
-  if (small_batch(args)) {
-    gemm_split<T>(args, gemm);
-  } else {
-    gemm_each<T>(args, gemm, 0, args.batch);
-  }
+  if (!fill_empty_sums<T>(args)) gemm_each<T>(args, gemm);
 }
 
 }  // namespace

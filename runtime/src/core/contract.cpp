@@ -131,13 +131,19 @@ Tensor contract(const OpDef& op, const Tensor& a, const Tensor& b) {
 
   Tensor c = Tensor::empty(concat(batch, {m, n}), dtype, a.device());
   if (c.numel() > 0) {
-    // Small products on the CPU may each be one call (limits::kSerialGemmProduct): an operand whose batch no
-    // single stride walks is then read where it is, rather than copied (attention's heads, split out of one
-    // projection: 64 products of 32x16 @ 16x32 took 100-150 us with the copies, 20-25 without).
+    // Small products on the CPU (limits::kSerialGemmProduct: a product the BLAS runs on the calling thread) are
+    // one call each, split over the pool: the BLAS's own batched call threads such a batch at a cost larger than
+    // the work (64 float32 products of 32x16 @ 16x32: 87 us on 2 cores, 20 on one thread), and an operand whose
+    // batch no single stride walks is then read where it is rather than copied (attention's heads, split out of
+    // one projection: 100-150 us with the copies, 20-25 without).
     const int64_t entries = product(batch);
     const bool per_entry = a.device().type == DeviceType::CPU && entries > 1 && m * n * k < limits::kSerialGemmProduct;
     const GemmOperand ga = gemm_operand(a2, batch, dtype, per_entry), gb = gemm_operand(b2, batch, dtype, per_entry);
-    if (!ga.entry_offsets.empty() || !gb.entry_offsets.empty()) {
+    // One B for every batch entry and A's rows evenly spaced across its matrices (as C's are): a single GEMM
+    // over all of A's rows.
+    const bool fold = ga.entry_offsets.empty() && gb.batch_stride == 0 && gb.entry_offsets.empty() &&
+                      ga.batch_stride != 0 && ga.col_stride == 1 && ga.batch_stride == m * ga.row_stride;
+    if (per_entry && !fold) {
       const size_t item = itemsize(dtype);
       const auto entry = [&](const GemmOperand& g, int64_t i) {
         return g.data + (g.entry_offsets.empty() ? i * g.batch_stride : g.entry_offsets[static_cast<size_t>(i)]) *
@@ -151,10 +157,6 @@ Tensor contract(const OpDef& op, const Tensor& a, const Tensor& b) {
         }
       });
     } else {
-      // One B for every batch entry and A's rows evenly spaced across its matrices (as C's are): a single
-      // GEMM over all of A's rows.
-      const bool fold = gb.batch_stride == 0 && ga.batch_stride != 0 && ga.col_stride == 1 &&
-                        ga.batch_stride == m * ga.row_stride;
       const int64_t batches = fold ? 1 : entries, rows = fold ? entries * m : m;
       kernel(GemmArgs{c.data_ptr(), ga.data, gb.data, batches, rows, n, k, fold ? 0 : ga.batch_stride,
                       gb.batch_stride, fold ? 0 : m * n, ga.row_stride, ga.col_stride, gb.row_stride, gb.col_stride,
