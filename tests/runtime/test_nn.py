@@ -176,6 +176,44 @@ def test_optimizer_trajectories_match_pytorch(ours, theirs) -> None:
     assert a.is_leaf and a.requires_grad
 
 
+@pytest.mark.parametrize(
+    ("ours", "theirs"),
+    [
+        (lambda p: ts.optim.SGD(p, lr=0.05, momentum=0.9, weight_decay=0.01),
+         lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9, weight_decay=0.01)),
+        (lambda p: ts.optim.AdamW(p, lr=0.02, betas=(0.8, 0.95), weight_decay=0.1),
+         lambda p: torch.optim.AdamW(p, lr=0.02, betas=(0.8, 0.95), weight_decay=0.1)),
+    ],
+    ids=["sgd_momentum_decay", "adamw_options"],
+)
+def test_optimizers_update_groups_of_parameters_as_pytorch_does(ours, theirs) -> None:
+    # Parameters of two dtypes and several shapes (a 0-d one among them) are updated a group at a time; a
+    # parameter without a gradient on a step is left as it is (its state too), after which the group's
+    # parameters have taken different numbers of steps and are updated one at a time: PyTorch's trajectory
+    # throughout, and every parameter stays the leaf the model holds.
+    shapes = [((4, 3), np.float32), ((3,), np.float32), ((), np.float32), ((2, 5), np.float64), ((7,), np.float32)]
+    pairs = [pair(RNG.standard_normal(shape).astype(dtype)) for shape, dtype in shapes]
+    ours_params, theirs_params = [a for a, _ in pairs], [b for _, b in pairs]
+    opt_a, opt_b = ours(ours_params), theirs(theirs_params)
+    for step in range(5):
+        skipped = 1 if step == 2 else None  # this step, the second parameter takes no part in the loss
+        opt_a.zero_grad(), opt_b.zero_grad()
+        loss_a = sum(ts.sum(ts.tanh(a) ** 2.0) * (k + 1) for k, a in enumerate(ours_params) if k != skipped)
+        loss_b = sum((torch.tanh(b) ** 2).sum() * (k + 1) for k, b in enumerate(theirs_params) if k != skipped)
+        loss_a.backward(), loss_b.backward()
+        assert (ours_params[1].grad is None) == (skipped == 1)
+        opt_a.step(), opt_b.step()
+        for a, b in zip(ours_params, theirs_params, strict=True):
+            close(a, b, rtol=1e-5, atol=1e-6)
+    assert all(a.is_leaf and a.requires_grad for a in ours_params)
+
+
+def test_optimizer_refuses_a_parameter_given_twice() -> None:
+    p = ts.nn.Parameter(np.ones(3, np.float32))
+    with pytest.raises(ValueError, match="more than once"):
+        ts.optim.AdamW([p, p])
+
+
 def test_parameter_copies_its_data() -> None:
     values = np.ones(3, dtype=np.float32)
     p = ts.nn.Parameter(values)
