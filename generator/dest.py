@@ -5,6 +5,7 @@ Each function returns the context for one template; gen.py renders and writes.
 
 from __future__ import annotations
 
+import ast
 import json
 
 from tensorsmith_forge.catalog.dtypes import DTYPES
@@ -171,12 +172,63 @@ def derivatives_context(catalog: Catalog, header: str) -> dict[str, object]:
             continue
         names = api.binding_argument_names(spec)
         wanted = [d for d in spec.derivatives.formulas if d.differentiable]
+        formulas, shared = shared_calls([d.formula for d in wanted])
         functions.append({"name": spec.name, "path": spec.path, "parameters": ", ".join(names),
-                          "formulas": [{"input": d.input, "formula": d.formula, "index": i} for i, d in enumerate(wanted)]})  # fmt: skip
+                          "shared": [{"name": name, "call": call, "condition": " or ".join(f"wanted[{i}]" for i in readers)}
+                                     for name, call, readers in shared],
+                          "formulas": [{"input": d.input, "formula": f, "index": i} for i, (d, f) in enumerate(zip(wanted, formulas, strict=True))]})  # fmt: skip
     # `from _C import *` leaves out private ops (_gelu_tanh_grad): those the formulas call are imported by name
     private = sorted({name for spec in (*catalog.ops, *catalog.composites) if spec.derivatives
                       for d in spec.derivatives.formulas for name in d.calls if name.startswith("_")})  # fmt: skip
     return {"header": header, "functions": functions, "private_ops": private}
+
+
+def shared_calls(formulas: list[str]) -> tuple[list[str], list[tuple[str, str, tuple[int, ...]]]]:
+    """An op's formulas with each call that two or more of them make alike (layer_norm's
+    `layer_norm_grads(...)[0]` and `[1]`) read from a local instead: (the formulas, rewritten only where they
+    read one, and the locals as (name, the call's text, the positions of the formulas that read it)). The
+    generated backward computes each local once, when any formula that reads it is wanted. The largest shared
+    calls are taken first; a call inside one of them is computed inside it."""
+    trees = [ast.parse(text, mode="eval") for text in formulas]
+    chosen: list[str] = []  # ast.dump of the shared calls
+    candidates = sorted({key for tree in trees for key in _calls_outside(tree, ())}, key=len, reverse=True)
+    for key in candidates:
+        if sum(key in _calls_outside(tree, chosen) for tree in trees) > 1:
+            chosen.append(key)
+    if not chosen:
+        return list(formulas), []
+    readers = {key: tuple(i for i, tree in enumerate(trees) if key in _calls_outside(tree, chosen)) for key in chosen}
+    local_names: dict[str, str] = {}
+    texts: dict[str, str] = {}
+
+    class Hoist(ast.NodeTransformer):
+        def visit_Call(self, node: ast.Call) -> ast.AST:
+            key = ast.dump(node)
+            if key not in readers:
+                return self.generic_visit(node)
+            texts.setdefault(key, ast.unparse(node))
+            name = local_names.setdefault(key, f"_shared_{len(local_names)}")
+            return ast.copy_location(ast.Name(id=name, ctx=ast.Load()), node)
+
+    rewritten = [ast.unparse(Hoist().visit(tree)) if any(i in r for r in readers.values()) else text
+                 for i, (tree, text) in enumerate(zip(trees, formulas, strict=True))]  # fmt: skip
+    return rewritten, [(local_names[key], texts[key], readers[key]) for key in local_names]
+
+
+def _calls_outside(tree: ast.AST, shared: tuple[str, ...] | list[str]) -> set[str]:
+    """ast.dump of every call in the tree that is not inside one of the `shared` calls (those themselves
+    included)."""
+    found: set[str] = set()
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Call):
+            key = ast.dump(node)
+            found.add(key)
+            if key in shared:
+                continue
+        stack.extend(ast.iter_child_nodes(node))
+    return found
 
 
 def _method(spec: OpSpec, args: tuple[Argument, ...], no_out: str) -> dict[str, str]:

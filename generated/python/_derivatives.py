@@ -2,7 +2,8 @@
 # Do not edit: change the spec or the template and run `tsgen regen`.
 """The derivative formulas of the catalog: for each op with `derivatives` in its spec, a function of the
 gradient of its result, the result and the call's arguments that returns one gradient per differentiable
-tensor argument (None where `wanted` says no gradient is needed). The formulas are the specs' text, verbatim;
+tensor argument (None where `wanted` says no gradient is needed). The formulas are the specs' text, verbatim
+but where several make the same call: it is computed once, into a `_shared_` local, when one of them is wanted;
 the ops they call are tensorsmith's, the helpers tensorsmith/_derivative_helpers.py's. The engine reduces
 each gradient to its input's shape and dtype (tensorsmith.autograd._apply_formulas)."""
 
@@ -200,9 +201,10 @@ def max_backward(wanted, grad, result, x, axis, keepdims):  # specs/max.yaml
 
 
 def maximum_backward(wanted, grad, result, x1, x2, out):  # specs/maximum.yaml
+    _shared_0 = (where(x1 == x2, grad / 2, 0.0)) if wanted[0] or wanted[1] else None
     return (
-        (where(x1 > x2, grad, where(x1 == x2, grad / 2, 0.0))) if wanted[0] else None,  # x1
-        (where(x2 > x1, grad, where(x1 == x2, grad / 2, 0.0))) if wanted[1] else None,  # x2
+        (where(x1 > x2, grad, _shared_0)) if wanted[0] else None,  # x1
+        (where(x2 > x1, grad, _shared_0)) if wanted[1] else None,  # x2
     )
 
 
@@ -219,9 +221,10 @@ def min_backward(wanted, grad, result, x, axis, keepdims):  # specs/min.yaml
 
 
 def minimum_backward(wanted, grad, result, x1, x2, out):  # specs/minimum.yaml
+    _shared_0 = (where(x1 == x2, grad / 2, 0.0)) if wanted[0] or wanted[1] else None
     return (
-        (where(x1 < x2, grad, where(x1 == x2, grad / 2, 0.0))) if wanted[0] else None,  # x1
-        (where(x2 < x1, grad, where(x1 == x2, grad / 2, 0.0))) if wanted[1] else None,  # x2
+        (where(x1 < x2, grad, _shared_0)) if wanted[0] else None,  # x1
+        (where(x2 < x1, grad, _shared_0)) if wanted[1] else None,  # x2
     )
 
 
@@ -419,9 +422,10 @@ def gelu_backward(wanted, grad, result, x, approximate):  # specs/gelu.yaml
 
 
 def layer_norm_backward(wanted, grad, result, x, normalized_shape, weight, bias, eps):  # specs/layer_norm.yaml
+    _shared_0 = (layer_norm_grads(grad, x, normalized_shape, weight, eps)) if wanted[0] or wanted[1] else None
     return (
-        (layer_norm_grad(grad, x, normalized_shape, weight, eps)) if wanted[0] else None,  # x
-        (grad * normalized(x, normalized_shape, eps)) if wanted[1] else None,  # weight
+        (_shared_0[0]) if wanted[0] else None,  # x
+        (_shared_0[1]) if wanted[1] else None,  # weight
         (grad) if wanted[2] else None,  # bias
     )
 
@@ -536,9 +540,10 @@ def var_backward(wanted, grad, result, x, axis, correction, keepdims):  # specs/
 
 
 def vecdot_backward(wanted, grad, result, x1, x2, axis):  # specs/vecdot.yaml
+    _shared_0 = (unreduce(grad, x1 * x2, axis, False)) if wanted[0] or wanted[1] else None
     return (
-        (unreduce(grad, x1 * x2, axis, False) * x2) if wanted[0] else None,  # x1
-        (unreduce(grad, x1 * x2, axis, False) * x1) if wanted[1] else None,  # x2
+        (_shared_0 * x2) if wanted[0] else None,  # x1
+        (_shared_0 * x1) if wanted[1] else None,  # x2
     )
 
 

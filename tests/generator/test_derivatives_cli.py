@@ -31,3 +31,47 @@ def test_regen_refuses_a_wrong_formula_and_writes_nothing(checkout: Path, tsgen,
     assert f"rejected derivative: specs/tanh.yaml:{line}: derivative of x: at x" in result.stdout
     assert "disagree with finite differences" in result.stderr
     assert hash_tree(checkout / "generated") == before
+
+
+def test_a_call_several_formulas_make_is_computed_once_when_one_of_them_is_wanted() -> None:
+    from tensorsmith_forge.generator.dest import shared_calls
+
+    formulas, shared = shared_calls(["norm_grads(grad, x, w)[0]", "norm_grads(grad, x, w)[1]", "grad"])
+    assert formulas == ["_shared_0[0]", "_shared_0[1]", "grad"]  # the third is left verbatim
+    assert shared == [("_shared_0", "norm_grads(grad, x, w)", (0, 1))]
+    # The largest shared call first; a call inside it is computed inside it, and hoisted on its own only where
+    # two formulas make it outside the larger one.
+    formulas, shared = shared_calls(["f(g(x)) + g(x)", "f(g(x)) * 2", "h(g(x))", "grad * k(x)"])
+    assert formulas == ["_shared_0 + _shared_1", "_shared_0 * 2", "h(_shared_1)", "grad * k(x)"]
+    assert shared == [("_shared_0", "f(g(x))", (0, 1)), ("_shared_1", "g(x)", (0, 2))]
+    assert shared_calls(["a(x) * grad", "b(x) * grad"]) == (["a(x) * grad", "b(x) * grad"], [])
+
+
+def test_layer_norms_backward_computes_its_two_gradients_in_one_call() -> None:
+    # specs/layer_norm.yaml's x and weight formulas call layer_norm_grads alike: the generated backward calls
+    # it once when either gradient (or both) is wanted, and not at all for bias alone.
+    import numpy as np
+
+    import tensorsmith as ts
+    from tensorsmith import _derivatives
+
+    calls = []
+    original = _derivatives.layer_norm_grads
+
+    def counted(*args):
+        calls.append(1)
+        return original(*args)
+
+    rng = np.random.default_rng(3)
+    _derivatives.layer_norm_grads = counted
+    try:
+        for wants in [(True, True, True), (True, False, False), (False, True, False), (False, False, True)]:
+            x, w, b = (ts.asarray(rng.standard_normal(shape)) for shape in [(4, 6), (6,), (6,)])
+            for t, want in zip((x, w, b), wants):
+                t.requires_grad = want
+            calls.clear()
+            ts.sum(ts.nn.functional.layer_norm(x, (6,), w, b) ** 2.0).backward()
+            assert len(calls) == (1 if wants[0] or wants[1] else 0), wants
+            assert all((t.grad is not None) == want for t, want in zip((x, w, b), wants))
+    finally:
+        _derivatives.layer_norm_grads = original

@@ -1,4 +1,4 @@
-"""float32 tanh, expm1, log, log1p, sin, cos, erf and pow, and float64 exp, log, expm1, log1p and tanh:
+"""float32 tanh, expm1, log, log1p, sin, cos, erf, atan, atan2 and pow, and float64 exp, log, expm1, log1p and tanh:
 tensorsmith/scalar_ops.h's branch-free, vectorisable forms (and integer pow's wrap-around).
 Each is within its bound of the exact value (float64's result) over the range and densely where the formula
 switches (tanh at |x| = 0.625; expm1 where the reduction's n leaves 0 and at 80; log at m = sqrt(2) and near
@@ -70,6 +70,13 @@ def _erf_inputs(rng):
     return np.concatenate([x, -x])
 
 
+def _atan_inputs(rng):
+    # By magnitude (atan(x) ~ x and ~ pi/2 - 1/x at the ends), densely at tan(pi/8) and at 1 (where it switches).
+    x = np.concatenate([magnitudes(rng, -149, 128), every_float(0.414, 0.4143), every_float(0.9999, 1.0001),
+                        every_float(2.4141, 2.4144), rng.uniform(0, 10, 1 << 19)])
+    return np.concatenate([x, -x])
+
+
 def _erf64(x: np.ndarray) -> np.ndarray:
     return np.frompyfunc(math.erf, 1, 1)(x).astype(np.float64)
 
@@ -82,6 +89,7 @@ CASES = {  # op: (ts function, float64 reference, inputs, most ulps from the exa
     "sin": (ts.sin, np.sin, _trig_inputs, 0.6),
     "cos": (ts.cos, np.cos, _trig_inputs, 0.6),
     "erf": (ts.erf, _erf64, _erf_inputs, 0.6),
+    "atan": (ts.atan, np.arctan, _atan_inputs, 0.5001),
 }
 
 
@@ -113,6 +121,7 @@ SPECIALS = {  # op: inputs whose answer is exact (0, +-1, +-inf, NaN, x itself):
     "sin": [0.0, -0.0, np.nan, np.inf, -np.inf, TINY, -TINY, 1e-20, -1e-20],
     "cos": [0.0, -0.0, np.nan, np.inf, -np.inf, TINY, -TINY, 1e-20],
     "erf": [0.0, -0.0, np.nan, np.inf, -np.inf, 4.0, 4.5, -10.0, 1e30, TINY, -TINY, 1e-20],
+    "atan": [0.0, -0.0, np.nan, np.inf, -np.inf, TINY, -TINY, 1e-20, 1e30, -1e30, 3.4e38],
 }
 
 
@@ -149,6 +158,47 @@ def test_the_two_over_pi_table_holds_its_bits() -> None:
     want = (2 << (bits + 32 * (len(words) - 1))) // pi  # floor(2/pi * 2**224)
     assert words[0] == 0
     assert words[1:] == [(want >> (32 * (len(words) - 2 - k))) & 0xFFFFFFFF for k in range(len(words) - 1)]
+
+
+def _atan2_pairs(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    # Quotients y/x of every scale (down to the smallest subnormal over the largest float), densely near
+    # tan(pi/8) and 1 (where the reduction and the octant switch), every quadrant and both orders.
+    n = 1 << 19
+    x = np.concatenate([rng.normal(0, 1, n), 2.0 ** rng.uniform(-149, 128, n), rng.uniform(1, 2, n), rng.uniform(1, 2, n)])
+    y = np.concatenate([rng.normal(0, 1, n), 2.0 ** rng.uniform(-149, 128, n) * rng.choice([-1, 1], n),
+                        x[2 * n:3 * n] * np.tan(np.pi / 8) * (1 + rng.uniform(-1e-5, 1e-5, n)),
+                        x[3 * n:] * (1 + rng.uniform(-1e-5, 1e-5, n))])
+    x, y = x.astype(np.float32), y.astype(np.float32)
+    return np.concatenate([x, -x, y, -y]), np.concatenate([y, y, -x, x])
+
+
+def test_float32_atan2_is_correctly_rounded_but_for_rare_halfway_cases() -> None:
+    # In double to 7.3e-13 before its one rounding: within half an ulp and a hair of the exact value (float64's
+    # atan2 of the same floats), and the correctly rounded float nearly everywhere, subnormal results included.
+    x, y = _atan2_pairs(np.random.default_rng(10))
+    got = np.asarray(ts.atan2(ts.asarray(y), ts.asarray(x)))
+    assert got.dtype == np.float32
+    exact = np.arctan2(y.astype(np.float64), x.astype(np.float64))
+    rounded = exact.astype(np.float32)
+    normal = np.abs(exact) >= float(np.finfo(np.float32).tiny)
+    assert normal.mean() > 0.9 and (~normal).any()
+    err = ulps(got[normal], exact[normal])
+    assert err.max() <= 0.5001, f"atan2({y[normal][err.argmax()]!r}, {x[normal][err.argmax()]!r}): {err.max():.4f} ulp"
+    same = got == rounded
+    assert same.mean() > 1 - 1e-5
+    off = ~same  # the rest: 1 ulp from the correctly rounded float (subnormals by double rounding)
+    assert (np.abs(got[off].view(np.int32).astype(np.int64) - rounded[off].view(np.int32)) == 1).all()
+
+
+def test_float32_atan2_specials() -> None:
+    # IEEE 754's atan2 on every pair of zeros of both signs, infinities, NaN, the smallest and largest floats
+    # and ordinary values: the float64 result rounded, the sign of zero included.
+    values = [0.0, -0.0, 1.0, -1.0, 2.5, -2.5, np.inf, -np.inf, np.nan, TINY, -TINY, 3.4e38, -3.4e38, 1e-38]
+    x, y = (a.ravel() for a in np.meshgrid(np.array(values, np.float32), np.array(values, np.float32)))
+    got = np.asarray(ts.atan2(ts.asarray(y), ts.asarray(x)))
+    want = np.arctan2(y.astype(np.float64), x.astype(np.float64)).astype(np.float32)
+    ok = (np.isnan(got) & np.isnan(want)) | ((got == want) & (np.signbit(got) == np.signbit(want)))
+    assert ok.all(), [(float(b), float(a), float(g), float(w)) for a, b, g, w in zip(x[~ok], y[~ok], got[~ok], want[~ok])]
 
 
 def _pow_pairs(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:

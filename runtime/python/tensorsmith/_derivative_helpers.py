@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 __all__ = ["unreduce", "reduced_count", "extreme_share", "matmul_grad_x1", "matmul_grad_x2", "inverse_permutation",
-           "split_like", "negated", "untile", "positions_of", "scatter_add", "within", "reverse_cumulative_sum", "product_of_others", "scatter_add_rows", "sum_to", "normalized", "layer_norm_grad", "gelu_grad", "gelu_tanh_second"]  # fmt: skip
+           "split_like", "negated", "untile", "positions_of", "scatter_add", "within", "reverse_cumulative_sum", "product_of_others", "scatter_add_rows", "sum_to", "layer_norm_grads", "gelu_grad", "gelu_tanh_second"]  # fmt: skip
 
 
 def _namespace(*arrays: Any) -> Any:
@@ -107,21 +107,17 @@ def _centered_and_rstd(x: Any, normalized_shape: Any, eps: float) -> tuple[Any, 
     return centered, 1 / xp.sqrt(xp.mean(centered * centered, axis=axes, keepdims=True) + eps)
 
 
-def normalized(x: Any, normalized_shape: Any, eps: float) -> Any:
-    """layer_norm's x before weight and bias: (x - mean) / sqrt(var + eps) over the trailing axes."""
-    centered, rstd = _centered_and_rstd(x, normalized_shape, eps)
-    return centered * rstd
-
-
-def layer_norm_grad(grad: Any, x: Any, normalized_shape: Any, weight: Any, eps: float) -> Any:
-    """The gradient of layer_norm with respect to x: with g = grad * weight and n = normalized(x),
-    rstd * (g - mean(g) - n * mean(g * n)), means over the normalized axes."""
+def layer_norm_grads(grad: Any, x: Any, normalized_shape: Any, weight: Any, eps: float) -> tuple[Any, Any]:
+    """layer_norm's gradients with respect to x and to weight (the latter before the engine sums it over the
+    leading axes), from one normalization: with n = (x - mean) rstd and g = grad * weight,
+    rstd (g - mean(g) - n mean(g n)) and grad n, means over the normalized axes. Both formulas call it alike,
+    and the generated backward computes a call its formulas share once."""
     xp = _namespace(grad, x)
     axes = _normalized_axes(x, normalized_shape)
     centered, rstd = _centered_and_rstd(x, normalized_shape, eps)
     n = centered * rstd
     g = grad if weight is None else grad * weight
-    return rstd * (g - xp.mean(g, axis=axes, keepdims=True) - n * xp.mean(g * n, axis=axes, keepdims=True))
+    return rstd * (g - xp.mean(g, axis=axes, keepdims=True) - n * xp.mean(g * n, axis=axes, keepdims=True)), grad * n
 
 
 _GELU_A = 2.0 * math.sqrt(2.0 / math.pi)
