@@ -858,9 +858,9 @@ TS_FLOAT_VIA_DOUBLE_1(log10)
 #undef TS_FLOAT_VIA_DOUBLE_2
 
 // atan and atan2. float: in double, branch-free (selects of values) with one division, and forced inline, so
-// loops of them vectorise (libm's double atan2 kept them scalar at 11 ns an element); the double result is within 7.3e-13 of
-// the exact one, so the float is the correctly rounded one but for the rarest ties. double: libm's (CUDA's on
-// the device).
+// loops of them vectorise (libm's double atan2 kept them scalar at 11 ns an element); the double result is
+// within 7.3e-13 of the exact one, so the float is the correctly rounded one but for the rarest ties. double:
+// libm's (CUDA's on the device).
 namespace detail {
 // atan(small / big) for 0 <= small <= big, NaN where either is NaN, and 0/0 or inf/inf where both are 0 or
 // both infinite (the callers' special cases). Above tan(pi/8) it is pi/4 + atan(r), r = (small - big) /
