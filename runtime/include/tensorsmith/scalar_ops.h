@@ -837,15 +837,6 @@ TS_HOST_DEVICE TS_FORCE_INLINE T gelu_tanh_grad(T g, T x) {
       return std::name(x);                                            \
     }                                                                 \
   }
-#define TS_FLOAT_VIA_DOUBLE_2(name)                                                             \
-  template <typename T>                                                                         \
-  TS_HOST_DEVICE inline T name(T a, T b) {                                                      \
-    if constexpr (std::is_same_v<T, float>) {                                                   \
-      return static_cast<float>(std::name(static_cast<double>(a), static_cast<double>(b)));     \
-    } else {                                                                                    \
-      return std::name(a, b);                                                                   \
-    }                                                                                           \
-  }
 TS_FLOAT_VIA_DOUBLE_1(tan)
 TS_FLOAT_VIA_DOUBLE_1(asin)
 TS_FLOAT_VIA_DOUBLE_1(acos)
@@ -855,7 +846,6 @@ TS_FLOAT_VIA_DOUBLE_1(atanh)
 TS_FLOAT_VIA_DOUBLE_1(log2)
 TS_FLOAT_VIA_DOUBLE_1(log10)
 #undef TS_FLOAT_VIA_DOUBLE_1
-#undef TS_FLOAT_VIA_DOUBLE_2
 
 // atan and atan2. float: in double, branch-free (selects of values) with one division, and forced inline, so
 // loops of them vectorise (libm's double atan2 kept them scalar at 11 ns an element); the double result is
