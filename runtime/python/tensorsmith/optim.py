@@ -60,7 +60,7 @@ class Optimizer:
                 if together:
                     p = group.gather([self.params[i] for i in ready])
                     g = group.gather([self.params[i].grad for i in ready])
-                    self._update(p, g, dict(group.buffers), [self.state[i] for i in ready])
+                    self._update(p, g, group.buffers, [self.state[i] for i in ready])
                     group.scatter(p, [self.params[i] for i in ready])
                 else:
                     for i in ready:
