@@ -54,6 +54,45 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     ts::python::fast_function(m, "_gelu_tanh_grad", *op);
   }
   {
+    const ts::OpDef* op = &registry.get("_standardize");
+    static const ts::autograd::OpInfo autograd{
+        "_standardize", "specs/_standardize.yaml", ts::autograd::Kind::Formulas, {"x", "eps"}, {0}, {1, 0}, -1, false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object x, double eps) {
+      return ts::python::standardize(*op, ts::python::tensor_operands(*op, {x}, {"x"}), eps);
+    };
+    auto _standardize = [forward](pybind11::object x, double eps) {
+      return ts::autograd::recorded(autograd, forward, x, eps);
+    };
+    m.def("_standardize", _standardize, py::arg("x"), py::pos_only(), py::kw_only(), py::arg("eps") = 0.00001,
+          "Each row along the last axis centred on its mean and times 1 / sqrt(its biased variance + eps): "
+          "layer_norm's rows before weight and bias, in one pass over memory (float32 summed in double). Private "
+          "(layer_norm calls it).");
+  }
+  {
+    const ts::OpDef* op = &registry.get("_standardize_grad");
+    static const ts::autograd::OpInfo autograd{"_standardize_grad",
+                                               "specs/_standardize_grad.yaml",
+                                               ts::autograd::Kind::Formulas,
+                                               {"g", "x", "eps"},
+                                               {0, 1},
+                                               {2, 0, 1},
+                                               -1,
+                                               true};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object g, pybind11::object x, double eps) {
+      return ts::python::standardize(*op, ts::python::tensor_operands(*op, {g, x}, {"g", "x"}), eps);
+    };
+    auto _standardize_grad = [forward](pybind11::object g, pybind11::object x, double eps) {
+      return ts::autograd::recorded(autograd, forward, g, x, eps);
+    };
+    m.def("_standardize_grad", _standardize_grad, py::arg("g"), py::arg("x"), py::pos_only(), py::kw_only(),
+          py::arg("eps") = 0.00001,
+          "The gradient of _standardize at x for the gradient g of its result (both of one shape), per row: rstd (g - "
+          "mean(g) - n mean(g n)) with n the standardized row; layer_norm's backward in one pass (float32 summed in "
+          "double). Private (the derivative formulas call it).");
+  }
+  {
     const ts::OpDef* op = &registry.get("abs");
     static const ts::autograd::OpInfo autograd{
         "abs", "specs/abs.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {0}, 1, false};

@@ -9,6 +9,8 @@ namespace ts::generated {
 
 void register__gelu_tanh_cpu(ts::Registry& registry);
 void register__gelu_tanh_grad_cpu(ts::Registry& registry);
+void register__standardize_cpu(ts::Registry& registry);
+void register__standardize_grad_cpu(ts::Registry& registry);
 void register_abs_cpu(ts::Registry& registry);
 void register_acos_cpu(ts::Registry& registry);
 void register_acosh_cpu(ts::Registry& registry);
@@ -99,6 +101,8 @@ void register_where_cpu(ts::Registry& registry);
 void register_cpu_kernels(ts::Registry& registry) {
   register__gelu_tanh_cpu(registry);
   register__gelu_tanh_grad_cpu(registry);
+  register__standardize_cpu(registry);
+  register__standardize_grad_cpu(registry);
   register_abs_cpu(registry);
   register_acos_cpu(registry);
   register_acosh_cpu(registry);
@@ -190,6 +194,8 @@ void register_cpu_kernels(ts::Registry& registry) {
 #ifdef TS_WITH_CUDA
 void register__gelu_tanh_cuda(ts::Registry& registry);
 void register__gelu_tanh_grad_cuda(ts::Registry& registry);
+void register__standardize_cuda(ts::Registry& registry);
+void register__standardize_grad_cuda(ts::Registry& registry);
 void register_abs_cuda(ts::Registry& registry);
 void register_acos_cuda(ts::Registry& registry);
 void register_acosh_cuda(ts::Registry& registry);
@@ -280,6 +286,8 @@ void register_where_cuda(ts::Registry& registry);
 void register_cuda_kernels(ts::Registry& registry) {
   register__gelu_tanh_cuda(registry);
   register__gelu_tanh_grad_cuda(registry);
+  register__standardize_cuda(registry);
+  register__standardize_grad_cuda(registry);
   register_abs_cuda(registry);
   register_acos_cuda(registry);
   register_acosh_cuda(registry);
@@ -378,6 +386,20 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
       });
   registry.define("_gelu_tanh_grad", ts::Family::Pointwise, 2, ts::Promotion::Float, false, 0x3u)
+      .with_types({
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("_standardize", ts::Family::Standardization, 1, ts::Promotion::Float, false, 0x1u)
+      .with_types({
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      });
+  registry.define("_standardize_grad", ts::Family::Standardization, 2, ts::Promotion::Float, false, 0x3u)
       .with_types({
           {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
           {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},

@@ -6,6 +6,8 @@ set(TS_GENERATED_SOURCES
   generated/bindings.cpp
   generated/cpu/_gelu_tanh.cpp
   generated/cpu/_gelu_tanh_grad.cpp
+  generated/cpu/_standardize.cpp
+  generated/cpu/_standardize_grad.cpp
   generated/cpu/abs.cpp
   generated/cpu/acos.cpp
   generated/cpu/acosh.cpp
@@ -97,6 +99,8 @@ set(TS_GENERATED_SOURCES
 set(TS_GENERATED_CUDA_SOURCES
   generated/cuda/_gelu_tanh.cu
   generated/cuda/_gelu_tanh_grad.cu
+  generated/cuda/_standardize.cu
+  generated/cuda/_standardize_grad.cu
   generated/cuda/abs.cu
   generated/cuda/acos.cu
   generated/cuda/acosh.cu

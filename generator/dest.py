@@ -185,7 +185,7 @@ def derivatives_context(catalog: Catalog, header: str) -> dict[str, object]:
 
 def shared_calls(formulas: list[str]) -> tuple[list[str], list[tuple[str, str, tuple[int, ...]]]]:
     """An op's formulas with each call that two or more of them make alike (layer_norm's
-    `layer_norm_grads(...)[0]` and `[1]`) read from a local instead: (the formulas, rewritten only where they
+    `rows_of(x, normalized_shape)`) read from a local instead: (the formulas, rewritten only where they
     read one, and the locals as (name, the call's text, the positions of the formulas that read it)). The
     generated backward computes each local once, when any formula that reads it is wanted. The largest shared
     calls are taken first; a call inside one of them is computed inside it."""

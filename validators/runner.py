@@ -144,11 +144,13 @@ def _view(buffer: np.ndarray, operand: dict[str, Any]) -> np.ndarray:
                       strides=tuple(s * item for s in operand["strides"]))  # fmt: skip
 
 
-def _axis_arguments(kwargs: dict[str, Any]) -> tuple[list[int] | None, bool, dict[str, bool]]:
-    """The case's axis as a list (or None), whether it gave one, and its boolean options (keepdims, ...)."""
+def _axis_arguments(kwargs: dict[str, Any]) -> tuple[list[int] | None, bool, dict[str, bool], dict[str, float]]:
+    """The case's axis as a list (or None), whether it gave one, its boolean options (keepdims, ...) and its
+    float ones (eps)."""
     axis = kwargs.get("axis")
     axis_list = None if axis is None else ([axis] if isinstance(axis, int) else list(axis))
-    return axis_list, "axis" in kwargs, {k: v for k, v in kwargs.items() if isinstance(v, bool)}
+    flags = {k: v for k, v in kwargs.items() if isinstance(v, bool)}
+    return axis_list, "axis" in kwargs, flags, {k: v for k, v in kwargs.items() if isinstance(v, float)}
 
 
 class _Buffers:
@@ -202,7 +204,7 @@ def run_job(module: Any, job: Any, plan: dict[str, Any], progress: int | None = 
     errors: dict[str, dict[str, Any]] = {}
     scrub = int(plan["scrub"])
     for i, case in enumerate(meta["cases"]):
-        axis, axis_given, flags = _axis_arguments(case["kwargs"])
+        axis, axis_given, flags, scalars = _axis_arguments(case["kwargs"])
         buffers = _Buffers(module, job, i, case["operands"])
         placement = plan.get("placement", "pooled")
         if placement == "guard":
@@ -217,7 +219,7 @@ def run_job(module: Any, job: Any, plan: dict[str, Any], progress: int | None = 
             module.set_allocation_placement(placement)
             module.set_allocation_fill(plan["fills"].get(run))
             try:
-                outputs[f"{key}.out"] = module.invoke(meta["op"], views, axis, axis_given, flags, device)
+                outputs[f"{key}.out"] = module.invoke(meta["op"], views, axis, axis_given, flags, scalars, device)
             except Exception as exc:  # noqa: BLE001 - any exception is the candidate's answer for this case
                 bases = [c.__name__ for c in type(exc).__mro__[1:]]
                 errors[key] = {"type": type(exc).__name__, "message": str(exc)[:500], "bases": bases}
@@ -229,7 +231,7 @@ def run_job(module: Any, job: Any, plan: dict[str, Any], progress: int | None = 
                     outputs[f"{key}.in{k}"] = np.array(buffer, copy=True)
             if plan.get("parity") and run == "a":  # the same inputs through the CPU twin (run a left them unchanged, or fails)
                 try:
-                    outputs[f"{i}.cpu.out"] = module.invoke(meta["op"], views, axis, axis_given, flags, "cpu")
+                    outputs[f"{i}.cpu.out"] = module.invoke(meta["op"], views, axis, axis_given, flags, scalars, "cpu")
                 except Exception:  # noqa: BLE001 - a CPU error is the CPU gate's business; parity then has nothing to compare
                     pass
     return outputs, {"errors": errors}

@@ -7,12 +7,11 @@ tests; nothing else names it."""
 
 from __future__ import annotations
 
-from . import contraction, index_reduction, normalization, pointwise, reduction, scan, sort
+from . import contraction, index_reduction, normalization, pointwise, reduction, scan, sort, standardization
 from .base import FamilyDef
 
-FAMILIES: dict[str, FamilyDef] = {
-    module.FAMILY.name: module.FAMILY for module in (pointwise, reduction, index_reduction, normalization, contraction, scan, sort)
-}
+_MODULES = (pointwise, reduction, index_reduction, normalization, contraction, scan, sort, standardization)
+FAMILIES: dict[str, FamilyDef] = {module.FAMILY.name: module.FAMILY for module in _MODULES}
 
 
 class UnknownFamily(KeyError):

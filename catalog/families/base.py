@@ -4,7 +4,7 @@ registry (families/__init__.py) is the only way anything else reaches it."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +53,9 @@ class FamilyDef:
     reassociates: bool = False  # float results may differ by rounding from run to run (threads regroup)
     sums: frozenset[Promotion] = frozenset()  # promotions under which the result is a sum of terms
     folds: bool = False  # the result folds an axis away (reductions: keepdims applies to it)
+    # per result element, the magnitude of the terms its value is made of, from the case's float64 arrays and
+    # keyword arguments: results are judged relative to it where it is larger than the result (as sums are)
+    term_magnitudes: Callable[[Sequence[np.ndarray], dict[str, Any]], np.ndarray] | None = None
     shown_cases: ShownCases
     hidden_cases: DrawnCases
     threshold_cases: ThresholdCases

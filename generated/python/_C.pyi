@@ -245,6 +245,12 @@ def _gelu_tanh_grad(
 ) -> Tensor:
     """g times the derivative of _gelu_tanh at x, s + x s (1 - s) (a + 3 b x^2) with s = sigmoid(x (a + b x^2)): the backward of ts.gelu(x, approximate='tanh') in one pass. Private (gelu's derivative formula calls it)."""
 
+def _standardize(x: Tensor | ArrayLike, /, *, eps: float = 0.00001) -> Tensor:
+    """Each row along the last axis centred on its mean and times 1 / sqrt(its biased variance + eps): layer_norm's rows before weight and bias, in one pass over memory (float32 summed in double). Private (layer_norm calls it)."""
+
+def _standardize_grad(g: Tensor | ArrayLike, x: Tensor | ArrayLike, /, *, eps: float = 0.00001) -> Tensor:
+    """The gradient of _standardize at x for the gradient g of its result (both of one shape), per row: rstd (g - mean(g) - n mean(g n)) with n the standardized row; layer_norm's backward in one pass (float32 summed in double). Private (the derivative formulas call it)."""
+
 def abs(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """Absolute value of each element; the magnitude |z| of a complex one, in its parts' real dtype."""
 

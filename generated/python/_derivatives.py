@@ -8,7 +8,7 @@ the ops they call are tensorsmith's, the helpers tensorsmith/_derivative_helpers
 each gradient to its input's shape and dtype (tensorsmith.autograd._apply_formulas)."""
 
 from tensorsmith._C import *  # noqa: F401, F403  (the ops the formulas call, by name)
-from tensorsmith._C import _gelu_tanh_grad  # noqa: F401  (private: not in the * above)
+from tensorsmith._C import _gelu_tanh_grad, _standardize, _standardize_grad  # noqa: F401  (private: not in the * above)
 from tensorsmith._derivative_helpers import *  # noqa: F401, F403
 
 
@@ -22,6 +22,19 @@ def _gelu_tanh_grad_backward(wanted, grad, result, g, x, out):  # specs/_gelu_ta
     return (
         (_gelu_tanh_grad(grad, x)) if wanted[0] else None,  # g
         (grad * g * gelu_tanh_second(x)) if wanted[1] else None,  # x
+    )
+
+
+def _standardize_backward(wanted, grad, result, x, eps):  # specs/_standardize.yaml
+    return (
+        (_standardize_grad(grad, x, eps=eps)) if wanted[0] else None,  # x
+    )
+
+
+def _standardize_grad_backward(wanted, grad, result, g, x, eps):  # specs/_standardize_grad.yaml
+    return (
+        (_standardize_grad(grad, x, eps=eps)) if wanted[0] else None,  # g
+        (standardize_grad_x(grad, g, x, result, eps)) if wanted[1] else None,  # x
     )
 
 
@@ -422,10 +435,19 @@ def gelu_backward(wanted, grad, result, x, approximate):  # specs/gelu.yaml
 
 
 def layer_norm_backward(wanted, grad, result, x, normalized_shape, weight, bias, eps):  # specs/layer_norm.yaml
-    _shared_0 = (layer_norm_grads(grad, x, normalized_shape, weight, eps)) if wanted[0] or wanted[1] else None
+    _shared_0 = (rows_of(x, normalized_shape)) if wanted[0] or wanted[1] else None
     return (
-        (_shared_0[0]) if wanted[0] else None,  # x
-        (_shared_0[1]) if wanted[1] else None,  # weight
+        (
+            reshape(
+                _standardize_grad(
+                    rows_of(grad if weight is None else grad * weight, normalized_shape), _shared_0, eps=eps
+                ),
+                x.shape,
+            )
+        )
+        if wanted[0]
+        else None,  # x
+        (grad * reshape(_standardize(_shared_0, eps=eps), x.shape)) if wanted[1] else None,  # weight
         (grad) if wanted[2] else None,  # bias
     )
 
@@ -550,6 +572,8 @@ def vecdot_backward(wanted, grad, result, x1, x2, axis):  # specs/vecdot.yaml
 FORMULAS = {
     "_gelu_tanh": _gelu_tanh_backward,
     "_gelu_tanh_grad": _gelu_tanh_grad_backward,
+    "_standardize": _standardize_backward,
+    "_standardize_grad": _standardize_grad_backward,
     "abs": abs_backward,
     "acos": acos_backward,
     "acosh": acosh_backward,

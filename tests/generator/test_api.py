@@ -248,14 +248,15 @@ def test_reduction_and_normalization_output_types_match_numpy(name: str) -> None
     spec = op(name)
     params = [a.name for a in spec.signature.arguments]
     reference = spec.reference.compile(params)
-    options = [a.default_value for a in spec.signature.arguments[1:]]
+    tensors = len(spec.signature.tensor_arguments)  # one, or (g, x) for a standardization's gradient
+    options = [a.default_value for a in spec.signature.arguments[tensors:]]
     reached = set()
     for d in spec.dtypes:
-        kernel = runtime_kernel_dtype(spec, (d,))
+        kernel = runtime_kernel_dtype(spec, (d,) * tensors)
         assert kernel in api.kernel_dtypes(spec), (name, d)
         reached.add(kernel)
         shape = (6,) if spec.family.name == "scan" else (2, 3)  # scans take no axis only on 1-D inputs
-        out = np.asarray(reference(np.ones(shape, dtype=stand_in(d)), *options))
+        out = np.asarray(reference(*(np.ones(shape, dtype=stand_in(d)) for _ in range(tensors)), *options))
         types = api.kernel_types(spec, kernel)
         assert api.CPP_TYPE[reference_dtype(out.dtype, (d,))] == types.out, (name, d, out.dtype)
     assert reached == set(api.kernel_dtypes(spec))

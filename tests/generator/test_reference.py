@@ -124,6 +124,7 @@ def test_every_catalog_reference_runs_and_fits_its_family() -> None:
         expected_shape = {
             "pointwise": (3, 3),
             "normalization": (3, 3),
+            "standardization": (3, 3),
             "contraction": (3, 3),
             "reduction": (),  # axis=None reduces everything
             "index_reduction": (),

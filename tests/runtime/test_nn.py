@@ -83,6 +83,48 @@ def test_layer_norm_is_one_op_with_the_gradients_of_pytorchs_for_x_weight_and_bi
     close(second, torch_second, rtol=1e-3, atol=1e-3)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(3, 5), (2, 3, 1), (4, 2000), (7,), (0, 4)])
+def test_standardize_and_its_gradient_are_pytorchs_layer_norm_without_weight(dtype, shape) -> None:
+    """_standardize (the standardization family: layer_norm's rows) and _standardize_grad (their vector-Jacobian
+    product) against PyTorch's layer_norm over the last axis and its backward, rows of 1 and long rows included;
+    the rows of a transposed input are read where they are."""
+    eps = 1e-3
+    x = (RNG.standard_normal(shape) * 4.0 + 2.0).astype(dtype)
+    g = RNG.standard_normal(shape).astype(dtype)
+    tx = torch.tensor(x, requires_grad=True)
+    ty = torch.nn.functional.layer_norm(tx, shape[-1:], eps=eps)
+    (ty * torch.from_numpy(g)).sum().backward()
+    tolerance = {"rtol": 1e-5, "atol": 1e-5} if dtype == np.float32 else {"rtol": 1e-12, "atol": 1e-12}
+    close(ts._C._standardize(ts.asarray(x), eps=eps), ty, **tolerance)
+    close(ts._C._standardize_grad(ts.asarray(g), ts.asarray(x), eps=eps), tx.grad, **tolerance)
+    if len(shape) == 2:
+        transposed = ts.asarray(np.ascontiguousarray(x.T)).T
+        close(ts._C._standardize(transposed, eps=eps), ty, **tolerance)
+
+
+def test_standardize_refuses_what_it_cannot_take() -> None:
+    with pytest.raises(ValueError, match=r"one shape, got \(2, 3\) and \(3,\)"):
+        ts._C._standardize_grad(ts.ones((2, 3)), ts.ones((3,)))
+    with pytest.raises(NotImplementedError, match="_standardize"):
+        ts._C._standardize(ts.ones((2, 3), dtype=ts.int32))
+    with pytest.raises(TypeError):
+        ts._C._standardize(ts.ones((2, 3)), eps="small")
+
+
+def test_layer_norm_of_integers_and_half_floats_follows_their_mean() -> None:
+    """Integers and bool standardize in float64 (the dtype of numpy's mean of them); float16 stays float16,
+    summed in float."""
+    ints = np.arange(12).reshape(3, 4)
+    y = F.layer_norm(ts.asarray(ints), 4)
+    assert y.dtype == ts.float64
+    centered = ints - ints.mean(axis=-1, keepdims=True)
+    np.testing.assert_allclose(np.asarray(y), centered / np.sqrt((centered**2).mean(axis=-1, keepdims=True) + 1e-5), rtol=1e-12)
+    half = F.layer_norm(ts.asarray(X.astype(np.float16)), 8)
+    assert half.dtype == ts.float16
+    close(half, torch.nn.functional.layer_norm(torch.from_numpy(X), (8,)), rtol=2e-3, atol=2e-3)
+
+
 def test_layer_norm_names_a_shape_that_does_not_match() -> None:
     with pytest.raises(ValueError, match=r"normalized_shape \(7,\) does not match"):
         F.layer_norm(ts.asarray(X), 7)

@@ -43,7 +43,8 @@ def numpy_result(name: str, case: inputs.Case, which: str = "a") -> np.ndarray:
 @pytest.mark.parametrize(("name", "dtype"), [("add", "float32"), ("sqrt", "float16"), ("sin", "float64"), ("sin", "int32"),
                                              ("exp", "float64"), ("sigmoid", "float64"), ("sum", "float32"),
                                              ("mean", "int64"), ("argmax", "float64"), ("softmax", "float32"),
-                                             ("matmul", "int8"), ("where", "uint16"), ("divide", "int32")])  # fmt: skip
+                                             ("matmul", "int8"), ("where", "uint16"), ("divide", "int32"),
+                                             ("_standardize", "float32"), ("_standardize_grad", "float64")])  # fmt: skip
 def test_numpy_itself_passes_every_case(name: str, dtype: str) -> None:
     """numpy's own result in the inputs' dtypes is an honest kernel: it must pass (and its errors too)."""
     spec = CATALOG.op(name)
@@ -218,6 +219,26 @@ def test_zero_signs_numpy_leaves_to_evaluation_order_are_not_compared() -> None:
     expected = compare.expected_result(CATALOG.op("prod"), product)
     assert expected.values == 0.0 and np.signbit(expected.values) and expected.precise == pytest.approx(-1e-50)
     assert check("prod", product, np.float32(0.0)) is None
+
+
+def test_standardization_is_held_to_its_terms_and_signs_zeros_only_where_they_are_zero() -> None:
+    """_standardize_grad(g, x) is rstd (g - mean(g) - n mean(g n)): with g constant along a row the float64 result
+    cancels to exactly 0, yet an honest kernel's mean(g n) is only near 0, so either zero passes there and a value
+    within the tolerance of the terms' magnitude too; a zero gradient makes every term zero, and there the
+    result's +0 is numpy's in any order."""
+    spec = CATALOG.op("_standardize_grad")
+    x = np.array([[1.0, 2.0, 3.0, 6.0], [-2.0, -1.0, 0.0, 3.0]])  # variance 3.5: with eps 0.5, rstd is 1/2 exactly
+    g = np.array([[0.5] * 4, [-1.5] * 4])
+    case = case_of("_standardize_grad", g, x, eps=0.5)
+    expected = compare.expected_result(spec, case)
+    assert np.all(expected.precise == 0) and np.all(expected.scale > 0)
+    for honest in (np.zeros(4), -np.zeros(4), np.full(4, 1e-17)):
+        assert check("_standardize_grad", case, np.stack([honest, -honest])) is None
+    m = check("_standardize_grad", case, np.full((2, 4), 1e-6))
+    assert m is not None and m.kind == "values"
+    zero_grad = case_of("_standardize_grad", np.zeros((2, 4)), x, eps=0.5)
+    assert check("_standardize_grad", zero_grad, np.zeros((2, 4))) is None
+    assert check("_standardize_grad", zero_grad, -np.zeros((2, 4))).kind == "signed_zero"
 
 
 # ---- low precision --------------------------------------------------------------------------------------------

@@ -79,8 +79,16 @@ bool flag(const Flags& flags, const std::string& name) {
   return it != flags.end() && it->second;
 }
 
+// The case's float keyword arguments (eps), each or its default where absent.
+using Scalars = std::map<std::string, double>;
+
+double scalar(const Scalars& scalars, const std::string& name, double fallback) {
+  const auto it = scalars.find(name);
+  return it != scalars.end() ? it->second : fallback;
+}
+
 ts::Tensor run(const ts::OpDef& op, const std::vector<ts::Tensor>& operands, const std::optional<std::vector<int64_t>>& axis,
-               bool axis_given, const Flags& flags) {
+               bool axis_given, const Flags& flags, const Scalars& scalars) {
   // The one axis of the families that take one (the case's first; a reduction's may be an empty tuple).
   const auto single_axis = [&] { return axis ? std::optional<int64_t>(axis->at(0)) : std::nullopt; };
   switch (op.family) {
@@ -98,6 +106,8 @@ ts::Tensor run(const ts::OpDef& op, const std::vector<ts::Tensor>& operands, con
       return ts::scan(op, operands.at(0), single_axis(), flag(flags, "include_initial"));
     case ts::Family::Sort:
       return ts::sort(op, operands.at(0), single_axis().value_or(-1), flag(flags, "descending"));
+    case ts::Family::Standardization:  // eps's default is the family's (catalog/families/standardization.py)
+      return ts::standardize(op, operands, scalar(scalars, "eps", 1e-5));
   }
   throw ts::ValueError("unknown family");
 }
@@ -118,11 +128,11 @@ ts::Tensor on_device(const ts::Tensor& host, ts::Device device) {
 #endif
 
 py::array invoke(const std::string& name, const std::vector<py::array>& arrays, std::optional<std::vector<int64_t>> axis,
-                 bool axis_given, const Flags& flags, const std::string& device) {
+                 bool axis_given, const Flags& flags, const Scalars& scalars, const std::string& device) {
   const ts::OpDef& op = ts::Registry::global().get(name);
   std::vector<ts::Tensor> operands;
   for (const py::array& a : arrays) operands.push_back(view_of(a));
-  if (device == "cpu") return to_numpy(run(op, operands, axis, axis_given, flags));
+  if (device == "cpu") return to_numpy(run(op, operands, axis, axis_given, flags, scalars));
 #ifdef TS_WITH_CUDA
   const ts::Device target = ts::parse_device(device);
   std::vector<ts::Tensor> on_target;
@@ -131,7 +141,7 @@ py::array invoke(const std::string& name, const std::vector<py::array>& arrays, 
     for (size_t k = 0; k < operands.size(); ++k) bytes_of(operands[k].storage()).copy_from(bytes_of(on_target[k].storage()));
   };
   try {
-    const ts::Tensor result = run(op, on_target, axis, axis_given, flags).contiguous();
+    const ts::Tensor result = run(op, on_target, axis, axis_given, flags, scalars).contiguous();
     ts::Tensor host = ts::Tensor::empty(result.shape(), result.dtype());
     host.copy_from(result);  // synchronises: kernel errors surface here at the latest
     copy_inputs_back();
@@ -180,7 +190,7 @@ PYBIND11_MODULE(_gate, m) {
   ts::generated::register_cuda_kernels(registry);
 #endif
   m.def("invoke", &invoke, py::arg("name"), py::arg("arrays"), py::arg("axis"), py::arg("axis_given"), py::arg("flags"),
-        py::arg("device") = "cpu");
+        py::arg("scalars"), py::arg("device") = "cpu");
   m.def("set_allocation_fill", &ts::testing::set_allocation_fill, py::arg("seed"));
   m.def("set_allocation_placement", [](const std::string& name) { ts::testing::set_allocation_placement(placement_named(name)); },
         py::arg("placement"));

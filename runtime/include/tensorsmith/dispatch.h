@@ -70,6 +70,20 @@ struct RowArgs {
 };
 using RowKernel = void (*)(const RowArgs& args);
 
+// Standardization (layer norm's core): `rows` independent rows of `cols` elements, each centred on its mean and
+// scaled by 1 / sqrt(its biased variance + eps); with `g` set, that map's vector-Jacobian product for the
+// gradient rows g instead. out, x and g are contiguous row-major, of the kernel's dtype.
+struct StandardizeArgs {
+  char* out;
+  const char* x;
+  const char* g;  // null for the map itself
+  int64_t rows;
+  int64_t cols;
+  double eps;
+  int device = 0;  // CUDA device index
+};
+using StandardizeKernel = void (*)(const StandardizeArgs& args);
+
 // Contraction: batched GEMM, C[b] = A[b] (m x k) @ B[b] (k x n); C is contiguous row-major (row stride n).
 // Strides are in ELEMENTS; batch strides may be 0 (broadcast). A[b][i, p] is
 // a[b * a_batch_stride + i * a_row_stride + p * a_col_stride], B likewise. Each of A and B is laid out as a
@@ -128,6 +142,7 @@ enum class Family : uint8_t {
   Contraction,     // matmul
   Scan,            // cumulative_sum / cumulative_prod along one axis
   Sort,            // sort / argsort along one axis
+  Standardization, // layer norm's rows (x - mean) / sqrt(var + eps), and their gradient
 };
 
 // The promotion kind a spec names. Which kernel and result dtype inputs get is data, each op's type table
@@ -173,7 +188,8 @@ struct OpDef {
   Promotion promotion;
   bool has_identity;   // reductions: false means an empty reduction raises ValueError
   uint32_t promoted_inputs;  // bit i: tensor input i takes part in promotion (where's condition does not)
-  // kernels[device][dtype]: a PointwiseKernel / ReduceKernel / RowKernel / GemmKernel / ScanKernel / SortKernel
+  // kernels[device][dtype]: a PointwiseKernel / ReduceKernel / RowKernel / GemmKernel / ScanKernel / SortKernel /
+  // StandardizeKernel
   // according to `family`, stored type-erased; null = not implemented.
   std::array<std::array<void*, kNumDTypes>, kNumDeviceTypes> kernels{};
   std::vector<DomainRule> domain;

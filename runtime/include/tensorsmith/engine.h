@@ -32,6 +32,9 @@ Tensor index_reduce(const OpDef& op, const Tensor& x, std::optional<int64_t> axi
 // softmax family along one axis.
 Tensor normalize(const OpDef& op, const Tensor& x, int64_t axis);
 
+// Layer norm's rows along the last axis: inputs (x), or (g, x) of one shape for the map's gradient.
+Tensor standardize(const OpDef& op, const std::vector<Tensor>& inputs, double eps);
+
 // cumulative_sum / cumulative_prod along `axis` (optional for 0-d and 1-D tensors, as numpy's); with
 // `include_initial` the result starts with the op's identity, one longer along the axis.
 Tensor scan(const OpDef& op, const Tensor& x, std::optional<int64_t> axis, bool include_initial);

@@ -46,6 +46,7 @@ Tensor reduce(const OpDef& op, const Tensor& x, const std::optional<std::vector<
               pybind11::handle dtype);
 Tensor index_reduce(const OpDef& op, const Tensor& x, std::optional<int64_t> axis, bool keepdims);
 Tensor normalize(const OpDef& op, const Tensor& x, int64_t axis);
+Tensor standardize(const OpDef& op, const std::vector<Tensor>& inputs, double eps);
 Tensor contract(const OpDef& op, const Tensor& a, const Tensor& b);
 Tensor scan(const OpDef& op, const Tensor& x, std::optional<int64_t> axis, bool include_initial, pybind11::handle dtype);
 // `stable` is accepted as the standard has it: every sort kernel sorts stably, which serves either request.

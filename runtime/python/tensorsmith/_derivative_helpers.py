@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 __all__ = ["unreduce", "reduced_count", "extreme_share", "matmul_grad_x1", "matmul_grad_x2", "inverse_permutation",
-           "split_like", "negated", "untile", "positions_of", "scatter_add", "within", "reverse_cumulative_sum", "product_of_others", "scatter_add_rows", "sum_to", "layer_norm_grads", "gelu_grad", "gelu_tanh_second"]  # fmt: skip
+           "split_like", "negated", "untile", "positions_of", "scatter_add", "within", "reverse_cumulative_sum", "product_of_others", "scatter_add_rows", "sum_to", "rows_of", "standardize_grad_x", "gelu_grad", "gelu_tanh_second"]  # fmt: skip
 
 
 def _namespace(*arrays: Any) -> Any:
@@ -94,30 +94,37 @@ def matmul_grad_x2(grad: Any, x1: Any, x2: Any) -> Any:
     return xp.matmul(xp.matrix_transpose(x1), grad)
 
 
-def _normalized_axes(x: Any, normalized_shape: Any) -> tuple[int, ...]:
+def rows_of(t: Any, normalized_shape: Any) -> Any:
+    """t with its trailing `normalized_shape` dimensions (an int: one) flattened into one last axis: the rows
+    layer_norm standardizes (an empty normalized_shape makes rows of one element)."""
+    xp = _namespace(t)
     trailing = 1 if isinstance(normalized_shape, int) else len(normalized_shape)
-    return tuple(range(x.ndim - trailing, x.ndim))
+    lead = tuple(t.shape[: t.ndim - trailing])
+    return xp.reshape(t, lead + (math.prod(t.shape[t.ndim - trailing :]),))
 
 
-def _centered_and_rstd(x: Any, normalized_shape: Any, eps: float) -> tuple[Any, Any]:
-    """x minus its mean over the normalized axes, and the reciprocal standard deviation (kept axes of 1)."""
-    xp = _namespace(x)
-    axes = _normalized_axes(x, normalized_shape)
-    centered = x - xp.mean(x, axis=axes, keepdims=True)
-    return centered, 1 / xp.sqrt(xp.mean(centered * centered, axis=axes, keepdims=True) + eps)
+def standardize_grad_x(grad: Any, g: Any, x: Any, result: Any, eps: float) -> Any:
+    """The gradient of _standardize_grad(g, x) with respect to x (double backward through layer_norm), per
+    row of N: with r = rstd, n = (x - mean) r, m = mean(g n), A = sum(grad (g - mean(g))), B = sum(grad n),
+    -(r^2 / N) n (A - m B) - (r B / N) result - r m sg(grad), where sg(w) = r (w - mean(w) - n mean(w n)) is the
+    map's own vector-Jacobian product (result = sg(g))."""
+    xp = _namespace(grad, g, x)
+    shape = tuple(x.shape)
+    grad, g, x, result = (xp.reshape(a, shape or (1,)) for a in (grad, g, x, result))  # a scalar: one row
 
+    def mean(a: Any) -> Any:
+        return xp.mean(a, axis=-1, keepdims=True)
 
-def layer_norm_grads(grad: Any, x: Any, normalized_shape: Any, weight: Any, eps: float) -> tuple[Any, Any]:
-    """layer_norm's gradients with respect to x and to weight (the latter before the engine sums it over the
-    leading axes), from one normalization: with n = (x - mean) rstd and g = grad * weight,
-    rstd (g - mean(g) - n mean(g n)) and grad n, means over the normalized axes. Both formulas call it alike,
-    and the generated backward computes a call its formulas share once."""
-    xp = _namespace(grad, x)
-    axes = _normalized_axes(x, normalized_shape)
-    centered, rstd = _centered_and_rstd(x, normalized_shape, eps)
+    count = x.shape[-1]
+    centered = x - mean(x)
+    rstd = 1 / xp.sqrt(mean(centered * centered) + eps)
     n = centered * rstd
-    g = grad if weight is None else grad * weight
-    return rstd * (g - xp.mean(g, axis=axes, keepdims=True) - n * xp.mean(g * n, axis=axes, keepdims=True)), grad * n
+    m = mean(g * n)
+    a = xp.sum(grad * (g - mean(g)), axis=-1, keepdims=True)
+    b = xp.sum(grad * n, axis=-1, keepdims=True)
+    sg_grad = rstd * ((grad - mean(grad)) - n * mean(grad * n))
+    dx = -(rstd * rstd / count) * n * (a - m * b) - (rstd * b / count) * result - rstd * m * sg_grad
+    return xp.reshape(dx, shape)
 
 
 _GELU_A = 2.0 * math.sqrt(2.0 / math.pi)

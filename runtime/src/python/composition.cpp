@@ -140,14 +140,16 @@ Tensor layer_norm(const Tensor& x, py::handle normalized_shape, py::handle weigh
                                            << shape_str(x.shape()));
   TS_CHECK(PyFloat_Check(eps.ptr()) || (PyLong_Check(eps.ptr()) && !PyBool_Check(eps.ptr())), TypeError,
            "layer_norm: eps must be a float, not " << type_name(eps));
-  std::vector<int64_t> axes;
-  for (int64_t a = x.ndim() - trailing; a < x.ndim(); ++a) axes.push_back(a);
-  // As PyTorch computes it: times the reciprocal standard deviation. One op for autograd: its formulas take
-  // the backward in one node where the composition's ten would each be one.
-  const Tensor centered = apply("subtract", {x, python::reduce(op("mean"), x, axes, true, py::none())});
-  const Tensor variance = python::reduce(op("mean"), apply("multiply", {centered, centered}), axes, true, py::none());
-  const Tensor rstd = apply("reciprocal", {apply("sqrt", {apply("add", variance, eps, "eps")})});
-  Tensor y = apply("multiply", {centered, rstd});
+  // The trailing dimensions as one last axis of rows, standardized in one pass (the spec _standardize; integers
+  // and bool in float64, the dtype of their mean); weight and bias after. One op for autograd: its formulas
+  // take the backward in one node, through _standardize_grad.
+  Shape rows(x.shape().begin(), x.shape().end() - trailing);
+  int64_t row_length = 1;
+  for (int64_t n : shape) row_length *= n;
+  rows.push_back(row_length);
+  const bool exact_values = is_integer(x.dtype()) || x.dtype() == DType::Bool;
+  const Tensor input = (exact_values ? x.astype(DType::Float64) : x).reshape(rows);
+  Tensor y = python::standardize(op("_standardize"), {input}, eps.cast<double>()).reshape(x.shape());
   if (!weight.is_none()) y = apply("multiply", y, weight, "weight");
   return bias.is_none() ? y : apply("add", y, bias, "bias");
 }

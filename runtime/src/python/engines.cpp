@@ -35,6 +35,12 @@ Tensor normalize(const OpDef& op, const Tensor& x, int64_t axis) {
   return without_gil_if_large(x.numel(), [&] { return ts::normalize(op, x, axis); });
 }
 
+Tensor standardize(const OpDef& op, const std::vector<Tensor>& inputs, double eps) {
+  int64_t numel = 0;
+  for (const Tensor& t : inputs) numel += t.numel();
+  return without_gil_if_large(numel, [&] { return ts::standardize(op, inputs, eps); });
+}
+
 Tensor contract(const OpDef& op, const Tensor& a, const Tensor& b) {
   return without_gil_if_large(a.numel() + b.numel(), [&] { return ts::contract(op, a, b); });
 }

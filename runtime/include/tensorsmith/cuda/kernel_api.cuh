@@ -14,6 +14,7 @@
 #include "tensorsmith/cuda/reduce.cuh"
 #include "tensorsmith/cuda/scan.cuh"
 #include "tensorsmith/cuda/sort.cuh"
+#include "tensorsmith/cuda/standardize.cuh"
 #include "tensorsmith/dispatch.h"
 #include "tensorsmith/dtype.h"
 #include "tensorsmith/scalar_ops.h"
