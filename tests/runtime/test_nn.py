@@ -130,6 +130,8 @@ def test_layer_norm_names_a_shape_that_does_not_match() -> None:
         F.layer_norm(ts.asarray(X), 7)
     with pytest.raises(TypeError, match="eps"):
         ts.layer_norm(ts.asarray(X), 8, eps="small")
+    with pytest.raises(NotImplementedError, match="layer_norm: complex64 inputs are not supported"):
+        ts.layer_norm(ts.asarray(X.astype(np.complex64)), 8)
 
 
 @pytest.mark.parametrize("smoothing", [0.0, 0.2])

@@ -140,6 +140,10 @@ Tensor layer_norm(const Tensor& x, py::handle normalized_shape, py::handle weigh
                                            << shape_str(x.shape()));
   TS_CHECK(PyFloat_Check(eps.ptr()) || (PyLong_Check(eps.ptr()) && !PyBool_Check(eps.ptr())), TypeError,
            "layer_norm: eps must be a float, not " << type_name(eps));
+  TS_CHECK(!is_complex(x.dtype()), NotImplementedError,
+           "layer_norm: " << dtype_name(x.dtype())
+                          << " inputs are not supported (the variance it divides by is of real numbers; "
+                             "PyTorch's layer_norm takes no complex input either)");
   // The trailing dimensions as one last axis of rows, standardized in one pass (the spec _standardize; integers
   // and bool in float64, the dtype of their mean); weight and bias after. One op for autograd: its formulas
   // take the backward in one node, through _standardize_grad.

@@ -40,13 +40,15 @@ __global__ void __launch_bounds__(kBlockThreads) standardize_rows(StandardizeArg
   __shared__ acc_t shared[kBlockThreads / kWarpSize];
   const int lane = threadIdx.x % kThreadsPerRow;
   const acc_t count = static_cast<acc_t>(a.cols);
-  for (int64_t r = int64_t{blockIdx.x} * kRowsPerBlock + threadIdx.x / kThreadsPerRow; r - threadIdx.x / kThreadsPerRow < a.rows;
-       r += int64_t{gridDim.x} * kRowsPerBlock) {
+  for (int64_t r = int64_t{blockIdx.x} * kRowsPerBlock + threadIdx.x / kThreadsPerRow;
+       r - threadIdx.x / kThreadsPerRow < a.rows; r += int64_t{gridDim.x} * kRowsPerBlock) {
     const bool live = r < a.rows;  // block-per-row: every thread reaches the block folds
     const int64_t cols = live ? a.cols : 0;
     const T* x = reinterpret_cast<const T*>(a.x) + (live ? r : 0) * a.cols;
     const T* g = a.g != nullptr ? reinterpret_cast<const T*>(a.g) + (live ? r : 0) * a.cols : nullptr;
-    const acc_t mean = row_total<kThreadsPerRow, acc_t>(cols, lane, shared, [&](int64_t c) { return static_cast<acc_t>(x[c]); }) / count;
+    const acc_t mean =
+        row_total<kThreadsPerRow, acc_t>(cols, lane, shared, [&](int64_t c) { return static_cast<acc_t>(x[c]); }) /
+        count;
     const acc_t variance = row_total<kThreadsPerRow, acc_t>(cols, lane, shared, [&](int64_t c) {
       const acc_t centered = static_cast<acc_t>(x[c]) - mean;
       return centered * centered;
@@ -54,7 +56,9 @@ __global__ void __launch_bounds__(kBlockThreads) standardize_rows(StandardizeArg
     const acc_t rstd = acc_t(1) / std::sqrt(variance + static_cast<acc_t>(a.eps));
     acc_t g_mean = 0, gn_mean = 0;
     if (g != nullptr) {
-      g_mean = row_total<kThreadsPerRow, acc_t>(cols, lane, shared, [&](int64_t c) { return static_cast<acc_t>(g[c]); }) / count;
+      g_mean =
+          row_total<kThreadsPerRow, acc_t>(cols, lane, shared, [&](int64_t c) { return static_cast<acc_t>(g[c]); }) /
+          count;
       gn_mean = row_total<kThreadsPerRow, acc_t>(cols, lane, shared, [&](int64_t c) {
         return static_cast<acc_t>(g[c]) * ((static_cast<acc_t>(x[c]) - mean) * rstd);
       }) / count;
@@ -76,7 +80,8 @@ void launch_standardize(const StandardizeArgs& a, const char* op) {
   DeviceGuard guard(a.device);
   const cudaStream_t stream = current_stream(a.device);
   if (a.cols <= kWarpRowLimitStandardize) {
-    standardize_rows<S, T, acc_t, kWarpSize><<<grid_for(a.rows, kBlockThreads / kWarpSize), kBlockThreads, 0, stream>>>(a);
+    standardize_rows<S, T, acc_t, kWarpSize>
+        <<<grid_for(a.rows, kBlockThreads / kWarpSize), kBlockThreads, 0, stream>>>(a);
   } else {
     standardize_rows<S, T, acc_t, kBlockThreads><<<grid_for(a.rows, 1), kBlockThreads, 0, stream>>>(a);
   }
