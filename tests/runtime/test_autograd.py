@@ -198,6 +198,58 @@ def test_views_methods_and_indexing_differentiate() -> None:
     assert x.grad.dtype == ts.float64
 
 
+BASIC_KEYS = [(Ellipsis, slice(0, 3)), (Ellipsis, slice(3, 6)), (Ellipsis, slice(6, 9)), (slice(1, None),),
+              (slice(None, -1), slice(None, None, -2)), (1, 2), (None, Ellipsis, 4), (0,)]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", [ts.float64, ts.float32])
+def test_basic_index_gradients_add_into_one_buffer(dtype) -> None:
+    """Slices of one tensor (q, k and v of one projection; overlapping ones; an element; negative steps) each
+    add their gradient at their key of the tensor's gradient, beside a dense gradient from x used whole."""
+    rng = np.random.default_rng(5)
+    base = rng.standard_normal((4, 5, 9))
+    weights = [rng.standard_normal(np.empty((4, 5, 9))[key].shape) for key in BASIC_KEYS]
+    x = leaf(base, dtype)
+    loss = ts.sum(x * 0.5)
+    for key, w in zip(BASIC_KEYS, weights, strict=True):
+        loss = loss + ts.sum(x[key] * ts.asarray(w, dtype=dtype))
+    loss.backward()
+    expected = np.full(base.shape, 0.5)
+    for key, w in zip(BASIC_KEYS, weights, strict=True):
+        expected[key] += w
+    assert x.grad.dtype == dtype and x.grad.shape == base.shape
+    tolerance = 1e-6 if dtype == ts.float32 else 1e-12  # float32: the sums of up to five terms, rounded
+    np.testing.assert_allclose(np.asarray(x.grad), expected, rtol=tolerance, atol=tolerance)
+
+
+@pytest.mark.parametrize("slice_first", [True, False])
+def test_a_scattered_gradient_never_writes_into_a_gradient_another_input_holds(slice_first) -> None:
+    """add's formulas hand the same gradient to both inputs: a slice's gradient reaching one of them after it
+    must not be added into the tensor the other input holds too (either order of the two)."""
+    w = np.arange(12.0).reshape(3, 4)
+    x, b = leaf(np.ones((3, 4))), leaf(np.zeros((3, 4)))
+    whole = ts.sum((x + b) * ts.asarray(w))
+    piece = ts.sum(x[1:] * 3.0)
+    (piece + whole if slice_first else whole + piece).backward()
+    expected_x = w.copy()
+    expected_x[1:] += 3.0
+    np.testing.assert_array_equal(np.asarray(b.grad), w)
+    np.testing.assert_array_equal(np.asarray(x.grad), expected_x)
+
+
+def test_double_backward_through_basic_indexing() -> None:
+    """The gradient of a slice, itself differentiated: d/dx sum((3 x^2)^2 on the slice) = 36 x^3 there."""
+    base = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
+    x = leaf(base)
+    (g,) = ts.autograd.grad(ts.sum(x[:, :2] ** 3), [x], create_graph=True)
+    assert g.requires_grad
+    (h,) = ts.autograd.grad(ts.sum(g * g), [x])
+    expected = np.zeros_like(base)
+    expected[:, :2] = 36 * base[:, :2] ** 3
+    np.testing.assert_allclose(np.asarray(h), expected, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(g.detach())[:, 2], 0.0)
+
+
 def test_float32_training_step_matches_numpy() -> None:
     """A linear layer with softmax cross-entropy, float32: backward against the closed form."""
     rng = np.random.default_rng(0)

@@ -147,10 +147,10 @@ def _apply_formulas(op: str, grad_: Any, result: Any, arguments: tuple[Any, ...]
 def _getitem_backward(wanted: tuple[bool, ...], grad_: Any, result: Any, x: Any, key: Any) -> tuple[Any, ...]:
     if not wanted[0]:
         return (None,)
-    if _is_basic_key(key):  # a view picks each element at most once: the gradient is assigned into zeros
-        out = _C.zeros(x.shape, dtype=grad_.dtype, device=grad_.device)
-        out[key] = grad_
-        return (out,)
+    if _is_basic_key(key):  # a view picks each element at most once: grad belongs at the key, zeros elsewhere
+        if _C._is_grad_enabled():  # double backward: a recorded op, itself differentiable
+            return (_C._scatter_view(grad_, key, x.shape),)
+        return (_C._ScatteredGradient(key, grad_),)  # the engine adds it into x's gradient at the key
     if isinstance(key, _C.Tensor) and key.ndim >= 1 and key.dtype != _C.bool and x.ndim >= 1:  # x[ids]: whole rows
         return (_helpers.scatter_add_rows(x, key, grad_),)
     return (_helpers.scatter_add(x, _helpers.positions_of(x)[key], grad_),)
@@ -165,6 +165,7 @@ def _is_basic_key(key: Any) -> bool:
 # Derivatives of the hand-written Tensor methods that are not catalog ops (their nodes record under these names).
 RUNTIME_FORMULAS: dict[str, Callable[..., tuple[Any, ...]]] = {
     "__getitem__": _getitem_backward,
+    "_scatter_view": lambda wanted, g, result, value, key, shape: (g[key],),
     "astype": lambda wanted, g, result, x, *rest: (g,),  # the engine casts back to x's dtype
     "copy": lambda wanted, g, result, x: (g,),
     "to_device": lambda wanted, g, result, x, *rest: (g,),  # and moves it back to x's device

@@ -13,6 +13,7 @@
 
 #include "bindings.h"
 #include "tensorsmith/errors.h"
+#include "tensorsmith/python.h"
 
 namespace py = pybind11;
 
@@ -83,6 +84,21 @@ class GradModeGuard {
 
 }  // namespace
 
+// A gradient that is zero but at `key` of its input, where it is `value`: what a basic index (a view, which
+// picks each element at most once) gives its input. The engine adds it into the input's buffer at the key
+// rather than summing a tensor of zeros of the input's size (q, k and v sliced from one projection).
+struct ScatteredGradient {
+  py::object key;
+  Tensor value;
+};
+
+// One slot's gradient: `value` itself, or `value` at `key` of the slot's input (zeros elsewhere).
+struct Gradient {
+  Tensor value;
+  py::object key;  // null: dense
+  bool defined() const { return value.defined(); }
+};
+
 // Where one input's gradient goes: the argument (and element of a list argument), and what it must look like.
 struct Slot {
   int argument;
@@ -96,7 +112,7 @@ struct Node : std::enable_shared_from_this<Node> {
   virtual ~Node() = default;
   virtual std::string name() const = 0;
   // The gradient of each slot's input (undefined where none flows), given the gradient of the node's result.
-  virtual std::vector<Tensor> apply(const Tensor& grad, bool create_graph) = 0;
+  virtual std::vector<Gradient> apply(const Tensor& grad, bool create_graph) = 0;
   virtual void release() {}  // frees what backward needed; a second backward then raises
 
   std::vector<Slot> slots;
@@ -110,7 +126,7 @@ namespace {
 struct AccumulateGrad final : Node {
   explicit AccumulateGrad(std::shared_ptr<AutogradMeta> leaf) : leaf(std::move(leaf)) {}
   std::string name() const override { return "AccumulateGrad"; }
-  std::vector<Tensor> apply(const Tensor&, bool) override { return {}; }
+  std::vector<Gradient> apply(const Tensor&, bool) override { return {}; }
   std::shared_ptr<AutogradMeta> leaf;
 };
 
@@ -132,7 +148,7 @@ std::string backward_name(const char* op) {
 struct NotImplementedNode final : Node {
   explicit NotImplementedNode(const OpInfo& info) : info(info) {}
   std::string name() const override { return backward_name(info.name); }
-  std::vector<Tensor> apply(const Tensor&, bool) override {
+  std::vector<Gradient> apply(const Tensor&, bool) override {
     TS_CHECK(false, NotImplementedError,
              "the derivative of " << info.name << " is not implemented: " << info.spec_path
                                   << " has no 'derivatives' (differentiate around it, or call it under ts.no_grad())");
@@ -151,10 +167,33 @@ struct SavedVersion {
 // and device (nearly always, and checked here without a Python call per slot); any other value goes through
 // tensorsmith.autograd._fit (broadcasting summed away, a cast, a move, a Python number made a tensor), whose ops
 // are recorded under create_graph as every formula's are.
+// t summed over the axes broadcasting stretched `shape` to t's shape (a bias's gradient, every linear layer's),
+// as _fit would, without its Python calls; nullopt for any other pair of shapes.
+std::optional<Tensor> summed_to(const Tensor& t, const Shape& shape) {
+  const int64_t lead = t.ndim() - static_cast<int64_t>(shape.size());
+  if (lead < 0) return std::nullopt;
+  std::vector<int64_t> axes;
+  for (int64_t d = 0; d < lead; ++d) axes.push_back(d);
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == t.shape()[lead + d]) continue;
+    if (shape[d] != 1) return std::nullopt;
+    axes.push_back(lead + static_cast<int64_t>(d));
+  }
+  static const OpDef& sum = Registry::global().get("sum");
+  const Tensor summed = python::reduce(sum, t, axes, true, py::none());
+  if (summed.dtype() != t.dtype()) return std::nullopt;
+  return summed.reshape(shape);
+}
+
 Tensor fitted(py::handle value, const Slot& slot) {
   if (is_tensor(value)) {
     const Tensor& t = value.cast<const Tensor&>();
-    if (t.shape() == slot.shape && t.dtype() == slot.dtype && t.device() == slot.device) return t;
+    if (t.dtype() == slot.dtype && t.device() == slot.device) {
+      if (t.shape() == slot.shape) return t;
+      if (!t_grad_enabled) {  // under create_graph the sum is recorded: _fit's ops are
+        if (std::optional<Tensor> summed = summed_to(t, slot.shape)) return *summed;
+      }
+    }
   }
   py::tuple shape(slot.shape.size());
   for (size_t d = 0; d < slot.shape.size(); ++d) shape[d] = slot.shape[d];
@@ -170,7 +209,7 @@ struct FormulaNode final : Node {
   }
   std::string name() const override { return backward_name(info.name); }
 
-  std::vector<Tensor> apply(const Tensor& grad, bool create_graph) override {
+  std::vector<Gradient> apply(const Tensor& grad, bool create_graph) override {
     TS_CHECK(!released, RuntimeError,
              "trying to backward through " << name()
                                            << " a second time, after its saved tensors were freed; pass "
@@ -191,12 +230,19 @@ struct FormulaNode final : Node {
     for (size_t i = 0; i < slots.size(); ++i) described.append(py::make_tuple(slots[i].argument, slots[i].element, next[i] != nullptr));
     const py::object grads = apply_formulas()(
         info.name, py::cast(grad), result_object, arguments, py::cast(info.differentiable), described);
-    std::vector<Tensor> out(slots.size());
+    std::vector<Gradient> out(slots.size());
     const py::list list = grads;
     TS_CHECK(list.size() == slots.size(), RuntimeError, name() << ": the formulas gave " << list.size() << " gradients for "
                                                                << slots.size() << " inputs");
     for (size_t i = 0; i < slots.size(); ++i) {
-      if (!list[i].is_none()) out[i] = fitted(list[i], slots[i]);
+      if (list[i].is_none()) continue;
+      if (py::isinstance<ScatteredGradient>(list[i])) {
+        const auto& scattered = list[i].cast<const ScatteredGradient&>();
+        TS_CHECK(!create_graph, RuntimeError, name() << ": a scattered gradient cannot be recorded for double backward");
+        out[i] = {scattered.value, scattered.key};
+      } else {
+        out[i] = {fitted(list[i], slots[i]), py::object()};
+      }
     }
     return out;
   }
@@ -369,6 +415,35 @@ Tensor add_gradients(const Tensor& a, const Tensor& b) {
   return add_op()(a, b).cast<Tensor>();
 }
 
+// The gradient a node has gathered so far. `owned`: the engine made the tensor (a sum, a scatter) and nothing
+// else holds it, so a scattered gradient may be added into it in place; any other (a formula's value, which
+// may be the very gradient another node holds) is copied before such a write.
+struct Buffer {
+  Tensor gradient;
+  bool owned = false;
+};
+
+void add_into(Buffer& buffer, const Gradient& incoming, const Slot& slot) {
+  if (!incoming.key) {
+    buffer.owned = buffer.gradient.defined();
+    buffer.gradient = add_gradients(buffer.gradient, incoming.value);
+    return;
+  }
+  Tensor value = incoming.value;
+  if (value.dtype() != slot.dtype || value.device() != slot.device) value = fitted(py::cast(value), {0, -1, value.shape(), slot.dtype, slot.device});
+  const bool fresh = !buffer.gradient.defined();
+  if (fresh) {
+    buffer.gradient = python::zero_filled(slot.shape, slot.dtype, slot.device);
+  } else if (!buffer.owned) {
+    buffer.gradient = buffer.gradient.clone();
+  }
+  buffer.owned = true;
+  Tensor target = python::get_item(buffer.gradient, incoming.key);
+  TS_CHECK(target.shape() == value.shape(), RuntimeError,
+           "a scattered gradient of shape " << shape_str(value.shape()) << " for a part of shape " << shape_str(target.shape()));
+  target.copy_from(fresh ? value : add_gradients(target, value));
+}
+
 void accumulate_into(AutogradMeta& meta, const Tensor& grad, bool create_graph) {
   Tensor incoming = create_graph ? grad : detached(grad);
   // A broadcast view (sum's gradient) is read-only; a leaf's .grad is the user's to update in place.
@@ -426,7 +501,7 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& roots, const std::ve
                                  bool allow_unused) {
   GradModeGuard mode(create_graph);
   std::vector<std::shared_ptr<Node>> root_nodes;
-  std::unordered_map<Node*, Tensor> buffers;
+  std::unordered_map<Node*, Buffer> buffers;
   for (size_t i = 0; i < roots.size(); ++i) {
     std::shared_ptr<Node> node = gradient_edge(roots[i]);
     TS_CHECK(node != nullptr, RuntimeError,
@@ -434,7 +509,9 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& roots, const std::ve
     TS_CHECK(root_grads[i].shape() == roots[i].shape(), ValueError,
              "the gradient of element " << i << " has shape " << shape_str(root_grads[i].shape())
                                         << ", the tensor has shape " << shape_str(roots[i].shape()));
-    buffers[node.get()] = add_gradients(buffers[node.get()], root_grads[i]);
+    Buffer& buffer = buffers[node.get()];
+    buffer.owned = buffer.gradient.defined();
+    buffer.gradient = add_gradients(buffer.gradient, root_grads[i]);
     root_nodes.push_back(std::move(node));
   }
   std::vector<std::shared_ptr<Node>> targets;
@@ -457,7 +534,7 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& roots, const std::ve
   while (!ready.empty()) {
     std::shared_ptr<Node> node = ready.back();
     ready.pop_back();
-    const Tensor grad = buffers[node.get()];
+    const Tensor grad = buffers[node.get()].gradient;
     buffers.erase(node.get());
     if (grad.defined()) {
       for (const auto& weak : node->retained) {
@@ -468,10 +545,10 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& roots, const std::ve
       if (leaf != nullptr) {
         if (accumulate) accumulate_into(*leaf->leaf, grad, create_graph);
       } else if (is_needed(node.get())) {
-        const std::vector<Tensor> grads = node->apply(grad, create_graph);
+        const std::vector<Gradient> grads = node->apply(grad, create_graph);
         for (size_t i = 0; i < node->next.size() && i < grads.size(); ++i) {
           Node* next = node->next[i].get();
-          if (next != nullptr && grads[i].defined() && is_needed(next)) buffers[next] = add_gradients(buffers[next], grads[i]);
+          if (next != nullptr && grads[i].defined() && is_needed(next)) add_into(buffers[next], grads[i], node->slots[i]);
         }
         if (!keep_graph) node->release();
       }
@@ -553,6 +630,10 @@ std::vector<Tensor> tensors(const py::sequence& items, const char* what) {
 }  // namespace
 
 void bind_autograd(py::module_& m, py::class_<Tensor>& cls) {
+  py::class_<autograd::ScatteredGradient>(m, "_ScatteredGradient",
+                                          "A formula's gradient that is `value` at `key` of its input and zero elsewhere.")
+      .def(py::init([](py::object key, Tensor value) { return autograd::ScatteredGradient{std::move(key), std::move(value)}; }),
+           py::arg("key"), py::arg("value"));
   py::class_<GradFn> grad_fn(m, "GradFn", py::is_final(), "The node of the autograd graph that made a tensor.");
   forbid_construction(grad_fn, "tensors computed from tensors that require grad carry one in .grad_fn");
   grad_fn.def("name", [](const GradFn& f) { return f.node->name(); })

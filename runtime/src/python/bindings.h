@@ -117,9 +117,15 @@ bool is_operand(py::handle obj);
 // the engines just made has none.
 py::object tensor_object(Tensor t);
 
+// ---- creation (creation.cpp) ------------------------------------------------------------
+// A new tensor of zeros.
+Tensor zero_filled(const Shape& shape, DType dtype, Device device);
+
 // ---- indexing (indexing.cpp) ------------------------------------------------------------
 // self[key] as __getitem__ computes it (a view for basic keys, a gather for index arrays and masks).
 Tensor get_item(const Tensor& self, py::handle key);
+// _C._scatter_view: zeros holding a value at a basic index (the recorded gradient of x[key]).
+void bind_scatter_view(py::module_& m);
 
 // ---- fast calls (fast_calls.cpp; the pointwise ones are declared in tensorsmith/python.h) ---------
 // A C-level Tensor.__getitem__ in front of pybind11's, for keys of any kind while nothing records gradients.

@@ -100,6 +100,8 @@ Tensor empty(py::handle shape, py::handle dtype, py::handle device) {
                        device_arg(device));
 }
 
+Tensor zero_filled(const Shape& shape, DType dtype, Device device) { return filled(shape, py::int_(0), dtype, device); }
+
 Tensor zeros(py::handle shape, py::handle dtype, py::handle device) {
   return filled(int_sequence_arg(shape, "shape"), py::int_(0), optional_dtype_arg(dtype).value_or(DType::Float64),
                 device_arg(device));

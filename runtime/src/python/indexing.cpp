@@ -510,4 +510,23 @@ void bind_indexing(py::class_<Tensor>& cls) {
   cls.def("__setitem__", &set_item, py::arg("key"), py::arg("value"));
 }
 
+void bind_scatter_view(py::module_& m) {
+  // The gradient of x[key] for a basic key as a recorded op (its own gradient is grad[key]), for double
+  // backward; a first backward scatters into x's gradient in the engine instead.
+  static const autograd::OpInfo scatter{"_scatter_view", "runtime/src/python/indexing.cpp", autograd::Kind::Formulas,
+                                        {"value", "key", "shape"}, {0}, {1}, -1, false};
+  autograd::register_op(scatter);
+  m.def(
+      "_scatter_view",
+      [](const Tensor& value, py::handle key, py::handle shape) {
+        const auto forward = [](const Tensor& v, py::handle k, py::handle s) {
+          Tensor out = zero_filled(int_sequence_arg(s, "shape"), v.dtype(), v.device());
+          index_view(out, k).copy_from(v);
+          return out;
+        };
+        return autograd::recorded(scatter, forward, value, key, shape);
+      },
+      py::arg("value"), py::arg("key"), py::arg("shape"), "Zeros of `shape` holding `value` at the basic index `key`.");
+}
+
 }  // namespace ts::python

@@ -25,6 +25,7 @@ PYBIND11_MODULE(_C, m) {
   bind_devices(m);
   py::class_<ts::Tensor> tensor_class = bind_tensor_class(m);
   bind_indexing(tensor_class);
+  bind_scatter_view(m);
   bind_numpy_protocols(tensor_class);
   bind_dlpack(m, tensor_class);
   bind_asarray(m);
