@@ -480,6 +480,8 @@ def compare(spec: OpSpec, case: Case, actual: Any, *, which: str = "a", expected
 
 # Significand bits (with the implicit one) and the smallest normal exponent of each float dtype.
 _FORMAT = {"float64": (53, -1022), "float32": (24, -126), "float16": (11, -14), "bfloat16": (8, -126)}
+# The power of two just past each dtype's largest finite value: where rounding to nearest gives infinity.
+_PAST_LARGEST = {"float32": 2.0**128, "float16": 2.0**16, "bfloat16": 2.0**128}
 BIAS_LIMIT = 0.25  # ulp: the most a case's mean signed error may be from zero
 BIAS_MIN_ELEMENTS = 256  # distinct finite results a case needs before its mean error says anything
 
@@ -533,18 +535,23 @@ def _compare_pointwise(spec: OpSpec, case: Case, which: str, meta: dict, got: np
         numpy_nan = expected.numpy_nan if expected.numpy_nan is not None else False
         # NaN meets NaN, an infinity its own sign
         special = np.where(np.isnan(v), np.isnan(g), (g == v) | (np.isnan(g) & numpy_nan))
+    measured_got = got
     if budget == CORRECTLY_ROUNDED:
         within, measured = _bitwise_equal(got, values), finite
     else:
+        edge = _at_the_overflow_edge(g, v, expected)
+        if edge.any():  # an infinity there counts as the power of two past the largest finite value
+            measured_got = np.where(edge & np.isinf(g), np.copysign(_PAST_LARGEST[expected.dtype], g), g)
+            finite = finite | edge
         # numpy's own float64 result is the reference: where a float64 result equals it, it is as good
         within = np.array(_bitwise_equal(got, values) if expected.refine is not None else np.zeros(got.shape), dtype=bool)
         measured = finite & ~within
         if measured.any():
-            within[measured] = np.abs(_ulp_errors_at(got, expected, measured)) <= budget
+            within[measured] = np.abs(_ulp_errors_at(measured_got, expected, measured)) <= budget
     ok = np.where(finite, within, special) & _zero_signs_agree(g, v, True)
     if not ok.all():
         mismatch = _report(case, which, meta, ~ok, got, values, None)
-        errors = np.abs(_ulp_errors_at(got, expected, measured)) if measured.any() else np.zeros(1)
+        errors = np.abs(_ulp_errors_at(measured_got, expected, measured)) if measured.any() else np.zeros(1)
         what = "correctly rounded" if budget == CORRECTLY_ROUNDED else f"within {budget:g} ulp"
         if expected.scale is not None:
             what += " of the larger of the result and the operands"
@@ -555,6 +562,18 @@ def _compare_pointwise(spec: OpSpec, case: Case, which: str, meta: dict, got: np
     # A device held to a wider budget than the CPU's may lean as much wider (CUDA's atan2: 0.26 ulp).
     widened = budget / ulp_budget(spec, expected.dtype, case.dtype) if device != "cpu" else 1.0
     return _bias(case, which, meta, got, expected, BIAS_LIMIT * max(1.0, widened))
+
+
+def _at_the_overflow_edge(got: np.ndarray, rounded: np.ndarray, expected: Expected) -> np.ndarray:
+    """Where one of the result and numpy's rounded result is infinite and the other finite, of one sign, and the
+    precise (float64) result finite: a result below float64 whose exact value lies at the edge of its range,
+    where a kernel within its ulp budget may round to the largest finite value or to infinity either way."""
+    if expected.precise is None or expected.dtype == "float64":
+        return np.zeros(got.shape, dtype=bool)
+    with np.errstate(all="ignore"):
+        one_infinite = np.isinf(got) != np.isinf(rounded)
+        same_sign = ~np.isnan(got) & ~np.isnan(rounded) & (np.signbit(got) == np.signbit(rounded))
+        return one_infinite & same_sign & np.isfinite(np.asarray(expected.precise, dtype=np.float64))
 
 
 def _ulp_errors_at(got: np.ndarray, expected: Expected, mask: np.ndarray) -> np.ndarray:

@@ -28,7 +28,7 @@ struct _gelu_tanh_grad_cpu_kernel {
       for (int64_t i = 0; i < n; ++i) {
         const compute_t g = static_cast<compute_t>(p_g[i]);
         const compute_t x = static_cast<compute_t>(p_x[i]);
-        o[i] = static_cast<out_t>(ts::ops::gelu_tanh_grad<double>(g, x));
+        o[i] = static_cast<out_t>(ts::ops::gelu_tanh_grad(g, x));
       }
     } else if (strides[0] == sizeof(out_t) && strides[1] == 0 && strides[2] == sizeof(T)) {
       // g broadcast (stride 0), the rest contiguous: g is loaded once.
@@ -37,7 +37,7 @@ struct _gelu_tanh_grad_cpu_kernel {
       const T* p_x = reinterpret_cast<const T*>(in_x);
       for (int64_t i = 0; i < n; ++i) {
         const compute_t x = static_cast<compute_t>(p_x[i]);
-        o[i] = static_cast<out_t>(ts::ops::gelu_tanh_grad<double>(g, x));
+        o[i] = static_cast<out_t>(ts::ops::gelu_tanh_grad(g, x));
       }
     } else if (strides[0] == sizeof(out_t) && strides[2] == 0 && strides[1] == sizeof(T)) {
       // x broadcast (stride 0), the rest contiguous: x is loaded once.
@@ -46,13 +46,13 @@ struct _gelu_tanh_grad_cpu_kernel {
       const T* p_g = reinterpret_cast<const T*>(in_g);
       for (int64_t i = 0; i < n; ++i) {
         const compute_t g = static_cast<compute_t>(p_g[i]);
-        o[i] = static_cast<out_t>(ts::ops::gelu_tanh_grad<double>(g, x));
+        o[i] = static_cast<out_t>(ts::ops::gelu_tanh_grad(g, x));
       }
     } else {
       for (int64_t i = 0; i < n; ++i) {
         const compute_t g = static_cast<compute_t>(*reinterpret_cast<const T*>(in_g + i * strides[1]));
         const compute_t x = static_cast<compute_t>(*reinterpret_cast<const T*>(in_x + i * strides[2]));
-        *reinterpret_cast<out_t*>(out + i * strides[0]) = static_cast<out_t>(ts::ops::gelu_tanh_grad<double>(g, x));
+        *reinterpret_cast<out_t*>(out + i * strides[0]) = static_cast<out_t>(ts::ops::gelu_tanh_grad(g, x));
       }
     }
     // --- end kernel body ---

@@ -15,7 +15,7 @@ struct _gelu_tanh_grad_cuda_kernel {
     // The body stays exactly as its proposer wrote it (compiler messages cite its own lines).
     // clang-format off
     // --- kernel body (proposer: template) ---
-    return static_cast<out_t>(ts::ops::gelu_tanh_grad<double>(g, x));
+    return static_cast<out_t>(ts::ops::gelu_tanh_grad(g, x));
     // --- end kernel body ---
     // clang-format on
   }

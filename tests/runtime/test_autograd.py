@@ -79,6 +79,22 @@ def test_backward_accumulates_into_leaves_with_broadcasting() -> None:
     np.testing.assert_allclose(np.asarray(a.grad), np.broadcast_to([3.0, 4.0, 5.0], (2, 3)) + 1 - np.tanh(np.arange(6.0).reshape(2, 3)) ** 2)
 
 
+@pytest.mark.parametrize("dtype", [ts.float64, ts.float32, ts.float16])
+@pytest.mark.parametrize("shape", [(1, 3, 1), (3, 5), (1,), (), (2, 4, 3, 5)])
+def test_a_broadcast_input_gets_its_gradient_summed_to_its_shape(shape, dtype) -> None:
+    """An input broadcast against (2, 4, 3, 5) (leading axes added, size-1 axes stretched, or none) gets the
+    product's gradient summed over exactly those axes, in its own shape and dtype."""
+    rng = np.random.default_rng(2)
+    big, small = rng.standard_normal((2, 4, 3, 5)), rng.standard_normal(shape)
+    x = leaf(small, dtype)
+    ts.sum(x * ts.asarray(big, dtype=dtype)).backward()
+    lead = 4 - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape) if n == 1)
+    expected = np.sum(big.astype(np.dtype(str(dtype))), axis=axes, keepdims=True).reshape(shape)
+    assert x.grad.shape == shape and x.grad.dtype == dtype
+    np.testing.assert_allclose(np.asarray(x.grad).astype(np.float64), expected, rtol=1e-2 if dtype == ts.float16 else 1e-6)
+
+
 @pytest.mark.parametrize(("batch", "n", "k", "m"), [((4, 3), 5, 6, 7), ((2,), 3, 0, 2), ((0,), 3, 4, 2), ((3, 0), 2, 0, 5)])
 def test_a_matrix_shared_by_a_batch_gets_the_batch_sum_as_gradient(batch, n, k, m) -> None:
     """x @ w with w 2-D (a linear layer's weight): w's gradient is sum_b x_b^T g_b, computed as one product

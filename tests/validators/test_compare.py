@@ -163,6 +163,46 @@ def test_wrong_infinity_is_caught() -> None:
     assert m.kind == "inf" and m.index == (0,)
 
 
+def test_a_result_at_the_edge_of_the_range_may_round_to_the_largest_value_or_to_infinity() -> None:
+    """float32 g times gelu's tanh derivative with g near the largest float: where the exact result lies within
+    the op's ulp budget of the largest finite value, that value and infinity both pass (infinity counting as
+    the next power of two, one ulp past it); farther past it the largest value fails, farther below infinity
+    does."""
+    spec = CATALOG.op("_gelu_tanh_grad")
+    budget = compare.ulp_budget(spec, "float32")
+    largest = np.finfo(np.float32).max
+    x = np.full(161, 2.0, dtype=np.float32)
+    factor = float(spec.reference_callable()(np.array([1.0]), np.array([2.0]))[0])  # 1.086
+    middle = np.float32(largest / factor)
+    g = (np.array(middle).view(np.uint32) + np.arange(-80, 81).astype(np.uint32)).view(np.float32)  # its neighbours
+    expected = compare.expected_result(spec, case_of("_gelu_tanh_grad", g, x))
+    past = (expected.precise - float(largest)) / 2.0**104  # in ulps of the largest float's binade
+
+    def first(low: float, high: float) -> int:
+        return int(np.flatnonzero((past > low) & (past < high))[0])
+
+    # past 2**128 an ulp is 2**105, the next binade's: the exact value lies past/2 of them from the largest float
+    picked = [first(0.6, budget - 1), first(1 - budget, 0.4), first(2 * budget + 2, 2 * budget + 10), first(-budget - 10, -budget - 2)]
+    case = case_of("_gelu_tanh_grad", g[picked], x[picked])
+    rounded = expected.values[picked]  # inf, a finite value, inf, a finite value
+    assert np.isinf(rounded[[0, 2]]).all() and np.isfinite(rounded[[1, 3]]).all()
+    assert check("_gelu_tanh_grad", case, rounded) is None
+
+    def swapped(i: int) -> np.ndarray:
+        out = rounded.copy()
+        out[i] = largest if np.isinf(out[i]) else np.inf
+        return out
+
+    assert check("_gelu_tanh_grad", case, swapped(0)) is None  # the largest float where the exact result rounds to inf
+    assert check("_gelu_tanh_grad", case, swapped(1)) is None  # and inf where it rounds to the largest float
+    for far in (2, 3):
+        m = check("_gelu_tanh_grad", case, swapped(far))
+        assert m is not None and m.index == (far,) and m.kind == "inf"
+    negated = check("_gelu_tanh_grad", case_of("_gelu_tanh_grad", -g[picked], x[picked]), -swapped(0))
+    assert negated is None  # the same at the negative end
+    assert check("_gelu_tanh_grad", case, np.where(np.arange(4) == 0, -largest, rounded).astype(np.float32)).index == (0,)
+
+
 def test_wrong_dtype_and_shape_are_caught() -> None:
     x = np.arange(6, dtype=np.int32).reshape(2, 3)
     case = case_of("abs", x)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from tensorsmith import _C, _derivatives
 from tensorsmith import _derivative_helpers as _helpers
@@ -144,13 +144,21 @@ def _apply_formulas(op: str, grad_: Any, result: Any, arguments: tuple[Any, ...]
     return picked
 
 
+class _ScatteredGradient(NamedTuple):
+    """A formula's gradient that is `value` at the basic index `key` of its input and zero elsewhere: the engine
+    adds it into the input's gradient at the key (no tensor of zeros of the input's size)."""
+
+    key: Any
+    value: Any
+
+
 def _getitem_backward(wanted: tuple[bool, ...], grad_: Any, result: Any, x: Any, key: Any) -> tuple[Any, ...]:
     if not wanted[0]:
         return (None,)
     if _is_basic_key(key):  # a view picks each element at most once: grad belongs at the key, zeros elsewhere
         if _C._is_grad_enabled():  # double backward: a recorded op, itself differentiable
             return (_C._scatter_view(grad_, key, x.shape),)
-        return (_C._ScatteredGradient(key, grad_),)  # the engine adds it into x's gradient at the key
+        return (_ScatteredGradient(key, grad_),)  # the engine adds it into x's gradient at the key
     if isinstance(key, _C.Tensor) and key.ndim >= 1 and key.dtype != _C.bool and x.ndim >= 1:  # x[ids]: whole rows
         return (_helpers.scatter_add_rows(x, key, grad_),)
     return (_helpers.scatter_add(x, _helpers.positions_of(x)[key], grad_),)

@@ -52,6 +52,15 @@ py::handle apply_formulas() {
   return *function;
 }
 
+// tensorsmith.autograd._ScatteredGradient(key, value): a formula's gradient that is zero but at `key` of its
+// input, where it is `value` (a basic index's, a view picking each element at most once). The engine adds it
+// into the input's buffer at the key rather than summing zeros of the input's size (q, k and v of one
+// projection).
+py::handle scattered_gradient_type() {
+  static const py::object* type = new py::object(py::module_::import("tensorsmith.autograd").attr("_ScatteredGradient"));
+  return *type;
+}
+
 py::handle fit() {
   static const py::object* function = new py::object(py::module_::import("tensorsmith.autograd").attr("_fit"));
   return *function;
@@ -83,14 +92,6 @@ class GradModeGuard {
 };
 
 }  // namespace
-
-// A gradient that is zero but at `key` of its input, where it is `value`: what a basic index (a view, which
-// picks each element at most once) gives its input. The engine adds it into the input's buffer at the key
-// rather than summing a tensor of zeros of the input's size (q, k and v sliced from one projection).
-struct ScatteredGradient {
-  py::object key;
-  Tensor value;
-};
 
 // One slot's gradient: `value` itself, or `value` at `key` of the slot's input (zeros elsewhere).
 struct Gradient {
@@ -236,10 +237,9 @@ struct FormulaNode final : Node {
                                                                << slots.size() << " inputs");
     for (size_t i = 0; i < slots.size(); ++i) {
       if (list[i].is_none()) continue;
-      if (py::isinstance<ScatteredGradient>(list[i])) {
-        const auto& scattered = list[i].cast<const ScatteredGradient&>();
+      if (py::isinstance(list[i], scattered_gradient_type())) {
         TS_CHECK(!create_graph, RuntimeError, name() << ": a scattered gradient cannot be recorded for double backward");
-        out[i] = {scattered.value, scattered.key};
+        out[i] = {list[i].attr("value").cast<Tensor>(), list[i].attr("key")};
       } else {
         out[i] = {fitted(list[i], slots[i]), py::object()};
       }
@@ -630,10 +630,6 @@ std::vector<Tensor> tensors(const py::sequence& items, const char* what) {
 }  // namespace
 
 void bind_autograd(py::module_& m, py::class_<Tensor>& cls) {
-  py::class_<autograd::ScatteredGradient>(m, "_ScatteredGradient",
-                                          "A formula's gradient that is `value` at `key` of its input and zero elsewhere.")
-      .def(py::init([](py::object key, Tensor value) { return autograd::ScatteredGradient{std::move(key), std::move(value)}; }),
-           py::arg("key"), py::arg("value"));
   py::class_<GradFn> grad_fn(m, "GradFn", py::is_final(), "The node of the autograd graph that made a tensor.");
   forbid_construction(grad_fn, "tensors computed from tensors that require grad carry one in .grad_fn");
   grad_fn.def("name", [](const GradFn& f) { return f.node->name(); })
