@@ -43,15 +43,10 @@ struct _standardize_cpu_kernel {
         return centered * centered;
       }) / count;
       const acc_t row_rstd = acc_t(1) / ts::ops::sqrt(variance + static_cast<acc_t>(args.eps));
-      const acc_t g_mean = 0, gn_mean = 0;  // the map has no g
       for (int64_t c = 0; c < cols; ++c) {
         const acc_t x = static_cast<acc_t>(xs[c]);
-        const acc_t g = 0;
-        (void)g;
         out[c] = static_cast<T>((x - row_mean) * row_rstd);
       }
-      (void)g_mean;
-      (void)gn_mean;
     }
     // --- end kernel body ---
     // clang-format on

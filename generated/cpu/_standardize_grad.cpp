@@ -52,11 +52,8 @@ struct _standardize_grad_cpu_kernel {
       for (int64_t c = 0; c < cols; ++c) {
         const acc_t x = static_cast<acc_t>(xs[c]);
         const acc_t g = static_cast<acc_t>(gs[c]);
-        (void)g;
         out[c] = static_cast<T>(row_rstd * ((g - g_mean) - ((x - row_mean) * row_rstd) * gn_mean));
       }
-      (void)g_mean;
-      (void)gn_mean;
     }
     // --- end kernel body ---
     // clang-format on

@@ -52,3 +52,16 @@ def test_pull_request_workflow_runs_every_check() -> None:
                  "python -m pytest", ".ci/compile-cuda", 'tsgen review --base "origin/$BASE_REF" >> "$GITHUB_STEP_SUMMARY"'):
         assert step in text, step
     assert shutil.which("bash") and (ROOT / ".ci" / "compile-cuda").stat().st_mode & 0o111, ".ci/compile-cuda must be executable"
+
+
+def test_ci_judges_the_whole_known_bad_corpus_when_anything_the_gate_builds_from_changed() -> None:
+    """.ci/run samples the known-bad corpus only when nothing a body is judged through changed: every path the
+    gate reads from the repository (the runtime it builds, its harness) must be among the paths it diffs."""
+    from tensorsmith_forge.generator.ray_executor import BUNDLED
+
+    script = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    runtime = next(line for line in script.splitlines() if line.strip().startswith("gate_runtime="))
+    watched = set(runtime.split("=", 1)[1].strip().strip('"').split()) | {"validators"}
+    diffed = next(line for line in script.splitlines() if "git diff --quiet" in line and "$gate_runtime" in line)
+    assert all(path in watched or path.split("/")[0] in watched for path in BUNDLED), (watched, BUNDLED)
+    assert "validators" in diffed.split() and "$gate_runtime" in diffed.split()

@@ -57,6 +57,9 @@ void for_each_run(const std::vector<Tensor>& operands, PointwiseKernel kernel);
 // int -> unsigned are not).
 bool same_kind_castable(DType from, DType to);
 
+// The one device all of an op's inputs are on (inputs is not empty); ValueError naming two that differ.
+Device common_device(const OpDef& op, const std::vector<Tensor>& inputs);
+
 // The dtype the op's kernel runs in and the dtype of its result, for given input dtypes.
 using DTypes = SmallVector<DType, kMaxOperands>;
 DType kernel_dtype(const OpDef& op, const DTypes& inputs);

@@ -108,9 +108,7 @@ Shape broadcast_batch(const Tensor& a, const Tensor& b) {
 }  // namespace
 
 Tensor contract(const OpDef& op, const Tensor& a, const Tensor& b) {
-  TS_CHECK(a.device() == b.device(), ValueError,
-           op.name << ": expected all inputs on one device, got " << device_str(a.device()) << " and "
-                   << device_str(b.device()));
+  common_device(op, {a, b});
   for (int i = 0; i < 2; ++i) {
     TS_CHECK((i == 0 ? a : b).ndim() > 0, ValueError,
              op.name << ": Input operand " << i << " does not have enough dimensions (has 0, gufunc core with signature "

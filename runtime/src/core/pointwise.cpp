@@ -180,16 +180,6 @@ Axes coalesce(const Axes& axes) {
   return Axes(merged.rbegin(), merged.rend());
 }
 
-Device common_device(const OpDef& op, const std::vector<Tensor>& inputs) {
-  const Device device = inputs[0].device();
-  for (const Tensor& t : inputs) {
-    TS_CHECK(t.device() == device, ValueError,
-             op.name << ": expected all inputs on one device, got " << device_str(device) << " and "
-                     << device_str(t.device()));
-  }
-  return device;
-}
-
 // The dtype the kernel reads input `i` in.
 DType operand_dtype(const OpDef& op, size_t i, DType kernel) {
   const bool as_bool = op.promotion == Promotion::Logical || (op.promotion == Promotion::Where && i == 0);
@@ -237,6 +227,16 @@ void launch_nd(std::vector<Tensor> operands, PointwiseNdKernel kernel, Device de
 }
 
 }  // namespace
+
+Device common_device(const OpDef& op, const std::vector<Tensor>& inputs) {
+  const Device device = inputs[0].device();
+  for (const Tensor& t : inputs) {
+    TS_CHECK(t.device() == device, ValueError,
+             op.name << ": expected all inputs on one device, got " << device_str(device) << " and "
+                     << device_str(t.device()));
+  }
+  return device;
+}
 
 void for_each_run(const std::vector<Tensor>& operands, PointwiseKernel kernel) {
   if (operands[0].numel() == 0) return;

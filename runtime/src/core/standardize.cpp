@@ -14,17 +14,14 @@ using limits::kRowGrain;
 Tensor standardize(const OpDef& op, const std::vector<Tensor>& inputs, double eps) {
   TS_CHECK(inputs.size() == static_cast<size_t>(op.arity), TypeError,
            op.name << " takes " << op.arity << " tensor inputs, got " << inputs.size());
+  const Device device = common_device(op, inputs);
   DTypes dtypes;
   for (const Tensor& t : inputs) {
-    TS_CHECK(t.device() == inputs[0].device(), ValueError,
-             op.name << ": expected all inputs on one device, got " << device_str(inputs[0].device()) << " and "
-                     << device_str(t.device()));
     TS_CHECK(t.shape() == inputs[0].shape(), ValueError,
              op.name << ": the inputs must have one shape, got " << shape_str(inputs[0].shape()) << " and "
                      << shape_str(t.shape()));
     dtypes.push_back(t.dtype());
   }
-  const Device device = inputs[0].device();
   const DType dtype = kernel_dtype(op, dtypes);
   const auto kernel = reinterpret_cast<StandardizeKernel>(op.kernel(device.type, dtype));
   // Rows along the last axis, contiguous and in the kernel's dtype; a scalar is one row of one element.

@@ -164,10 +164,6 @@ struct SavedVersion {
   std::string what;
 };
 
-// A formula's value as the gradient of a slot's input: as it is where it already has the input's shape, dtype
-// and device (nearly always, and checked here without a Python call per slot); any other value goes through
-// tensorsmith.autograd._fit (broadcasting summed away, a cast, a move, a Python number made a tensor), whose ops
-// are recorded under create_graph as every formula's are.
 // t summed over the axes broadcasting stretched `shape` to t's shape (a bias's gradient, every linear layer's),
 // as _fit would, without its Python calls; nullopt for any other pair of shapes.
 std::optional<Tensor> summed_to(const Tensor& t, const Shape& shape) {
@@ -186,12 +182,17 @@ std::optional<Tensor> summed_to(const Tensor& t, const Shape& shape) {
   return summed.reshape(shape);
 }
 
+// A formula's value as the gradient of a slot's input: as it is where it already has the input's shape, dtype
+// and device (nearly always, and checked here without a Python call per slot), summed here where broadcasting
+// only added or stretched axes (outside create_graph); any other value goes through tensorsmith.autograd._fit
+// (broadcasting summed away, a cast, a move, a Python number made a tensor), whose ops are recorded under
+// create_graph as every formula's are.
 Tensor fitted(py::handle value, const Slot& slot) {
   if (is_tensor(value)) {
     const Tensor& t = value.cast<const Tensor&>();
     if (t.dtype() == slot.dtype && t.device() == slot.device) {
       if (t.shape() == slot.shape) return t;
-      if (!t_grad_enabled) {  // under create_graph the sum is recorded: _fit's ops are
+      if (!t_grad_enabled) {
         if (std::optional<Tensor> summed = summed_to(t, slot.shape)) return *summed;
       }
     }
@@ -421,16 +422,22 @@ Tensor add_gradients(const Tensor& a, const Tensor& b) {
 struct Buffer {
   Tensor gradient;
   bool owned = false;
+
+  void add(const Tensor& dense) {
+    owned = gradient.defined();  // a sum is a new tensor; the first value is the formula's own
+    gradient = add_gradients(gradient, dense);
+  }
 };
 
 void add_into(Buffer& buffer, const Gradient& incoming, const Slot& slot) {
   if (!incoming.key) {
-    buffer.owned = buffer.gradient.defined();
-    buffer.gradient = add_gradients(buffer.gradient, incoming.value);
+    buffer.add(incoming.value);
     return;
   }
   Tensor value = incoming.value;
-  if (value.dtype() != slot.dtype || value.device() != slot.device) value = fitted(py::cast(value), {0, -1, value.shape(), slot.dtype, slot.device});
+  if (value.dtype() != slot.dtype || value.device() != slot.device) {  // the slot's dtype and device, its own shape
+    value = fitted(py::cast(value), Slot{slot.argument, slot.element, value.shape(), slot.dtype, slot.device});
+  }
   const bool fresh = !buffer.gradient.defined();
   if (fresh) {
     buffer.gradient = python::zero_filled(slot.shape, slot.dtype, slot.device);
@@ -509,9 +516,7 @@ std::vector<Tensor> run_backward(const std::vector<Tensor>& roots, const std::ve
     TS_CHECK(root_grads[i].shape() == roots[i].shape(), ValueError,
              "the gradient of element " << i << " has shape " << shape_str(root_grads[i].shape())
                                         << ", the tensor has shape " << shape_str(roots[i].shape()));
-    Buffer& buffer = buffers[node.get()];
-    buffer.owned = buffer.gradient.defined();
-    buffer.gradient = add_gradients(buffer.gradient, root_grads[i]);
+    buffers[node.get()].add(root_grads[i]);
     root_nodes.push_back(std::move(node));
   }
   std::vector<std::shared_ptr<Node>> targets;

@@ -1,5 +1,5 @@
-// Launch helpers shared by the CUDA family machinery: the device guard, the
-// grid size and block-level reductions over warp shuffles.
+// Launch helpers shared by the CUDA family machinery: the grid size, the launch of a
+// row kernel (a warp or a block to a row) and block-level reductions over warp shuffles.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -20,6 +20,22 @@ inline unsigned grid_for(int64_t work, int64_t per_block) {
   constexpr int64_t kMaxBlocks = int64_t{1} << 20;  // a grid-stride loop handles larger sizes
   const int64_t blocks = (work + per_block - 1) / per_block;
   return static_cast<unsigned>(blocks < 1 ? 1 : (blocks > kMaxBlocks ? kMaxBlocks : blocks));
+}
+
+// Launches a row kernel on the current stream of `device`: `per_warp` (a warp to a row, 8 rows a block) for rows of
+// up to `warp_row_limit` columns, else `per_block` (a block to a row).
+template <typename Args>
+void launch_rows(void (*per_warp)(Args), void (*per_block)(Args), const Args& a, int64_t rows, int64_t cols,
+                 int64_t warp_row_limit, int device, const char* op) {
+  if (rows == 0 || cols == 0) return;
+  DeviceGuard guard(device);
+  const cudaStream_t stream = current_stream(device);
+  if (cols <= warp_row_limit) {
+    per_warp<<<grid_for(rows, kBlockThreads / kWarpSize), kBlockThreads, 0, stream>>>(a);
+  } else {
+    per_block<<<grid_for(rows, 1), kBlockThreads, 0, stream>>>(a);
+  }
+  TS_CUDA_CHECK_LAUNCH(op);
 }
 
 // __shfl_down_sync for any trivially copyable value (bool, 8- and 16-bit

@@ -80,15 +80,8 @@ __global__ void __launch_bounds__(kBlockThreads) normalize_rows(RowArgs a) {
 // The RowKernel of functor N, on the current stream of a.device.
 template <typename N, typename T, typename acc_t>
 void launch_normalize(const RowArgs& a, const char* op) {
-  if (a.rows == 0 || a.cols == 0) return;
-  DeviceGuard guard(a.device);
-  const cudaStream_t stream = current_stream(a.device);
-  if (a.cols <= kWarpRowLimitNormalize) {
-    normalize_rows<N, T, acc_t, kWarpSize><<<grid_for(a.rows, kBlockThreads / kWarpSize), kBlockThreads, 0, stream>>>(a);
-  } else {
-    normalize_rows<N, T, acc_t, kBlockThreads><<<grid_for(a.rows, 1), kBlockThreads, 0, stream>>>(a);
-  }
-  TS_CUDA_CHECK_LAUNCH(op);
+  launch_rows(normalize_rows<N, T, acc_t, kWarpSize>, normalize_rows<N, T, acc_t, kBlockThreads>, a, a.rows, a.cols,
+              kWarpRowLimitNormalize, a.device, op);
 }
 
 }  // namespace ts::cuda

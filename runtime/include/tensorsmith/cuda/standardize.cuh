@@ -76,16 +76,8 @@ __global__ void __launch_bounds__(kBlockThreads) standardize_rows(StandardizeArg
 // The StandardizeKernel of functor S, on the current stream of a.device.
 template <typename S, typename T, typename acc_t>
 void launch_standardize(const StandardizeArgs& a, const char* op) {
-  if (a.rows == 0 || a.cols == 0) return;
-  DeviceGuard guard(a.device);
-  const cudaStream_t stream = current_stream(a.device);
-  if (a.cols <= kWarpRowLimitStandardize) {
-    standardize_rows<S, T, acc_t, kWarpSize>
-        <<<grid_for(a.rows, kBlockThreads / kWarpSize), kBlockThreads, 0, stream>>>(a);
-  } else {
-    standardize_rows<S, T, acc_t, kBlockThreads><<<grid_for(a.rows, 1), kBlockThreads, 0, stream>>>(a);
-  }
-  TS_CUDA_CHECK_LAUNCH(op);
+  launch_rows(standardize_rows<S, T, acc_t, kWarpSize>, standardize_rows<S, T, acc_t, kBlockThreads>, a, a.rows, a.cols,
+              kWarpRowLimitStandardize, a.device, op);
 }
 
 }  // namespace ts::cuda
