@@ -1,8 +1,9 @@
 """The C-level entries in front of the pointwise bindings, the Tensor operators and __getitem__
 (runtime/src/python/fast_calls.cpp): a call they take gives exactly what pybind11's path gives.
 
-A keyword argument (out=None) always sends a call down pybind11's path, so each op is called both ways
-on the same operands and the results (dtype, shape, every bit) or errors (type and message) compared.
+A keyword argument other than out=<a Tensor> (out=None among them) always sends a call down pybind11's path,
+so each op is called both ways on the same operands and the results (dtype, shape, every bit) or errors (type
+and message) compared; out=<a Tensor> is taken, and compared the same way against out=(tensor,), which is not.
 """
 
 from __future__ import annotations
@@ -76,6 +77,26 @@ def test_functions_give_what_pybind11_gives(spec) -> None:
             fast = outcome(function, *operands)
             general = outcome(function, *operands, out=None)
             assert fast == general, f"{spec.name}({', '.join(map(repr, operands))}) [{dtype}]"
+
+
+@pytest.mark.parametrize("spec", FAST_OPS, ids=lambda s: s.name)
+def test_out_tensors_give_what_pybind11_gives(spec) -> None:
+    """out= a tensor of the result's shape in every dtype (castable or not: numpy's same_kind rule refuses some,
+    with the same error either way), a tensor of another shape, a broadcast (read-only) view; the tensor given
+    is returned, written as pybind11's path writes it (out=(tensor,) takes that path)."""
+    function = op_function(spec.name)
+    for dtype in spec.dtypes:
+        operands = [sample(dtype, seed) for seed in range(spec.arity)]
+        shape = operands[0].shape  # every operand has the one shape
+        makers = [lambda d=d: ts.zeros(shape, dtype=ts.dtype(d)) for d in ("bool", "int8", "int64", "float32", "float64", "complex64")]
+        makers += [lambda: ts.zeros((2,)), lambda: ts.broadcast_to(ts.zeros((1,)), shape)]
+        for make in makers:
+            fast_target, general_target = make(), make()
+            fast = outcome(function, *operands, out=fast_target)
+            general = outcome(function, *operands, out=(general_target,))
+            assert fast == general, f"{spec.name}{tuple(operands)!r} out={fast_target.dtype} {fast_target.shape} [{dtype}]"
+            if fast[0] != "error":
+                assert function(*operands, out=fast_target) is fast_target
 
 
 @pytest.mark.parametrize("spec", [s for s in FAST_OPS if s.operators], ids=lambda s: s.name)

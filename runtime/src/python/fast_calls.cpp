@@ -81,8 +81,16 @@ bool plain_operands(PyObject* const* args, Py_ssize_t n) {
   return tensor;
 }
 
+// A module function's keywords the entry takes: `out` alone (every pointwise function has it) holding a Tensor.
+// pointwise_into checks that tensor; one it refuses sends the call to pybind11's path, which raises the same
+// error. Any other keyword, out=None included, takes pybind11's path (the tests compare the two paths by it).
+bool out_tensor_only(const FastEntry& entry, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return entry.form == Form::AsGiven && !entry.method && PyTuple_GET_SIZE(kwnames) == 1 &&
+         PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "out") == 0 && exact_tensor(args[nargs]) != nullptr;
+}
+
 bool takes_call(const FastEntry& entry, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  if (kwnames != nullptr || autograd::might_record()) return false;
+  if (autograd::might_record() || (kwnames != nullptr && !out_tensor_only(entry, args, nargs, kwnames))) return false;
   switch (entry.form) {
     case Form::GetItem: return nargs == 2 && exact_tensor(args[0]) != nullptr;
     case Form::Reflected: return nargs == 2 && plain_operands(args, nargs);
@@ -92,15 +100,15 @@ bool takes_call(const FastEntry& entry, PyObject* const* args, Py_ssize_t nargs,
 }
 
 // What the binding computes for the call (its names label arguments only in errors, which the fallback raises).
-py::object compute(const FastEntry& entry, PyObject* const* args) {
+// `out`: the out= tensor, or None.
+py::object compute(const FastEntry& entry, PyObject* const* args, py::handle out) {
   if (entry.form == Form::GetItem) return tensor_object(get_item(*exact_tensor(args[0]), args[1]));
   const OpDef& op = *entry.op;
-  const py::handle none = py::none();
-  if (entry.form == Form::Reflected) return pointwise_into(op, tensor_operands(op, {args[1], args[0]}, {"x1", "x2"}), none);
+  if (entry.form == Form::Reflected) return pointwise_into(op, tensor_operands(op, {args[1], args[0]}, {"x1", "x2"}), out);
   switch (op.arity) {
-    case 1: return pointwise_into(op, tensor_operands(op, {args[0]}, {"x"}), none);
-    case 2: return pointwise_into(op, tensor_operands(op, {args[0], args[1]}, {"x1", "x2"}), none);
-    default: return pointwise_into(op, tensor_operands(op, {args[0], args[1], args[2]}, {"x1", "x2", "x3"}), none);
+    case 1: return pointwise_into(op, tensor_operands(op, {args[0]}, {"x"}), out);
+    case 2: return pointwise_into(op, tensor_operands(op, {args[0], args[1]}, {"x1", "x2"}), out);
+    default: return pointwise_into(op, tensor_operands(op, {args[0], args[1], args[2]}, {"x1", "x2", "x3"}), out);
   }
 }
 
@@ -109,7 +117,7 @@ py::object compute(const FastEntry& entry, PyObject* const* args) {
 std::optional<PyObject*> taken(const FastEntry& entry, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   if (!takes_call(entry, args, nargs, kwnames)) return std::nullopt;
   try {
-    return compute(entry, args).release().ptr();
+    return compute(entry, args, kwnames != nullptr ? py::handle(args[nargs]) : py::none()).release().ptr();
   } catch (...) {
     PyErr_Clear();
     return std::nullopt;
