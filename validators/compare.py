@@ -480,7 +480,8 @@ def compare(spec: OpSpec, case: Case, actual: Any, *, which: str = "a", expected
 
 # Significand bits (with the implicit one) and the smallest normal exponent of each float dtype.
 _FORMAT = {"float64": (53, -1022), "float32": (24, -126), "float16": (11, -14), "bfloat16": (8, -126)}
-# The power of two just past each dtype's largest finite value: where rounding to nearest gives infinity.
+# The power of two one ulp past each dtype's largest finite value: what an infinity stands for at the edge of
+# the range (rounding to nearest gives infinity from halfway to it).
 _PAST_LARGEST = {"float32": 2.0**128, "float16": 2.0**16, "bfloat16": 2.0**128}
 BIAS_LIMIT = 0.25  # ulp: the most a case's mean signed error may be from zero
 BIAS_MIN_ELEMENTS = 256  # distinct finite results a case needs before its mean error says anything
