@@ -1894,6 +1894,26 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
           "-0.0 does not.");
   }
   {
+    static const ts::autograd::OpInfo autograd{"cross_entropy",
+                                               "specs/cross_entropy.yaml",
+                                               ts::autograd::Kind::Formulas,
+                                               {"logits", "target", "ignore_index", "reduction", "label_smoothing"},
+                                               {0},
+                                               {2, 4, 0, 3, 1},
+                                               -1,
+                                               false};
+    ts::autograd::register_op(autograd);
+    m.def("cross_entropy", ts::autograd::recorded_function(autograd, &ts::python::cross_entropy), py::arg("logits"),
+          py::arg("target"), py::pos_only(), py::kw_only(), py::arg("ignore_index") = -100,
+          py::arg("reduction") = pybind11::str("mean"), py::arg("label_smoothing") = 0.0,
+          "Softmax cross-entropy of logits (..., C), classes along the last axis, against integer class indices target "
+          "(...), as PyTorch's: per row -log softmax(logits)[target], with label_smoothing s (1 - s) of it plus s "
+          "times the mean over classes of -log softmax; rows whose target is ignore_index count for nothing and are "
+          "left out of the mean. reduction 'mean' (over the rows counted), 'sum' or 'none' (one loss per row). A "
+          "target outside [0, C) that is not ignore_index is an IndexError. Its backward is one node: softmax(logits) "
+          "less the target distribution, times each row's share of the gradient.");
+  }
+  {
     static const ts::autograd::OpInfo autograd{"diff",
                                                "specs/diff.yaml",
                                                ts::autograd::Kind::NotImplemented,

@@ -373,6 +373,17 @@ def count_nonzero(
 ) -> Tensor:
     """The number of nonzero (true) elements over the given axes (all when axis is None), as int64; NaN counts, -0.0 does not."""
 
+def cross_entropy(
+    logits: Tensor,
+    target: Tensor,
+    /,
+    *,
+    ignore_index: int = -100,
+    reduction: Literal["mean", "sum", "none"] = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
+    """Softmax cross-entropy of logits (..., C), classes along the last axis, against integer class indices target (...), as PyTorch's: per row -log softmax(logits)[target], with label_smoothing s (1 - s) of it plus s times the mean over classes of -log softmax; rows whose target is ignore_index count for nothing and are left out of the mean. reduction 'mean' (over the rows counted), 'sum' or 'none' (one loss per row). A target outside [0, C) that is not ignore_index is an IndexError. Its backward is one node: softmax(logits) less the target distribution, times each row's share of the gradient."""
+
 def cumulative_prod(
     x: Tensor | ArrayLike,
     /,

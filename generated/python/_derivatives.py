@@ -416,6 +416,16 @@ def concat_backward(wanted, grad, result, arrays, axis):  # specs/concat.yaml
     )
 
 
+def cross_entropy_backward(
+    wanted, grad, result, logits, target, ignore_index, reduction, label_smoothing
+):  # specs/cross_entropy.yaml
+    return (
+        (cross_entropy_grad(grad, logits, target, ignore_index, reduction, label_smoothing))
+        if wanted[0]
+        else None,  # logits
+    )
+
+
 def expand_dims_backward(wanted, grad, result, x, axis):  # specs/expand_dims.yaml
     return (
         (reshape(grad, x.shape)) if wanted[0] else None,  # x
@@ -632,6 +642,7 @@ FORMULAS = {
     "broadcast_to": broadcast_to_backward,
     "clip": clip_backward,
     "concat": concat_backward,
+    "cross_entropy": cross_entropy_backward,
     "expand_dims": expand_dims_backward,
     "flip": flip_backward,
     "gelu": gelu_backward,

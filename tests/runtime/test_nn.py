@@ -149,6 +149,46 @@ def test_cross_entropy_with_ignore_index_and_label_smoothing(smoothing: float, r
     close(a.grad, b.grad)
 
 
+@pytest.mark.parametrize("smoothing", [0.0, 0.3])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_double_backward_matches_pytorch(smoothing: float, reduction: str) -> None:
+    """Under create_graph the gradient is built without in-place writes, so it can be differentiated again:
+    the Hessian-vector product is PyTorch's, over leading axes of rows, with ignored rows."""
+    logits = RNG.standard_normal((2, 4, 6)).astype(np.float64)
+    target = RNG.integers(0, 6, (2, 4))
+    target[0, 1] = 3
+    a, b = pair(logits)
+    ya = F.cross_entropy(a, ts.asarray(target), ignore_index=3, label_smoothing=smoothing, reduction=reduction)
+    yb = torch.nn.functional.cross_entropy(b.reshape(-1, 6), torch.from_numpy(target).reshape(-1), ignore_index=3,
+                                           label_smoothing=smoothing, reduction=reduction).reshape(ya.shape)  # fmt: skip
+    close(ya, yb, rtol=1e-12, atol=1e-12)
+    weight = RNG.standard_normal(tuple(ya.shape))
+    (ga,) = ts.autograd.grad(ts.sum(ya * ts.asarray(weight)), a, create_graph=True)
+    (gb,) = torch.autograd.grad((yb * torch.from_numpy(weight)).sum(), b, create_graph=True)
+    close(ga, gb, rtol=1e-12, atol=1e-12)
+    v = RNG.standard_normal(logits.shape)
+    (ha,) = ts.autograd.grad(ts.sum(ga * ts.asarray(v)), a)
+    (hb,) = torch.autograd.grad((gb * torch.from_numpy(v)).sum(), b)
+    close(ha, hb, rtol=1e-10, atol=1e-12)
+
+
+def test_cross_entropy_refuses_targets_it_cannot_take() -> None:
+    logits = ts.asarray(RNG.standard_normal((3, 4)).astype(np.float32))
+    with pytest.raises(IndexError, match=r"target 4 is out of bounds for 4 classes"):
+        F.cross_entropy(logits, ts.asarray(np.array([0, 4, 1])))
+    with pytest.raises(IndexError, match=r"target -1 is out of bounds"):  # no wrapping, as PyTorch
+        F.cross_entropy(logits, ts.asarray(np.array([0, -1, 1])))
+    assert np.isfinite(float(F.cross_entropy(logits, ts.asarray(np.array([0, -1, 1])), ignore_index=-1)))
+    with pytest.raises(ValueError, match=r"target of shape \(2,\) does not match logits of shape \(3, 4\)"):
+        F.cross_entropy(logits, ts.asarray(np.array([0, 1])))
+    with pytest.raises(TypeError, match="integer class indices, not float32"):
+        F.cross_entropy(logits, ts.asarray(np.zeros(3, np.float32)))
+    with pytest.raises(ValueError, match="reduction"):
+        F.cross_entropy(logits, ts.asarray(np.array([0, 1, 2])), reduction="avg")
+    with pytest.raises(ValueError, match="label_smoothing must be in"):
+        F.cross_entropy(logits, ts.asarray(np.array([0, 1, 2])), label_smoothing=1.5)
+
+
 def test_embedding_gradient_sums_repeated_ids() -> None:
     table = RNG.standard_normal((6, 3)).astype(np.float32)
     ids = np.array([[0, 2, 2], [5, 0, 2]])

@@ -117,6 +117,36 @@ def test_asarray_shares_non_contiguous_numpy_views(index) -> None:
     assert shares(t, base)
 
 
+class _Int(int):
+    pass
+
+
+SCALARS = [True, False, 0, -5, 2**62, -(2**63), 2**63, 2**64, 1.5, -0.0, float("nan"), float("inf"), 1 + 2j, _Int(3)]
+
+
+@pytest.mark.parametrize("dtype", [None, "int64", "int8", "uint64", "float32", "float64", "bool"])
+@pytest.mark.parametrize("copy", [None, True, False])
+@pytest.mark.parametrize("value", SCALARS, ids=repr)
+def test_asarray_of_a_python_scalar_is_numpys(value, dtype, copy) -> None:
+    """Python bools, ints and floats become 0-d tensors without numpy.asarray (its cost was most of a small
+    op's); every dtype, value, error and copy=False answer is still numpy's."""
+    def outcome(make):
+        try:
+            return make(), None
+        except (ValueError, TypeError, OverflowError) as exc:
+            return None, type(exc)
+
+    want, want_error = outcome(lambda: np.asarray(value, dtype=dtype, copy=copy))
+    if want is not None and want.dtype == object:  # beyond uint64: numpy's object array, which has no dtype here
+        want, want_error = None, TypeError
+    got, got_error = outcome(lambda: ts.asarray(value, dtype=None if dtype is None else getattr(ts, dtype), copy=copy))
+    assert got_error is want_error
+    if want is not None:
+        assert (got.dtype, got.shape) == (getattr(ts, str(want.dtype)), ())
+        np.testing.assert_array_equal(np.asarray(got), want)
+        assert np.signbit(np.asarray(got)) == np.signbit(want) if want.dtype.kind == "f" else True
+
+
 def test_asarray_of_broadcast_numpy_array_keeps_its_values() -> None:
     b = np.broadcast_to(np.arange(3), (2, 3))  # read-only, stride 0
     assert_same(ts.asarray(b), b.copy())

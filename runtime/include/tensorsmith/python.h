@@ -125,6 +125,8 @@ Tensor count_nonzero(const Tensor& x, pybind11::handle axis, pybind11::handle ke
 Tensor gelu(const Tensor& x, pybind11::handle approximate);
 Tensor layer_norm(const Tensor& x, pybind11::handle normalized_shape, pybind11::handle weight, pybind11::handle bias,
                   pybind11::handle eps);
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, pybind11::handle ignore_index, pybind11::handle reduction,
+                     pybind11::handle label_smoothing);
 Tensor vecdot(const Tensor& x1, const Tensor& x2, pybind11::handle axis);
 Tensor tensordot(const Tensor& x1, const Tensor& x2, pybind11::handle axes);
 

@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 __all__ = ["unreduce", "reduced_count", "extreme_share", "matmul_grad_x1", "matmul_grad_x2", "inverse_permutation",
-           "split_like", "negated", "untile", "positions_of", "scatter_add", "within", "reverse_cumulative_sum", "product_of_others", "scatter_add_rows", "sum_to", "rows_of", "standardize_grad_x", "gelu_grad", "gelu_tanh_second"]  # fmt: skip
+           "split_like", "negated", "untile", "positions_of", "scatter_add", "within", "reverse_cumulative_sum", "product_of_others", "scatter_add_rows", "sum_to", "rows_of", "standardize_grad_x", "gelu_grad", "gelu_tanh_second", "cross_entropy_grad"]  # fmt: skip
 
 
 def _namespace(*arrays: Any) -> Any:
@@ -153,6 +153,40 @@ def gelu_tanh_second(x: Any) -> Any:
     s = 1 / (1 + xp.exp(-u))
     du = _GELU_A + 3 * _GELU_B * (x * x)
     return s * (1 - s) * (2 * du + x * (1 - 2 * s) * (du * du) + 6 * _GELU_B * (x * x))
+
+
+def _softmax(xp: Any, x: Any) -> Any:
+    """softmax along the last axis: tensorsmith's op (one kernel), or composed for numpy (which has none)."""
+    if hasattr(xp, "softmax"):
+        return xp.softmax(x, axis=-1)
+    e = xp.exp(x - xp.max(x, axis=-1, keepdims=True))
+    return e / xp.sum(e, axis=-1, keepdims=True)
+
+
+def cross_entropy_grad(grad: Any, logits: Any, target: Any, ignore_index: int, reduction: str, label_smoothing: float) -> Any:
+    """cross_entropy's gradient with respect to logits (classes along the last axis): each row's share of grad
+    (grad itself, one per row, for reduction 'none'; grad over the number of rows counted for 'mean'; 0 for a
+    row whose target is ignore_index) times softmax(logits) less the row's target distribution, 1 - s at its
+    target class plus s / C at every class (s the label smoothing)."""
+    xp = _namespace(grad, logits)
+    classes = logits.shape[-1]
+    counted = target != ignore_index
+    share = xp.where(counted, grad, 0.0)  # a scalar grad ('mean', 'sum') broadcasts to every row
+    if reduction == "mean":
+        share = share / xp.sum(xp.astype(counted, share.dtype))
+    probabilities = _softmax(xp, logits)
+    spread = probabilities - label_smoothing / classes if label_smoothing else probabilities
+    result = xp.expand_dims(share, axis=-1) * spread
+    at_target = (1.0 - label_smoothing) * share
+    if getattr(result, "requires_grad", False):  # double backward: no in-place write, a one-hot mask instead
+        one_hot = xp.expand_dims(target, axis=-1) == xp.arange(classes, device=logits.device)
+        return result - xp.expand_dims(at_target, axis=-1) * xp.astype(one_hot, result.dtype)
+    # Each row's target class, less its share (an ignored row's share is 0: any class will do), written into
+    # the fresh result by position rather than through a mask of the logits' size.
+    rows = xp.reshape(result, (-1, classes))
+    picked = (xp.arange(rows.shape[0], device=logits.device), xp.reshape(xp.where(counted, target, 0), (-1,)))
+    rows[picked] = rows[picked] - xp.reshape(at_target, (-1,))
+    return result
 
 
 def inverse_permutation(axes: Any) -> tuple[int, ...]:

@@ -18,8 +18,32 @@ static Tensor tensor_asarray(const Tensor& t, std::optional<DType> dtype, std::o
   return copy == true ? t.clone() : t;
 }
 
+// A Python bool, int or float as numpy's asarray makes it with no dtype (or that very dtype): a 0-d tensor
+// made here, without numpy.asarray and the sharing of its array (3 us, most of a small op's time). Other
+// scalars, dtypes and copy=False take numpy's path, which decides their conversions and errors.
+static std::optional<Tensor> python_scalar(py::handle obj, std::optional<DType> dtype, std::optional<bool> copy) {
+  if (copy == false) return std::nullopt;  // numpy refuses: a scalar's array is always a copy
+  PyObject* p = obj.ptr();
+  const auto made = [&](DType type, auto value) -> std::optional<Tensor> {
+    if (dtype && *dtype != type) return std::nullopt;
+    Tensor out = Tensor::empty({}, type);
+    *reinterpret_cast<decltype(value)*>(out.data_ptr()) = value;
+    return out;
+  };
+  if (PyBool_Check(p)) return made(DType::Bool, static_cast<bool>(p == Py_True));
+  if (PyFloat_CheckExact(p)) return made(DType::Float64, PyFloat_AS_DOUBLE(p));
+  if (PyLong_CheckExact(p)) {
+    int overflow = 0;
+    const long long value = PyLong_AsLongLongAndOverflow(p, &overflow);
+    if (overflow != 0) return std::nullopt;  // beyond int64: numpy's uint64 or its OverflowError
+    return made(DType::Int64, static_cast<int64_t>(value));
+  }
+  return std::nullopt;
+}
+
 Tensor asarray(py::handle obj, std::optional<DType> dtype, std::optional<bool> copy) {
   if (py::isinstance<Tensor>(obj)) return tensor_asarray(obj.cast<const Tensor&>(), dtype, copy);
+  if (std::optional<Tensor> scalar = python_scalar(obj, dtype, copy)) return *scalar;
 
   py::module_ np = py::module_::import("numpy");
   // numpy implements the Array API copy semantics for everything it accepts

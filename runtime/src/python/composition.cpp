@@ -1,7 +1,7 @@
 // Array API functions composed of the catalog's generated ops (specs with `implementation:`): clip, diff,
-// var, std, count_nonzero, vecdot, tensordot; and layer_norm and gelu, which ts.nn needs. Each runs the engines
-// on whatever device its inputs are on, so CPU and CUDA agree by construction; their bindings, stubs and
-// differential tests come from the specs.
+// var, std, count_nonzero, vecdot, tensordot; and layer_norm, gelu and cross_entropy, which ts.nn needs. Each
+// runs the engines on whatever device its inputs are on, so CPU and CUDA agree by construction; their
+// bindings, stubs and differential tests come from the specs.
 #include <pybind11/pybind11.h>
 
 #include <algorithm>
@@ -170,6 +170,59 @@ Tensor gelu(const Tensor& x, py::handle approximate_arg) {
   const Tensor cdf = apply("add", apply("erf", {apply("multiply", x, py::float_(std::sqrt(0.5)), "1 / sqrt(2)")}),
                            py::float_(1.0), "1");
   return apply("multiply", {apply("multiply", x, py::float_(0.5), "0.5"), cdf});
+}
+
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, py::handle ignore_index_arg, py::handle reduction_arg,
+                     py::handle label_smoothing_arg) {
+  const int64_t ignore_index = int_arg(ignore_index_arg, "ignore_index");
+  const std::string reduction = py::isinstance<py::str>(reduction_arg) ? reduction_arg.cast<std::string>() : "";
+  TS_CHECK(reduction == "mean" || reduction == "sum" || reduction == "none", ValueError,
+           "cross_entropy: reduction must be 'mean', 'sum' or 'none', not " << py::repr(reduction_arg).cast<std::string>());
+  TS_CHECK(PyFloat_Check(label_smoothing_arg.ptr()) || (PyLong_Check(label_smoothing_arg.ptr()) && !PyBool_Check(label_smoothing_arg.ptr())),
+           TypeError, "cross_entropy: label_smoothing must be a float, not " << type_name(label_smoothing_arg));
+  const double smoothing = label_smoothing_arg.cast<double>();
+  TS_CHECK(smoothing >= 0.0 && smoothing <= 1.0, ValueError,
+           "cross_entropy: label_smoothing must be in [0, 1], not " << smoothing);
+  TS_CHECK(logits.ndim() >= 1, ValueError, "cross_entropy: logits need a class axis (at least one dimension)");
+  TS_CHECK(!is_complex(logits.dtype()), NotImplementedError,
+           "cross_entropy: " << dtype_name(logits.dtype()) << " logits are not supported (PyTorch's take none either)");
+  TS_CHECK(is_integer(target.dtype()), TypeError,
+           "cross_entropy: target must hold integer class indices, not " << dtype_name(target.dtype()));
+  const Shape rows(logits.shape().begin(), logits.shape().end() - 1);
+  TS_CHECK(target.shape() == rows, ValueError,
+           "cross_entropy: target of shape " << shape_str(target.shape()) << " does not match logits of shape "
+                                             << shape_str(logits.shape()) << " (one class index per row, shape "
+                                             << shape_str(rows) << ")");
+  // Each row's -log p at its target, gathered by position from the rows of log_softmax (no one-hot mask of
+  // the logits' size); an ignored row's position is its first class, masked out below.
+  const int64_t classes = logits.shape().back();
+  TS_CHECK(classes > 0 || target.numel() == 0, ValueError,
+           "cross_entropy: logits of shape " << shape_str(logits.shape()) << " have no classes");
+  const Tensor targets = on_host(target.astype(DType::Int64));
+  const auto* values = reinterpret_cast<const int64_t*>(targets.data_ptr());
+  std::vector<int64_t> positions(static_cast<size_t>(targets.numel()));
+  for (size_t i = 0; i < positions.size(); ++i) {
+    const int64_t t = values[i];
+    TS_CHECK(t == ignore_index || (t >= 0 && t < classes), IndexError,
+             "cross_entropy: target " << t << " is out of bounds for " << classes << " classes (and is not ignore_index "
+                                      << ignore_index << ")");
+    positions[i] = static_cast<int64_t>(i) * classes + (t == ignore_index ? 0 : t);
+  }
+  const Tensor log_p = python::normalize(op("log_softmax"), logits, -1);
+  Tensor loss = apply("negative", {gather(log_p.reshape({log_p.numel()}), 0, positions).reshape(rows)});
+  if (smoothing > 0.0) {
+    const Tensor mean = python::reduce(op("mean"), log_p, std::vector<int64_t>{-1}, false, py::none());
+    loss = apply("subtract", {apply("multiply", loss, py::float_(1.0 - smoothing), "1 - label_smoothing"),
+                              apply("multiply", mean, py::float_(smoothing), "label_smoothing")});
+  }
+  const Tensor valid = apply("not_equal", target, py::int_(ignore_index), "ignore_index");
+  loss = pointwise(op("where"), tensor_operands(op("where"), {py::cast(valid), py::cast(loss), py::float_(0.0)},
+                                                {"condition", "loss", "0"}));
+  if (reduction == "none") return loss;
+  const Tensor total = python::reduce(op("sum"), loss, std::nullopt, false, py::none());
+  if (reduction == "sum") return total;
+  const Tensor counted = python::reduce(op("sum"), valid.astype(total.dtype()), std::nullopt, false, py::none());
+  return apply("divide", {total, counted});
 }
 
 Tensor count_nonzero(const Tensor& x, py::handle axis, py::handle keepdims) {
