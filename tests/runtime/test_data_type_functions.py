@@ -41,6 +41,16 @@ def test_python_scalars_are_weak_as_the_ops_take_them(dtype: ts.DType, scalar: o
         assert got.name == np.result_type(np.dtype(dtype.name), scalar).name
 
 
+def test_result_type_tells_weak_kinds_apart_one_after_another() -> None:
+    """result_type remembers its answers by kind of weak scalar: equal values of different kinds (True, 1,
+    1.0, 1j compare equal) must not share an answer, in whichever order they are asked."""
+    for dtype in NUMPY_DTYPES:
+        for scalars in itertools.permutations([True, 1, 1.0, 1j]):
+            for scalar in scalars:
+                want = np.result_type(np.dtype(dtype.name), scalar).name
+                assert ts.result_type(dtype, scalar).name == want, (dtype.name, scalar)
+
+
 def test_result_type_of_many_and_its_errors() -> None:
     assert ts.result_type(ts.int8, ts.uint8, ts.float16).name == np.result_type(np.int8, np.uint8, np.float16).name
     assert ts.result_type(ts.bool, 1, 1.0).name == np.result_type(np.bool_, 1, 1.0).name

@@ -14,6 +14,7 @@ import gc
 import itertools
 import operator
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -121,26 +122,28 @@ class _Int(int):
     pass
 
 
-SCALARS = [True, False, 0, -5, 2**62, -(2**63), 2**63, 2**64, 1.5, -0.0, float("nan"), float("inf"), 1 + 2j, _Int(3)]
+SCALARS = [True, False, 0, -5, 200, 300, 2**53 + 1, 2**62, -(2**63), 2**63, 2**64, 1.5, -0.0, 1e300, float("nan"), float("inf"), 1 + 2j, _Int(3)]
 
 
-@pytest.mark.parametrize("dtype", [None, "int64", "int8", "uint64", "float32", "float64", "bool"])
+@pytest.mark.parametrize("dtype", [None, "int64", "int8", "int16", "uint8", "uint64", "float16", "float32", "float64", "bool", "complex64"])
 @pytest.mark.parametrize("copy", [None, True, False])
 @pytest.mark.parametrize("value", SCALARS, ids=repr)
 def test_asarray_of_a_python_scalar_is_numpys(value, dtype, copy) -> None:
     """Python bools, ints and floats become 0-d tensors without numpy.asarray (its cost was most of a small
     op's); every dtype, value, error and copy=False answer is still numpy's."""
     def outcome(make):
-        try:
-            return make(), None
-        except (ValueError, TypeError, OverflowError) as exc:
-            return None, type(exc)
+        with warnings.catch_warnings(record=True) as caught:  # numpy warns of a float cast beyond the range
+            warnings.simplefilter("always")
+            try:
+                return make(), None, [w.category for w in caught]
+            except (ValueError, TypeError, OverflowError) as exc:
+                return None, type(exc), [w.category for w in caught]
 
-    want, want_error = outcome(lambda: np.asarray(value, dtype=dtype, copy=copy))
+    want, want_error, want_warnings = outcome(lambda: np.asarray(value, dtype=dtype, copy=copy))
     if want is not None and want.dtype == object:  # beyond uint64: numpy's object array, which has no dtype here
         want, want_error = None, TypeError
-    got, got_error = outcome(lambda: ts.asarray(value, dtype=None if dtype is None else getattr(ts, dtype), copy=copy))
-    assert got_error is want_error
+    got, got_error, got_warnings = outcome(lambda: ts.asarray(value, dtype=None if dtype is None else getattr(ts, dtype), copy=copy))
+    assert (got_error, got_warnings) == (want_error, want_warnings)
     if want is not None:
         assert (got.dtype, got.shape) == (getattr(ts, str(want.dtype)), ())
         np.testing.assert_array_equal(np.asarray(got), want)

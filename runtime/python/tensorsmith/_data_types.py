@@ -67,12 +67,26 @@ def result_type(*arrays_and_dtypes: object) -> _C.DType:
         raise ValueError("result_type needs at least one dtype or tensor")
     strong, weak = [], []
     for i, value in enumerate(arrays_and_dtypes):
-        if isinstance(value, (bool, int, float, complex)):
-            weak.append(value)
+        if isinstance(value, _C.Tensor):  # first: the common case, and a tensor is no scalar
+            strong.append(value.dtype)
+        elif isinstance(value, (bool, int, float, complex)):
+            weak.append(_weak_rank(value))
         else:
             strong.append(_dtype_of(value, f"result_type: argument {i}"))
     if not strong:
         raise ValueError("result_type needs at least one dtype or tensor besides Python scalars")
+    return _promoted(tuple(strong), tuple(weak))
+
+
+# Per weak kind (_weak_rank), the one value that stands for all its values: NEP 50 promotes by kind, not value.
+_WEAK_KINDS = (False, 0, 0.0, 0j)
+
+
+@functools.lru_cache(maxsize=4096)
+def _promoted(strong: tuple[_C.DType, ...], weak_ranks: tuple[int, ...]) -> _C.DType:
+    """result_type of these dtypes and weak scalars (by _weak_rank: the values themselves would be equal keys,
+    0 == 0.0 == 0j), remembered: asking numpy took 5 us a call."""
+    weak = [_WEAK_KINDS[rank] for rank in weak_ranks]
     if _C.bfloat16 not in strong:  # numpy's n-ary result_type is not a fold of pairs: int8, uint8, float16 -> float16
         return getattr(_C, _np.result_type(*(_numpy(d) for d in strong), *weak).name)
     dtype = functools.reduce(_C.promote_types, strong)  # with bfloat16, which numpy cannot promote: pairwise
@@ -121,7 +135,12 @@ class iinfo_object:  # noqa: N801 - the standard's name
 
 
 def finfo(type: object, /) -> finfo_object:  # noqa: A002 - the standard's parameter name
-    dtype = _dtype_of(type, "finfo: type")
+    return _finfo(_dtype_of(type, "finfo: type"))
+
+
+@functools.lru_cache(maxsize=None)
+def _finfo(dtype: _C.DType) -> finfo_object:
+    """finfo of a dtype, made once (numpy's finfo and the conversions took 1.8 us a call)."""
     if dtype.name in _COMPLEX_FLOATING:  # a complex dtype's limits are its parts' (the standard's and numpy's)
         dtype = _C.float32 if dtype == _C.complex64 else _C.float64
     if dtype.name not in _REAL_FLOATING:
@@ -131,7 +150,12 @@ def finfo(type: object, /) -> finfo_object:  # noqa: A002 - the standard's param
 
 
 def iinfo(type: object, /) -> iinfo_object:  # noqa: A002 - the standard's parameter name
-    dtype = _dtype_of(type, "iinfo: type")
+    return _iinfo(_dtype_of(type, "iinfo: type"))
+
+
+@functools.lru_cache(maxsize=None)
+def _iinfo(dtype: _C.DType) -> iinfo_object:
+    """iinfo of a dtype, made once."""
     if dtype.name not in _KINDS["integral"]:
         raise TypeError(f"iinfo: {dtype.name} is not an integer dtype")
     info = _np.iinfo(_numpy(dtype))

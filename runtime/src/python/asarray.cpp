@@ -4,6 +4,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+
 #include "bindings.h"
 #include "tensorsmith/errors.h"
 
@@ -18,25 +22,66 @@ static Tensor tensor_asarray(const Tensor& t, std::optional<DType> dtype, std::o
   return copy == true ? t.clone() : t;
 }
 
-// A Python bool, int or float as numpy's asarray makes it with no dtype (or that very dtype): a 0-d tensor
-// made here, without numpy.asarray and the sharing of its array (3 us, most of a small op's time). Other
-// scalars, dtypes and copy=False take numpy's path, which decides their conversions and errors.
+namespace {
+
+template <typename T>
+Tensor scalar_tensor(DType type, T value) {
+  Tensor out = Tensor::empty({}, type);
+  *reinterpret_cast<T*>(out.data_ptr()) = value;
+  return out;
+}
+
+// An integer value as a 0-d tensor of an integer dtype that holds it (numpy's OverflowError otherwise: not here).
+std::optional<Tensor> integer_scalar(DType type, long long v) {
+  switch (type) {
+    case DType::Int8: if (v >= INT8_MIN && v <= INT8_MAX) return scalar_tensor(type, static_cast<int8_t>(v)); break;
+    case DType::Int16: if (v >= INT16_MIN && v <= INT16_MAX) return scalar_tensor(type, static_cast<int16_t>(v)); break;
+    case DType::Int32: if (v >= INT32_MIN && v <= INT32_MAX) return scalar_tensor(type, static_cast<int32_t>(v)); break;
+    case DType::Int64: return scalar_tensor(type, static_cast<int64_t>(v));
+    case DType::UInt8: if (v >= 0 && v <= UINT8_MAX) return scalar_tensor(type, static_cast<uint8_t>(v)); break;
+    case DType::UInt16: if (v >= 0 && v <= UINT16_MAX) return scalar_tensor(type, static_cast<uint16_t>(v)); break;
+    case DType::UInt32: if (v >= 0 && v <= UINT32_MAX) return scalar_tensor(type, static_cast<uint32_t>(v)); break;
+    case DType::UInt64: if (v >= 0) return scalar_tensor(type, static_cast<uint64_t>(v)); break;
+    default: break;
+  }
+  return std::nullopt;
+}
+
+// A double as a float32 or float64 0-d tensor (rounded to nearest, as numpy's cast; a finite value beyond
+// float32's range is left to numpy, which warns of the overflow).
+std::optional<Tensor> floating_scalar(DType type, double v) {
+  if (type == DType::Float64) return scalar_tensor(type, v);
+  if (type == DType::Float32 && !(std::isfinite(v) && std::fabs(v) > static_cast<double>(FLT_MAX))) {
+    return scalar_tensor(type, static_cast<float>(v));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+// A Python bool, int or float as numpy's asarray makes it, with no dtype or one that takes its value as numpy
+// converts it: a 0-d tensor made here, without numpy.asarray and the sharing of its array (3 us, most of a
+// small op's or an element assignment's time). Other scalars and dtypes, values a dtype cannot hold (numpy's
+// OverflowError or warning) and copy=False take numpy's path, which decides their conversions and errors.
 static std::optional<Tensor> python_scalar(py::handle obj, std::optional<DType> dtype, std::optional<bool> copy) {
   if (copy == false) return std::nullopt;  // numpy refuses: a scalar's array is always a copy
   PyObject* p = obj.ptr();
-  const auto made = [&](DType type, auto value) -> std::optional<Tensor> {
-    if (dtype && *dtype != type) return std::nullopt;
-    Tensor out = Tensor::empty({}, type);
-    *reinterpret_cast<decltype(value)*>(out.data_ptr()) = value;
-    return out;
-  };
-  if (PyBool_Check(p)) return made(DType::Bool, static_cast<bool>(p == Py_True));
-  if (PyFloat_CheckExact(p)) return made(DType::Float64, PyFloat_AS_DOUBLE(p));
+  if (PyBool_Check(p)) {
+    const bool v = p == Py_True;
+    const DType type = dtype.value_or(DType::Bool);
+    if (type == DType::Bool) return scalar_tensor(type, v);
+    return is_integer(type) ? integer_scalar(type, v) : floating_scalar(type, v ? 1.0 : 0.0);
+  }
+  if (PyFloat_CheckExact(p)) return floating_scalar(dtype.value_or(DType::Float64), PyFloat_AS_DOUBLE(p));
   if (PyLong_CheckExact(p)) {
     int overflow = 0;
-    const long long value = PyLong_AsLongLongAndOverflow(p, &overflow);
-    if (overflow != 0) return std::nullopt;  // beyond int64: numpy's uint64 or its OverflowError
-    return made(DType::Int64, static_cast<int64_t>(value));
+    const long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
+    if (overflow != 0) return std::nullopt;  // beyond int64: numpy's uint64, object array or OverflowError
+    const DType type = dtype.value_or(DType::Int64);
+    if (is_integer(type)) return integer_scalar(type, v);
+    // An int that a double holds exactly (numpy converts larger ones through int64 to float32: rounded once)
+    constexpr long long kExact = 1LL << 53;
+    if (v >= -kExact && v <= kExact) return floating_scalar(type, static_cast<double>(v));
   }
   return std::nullopt;
 }
@@ -45,18 +90,20 @@ Tensor asarray(py::handle obj, std::optional<DType> dtype, std::optional<bool> c
   if (py::isinstance<Tensor>(obj)) return tensor_asarray(obj.cast<const Tensor&>(), dtype, copy);
   if (std::optional<Tensor> scalar = python_scalar(obj, dtype, copy)) return *scalar;
 
-  py::module_ np = py::module_::import("numpy");
   // numpy implements the Array API copy semantics for everything it accepts
-  // (copy=False raises ValueError when a copy cannot be avoided).
-  py::array arr = np.attr("asarray")(obj, py::arg("dtype") = dtype ? py::object(numpy_dtype(*dtype)) : py::none(),
-                                     py::arg("copy") = py::cast(copy));
+  // (copy=False raises ValueError when a copy cannot be avoided). Its asarray is looked up once (never
+  // released: it may outlive the interpreter's teardown order) and called without keywords where none is set.
+  static const py::object& numpy_asarray = *new py::object(py::module_::import("numpy").attr("asarray"));
+  py::array arr = !dtype && !copy ? numpy_asarray(obj)
+                                  : numpy_asarray(obj, py::arg("dtype") = dtype ? py::object(numpy_dtype(*dtype)) : py::none(),
+                                                  py::arg("copy") = py::cast(copy));
   if (std::optional<Tensor> shared = share_numpy_array(arr)) return *shared;
 
   TS_CHECK(copy != false, ValueError,
            "asarray(copy=False): the array's memory cannot be shared (it is read-only, unaligned or not in "
            "native byte order)");
   py::dtype native = arr.dtype().attr("newbyteorder")("=");
-  py::array fresh = np.attr("array")(arr, py::arg("dtype") = native, py::arg("order") = "C", py::arg("copy") = true);
+  py::array fresh = py::module_::import("numpy").attr("array")(arr, py::arg("dtype") = native, py::arg("order") = "C", py::arg("copy") = true);
   return *share_numpy_array(fresh);  // a fresh C-contiguous native array is always shareable
 }
 

@@ -31,13 +31,17 @@ py::array numpy_view(const Tensor& t) { return numpy_view(t, py::cast(t)); }
 
 py::array host_numpy(const Tensor& t) { return numpy_view(to_device(t, Device{})); }
 
+constexpr bool kLittleEndian = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+
 std::optional<Tensor> share_numpy_array(const py::array& arr) {
   const DType dtype = dtype_from_numpy(arr.dtype());
   const auto item = static_cast<int64_t>(itemsize(dtype));
   char* data = static_cast<char*>(const_cast<void*>(arr.data()));
   // Kernels assume aligned, native-endian elements at whole-element strides; read-only memory
   // is copied, so a tensor made from it can be written as any new tensor can.
-  if (!arr.dtype().attr("isnative").cast<bool>() || !arr.writeable() ||
+  const char order = arr.dtype().byteorder();  // '=' native, '|' no order (one byte), '<' or '>' explicit
+  const bool native = order == '=' || order == '|' || order == (kLittleEndian ? '<' : '>');
+  if (!native || !arr.writeable() ||
       reinterpret_cast<uintptr_t>(data) % static_cast<uintptr_t>(item) != 0) {
     return std::nullopt;
   }
