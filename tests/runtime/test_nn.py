@@ -60,6 +60,16 @@ def test_functional_forms_and_gradients_match_pytorch(ours, theirs) -> None:
     close(a.grad, b.grad, rtol=1e-4, atol=1e-5)
 
 
+def test_causal_attention_masks_each_shape_of_its_own() -> None:
+    """The causal mask is made once per (queries, keys, device) and reused: calls with other lengths, one after
+    another and back, each get their own (PyTorch's top-left causal mask)."""
+    for queries, keys in ((3, 5), (5, 3), (3, 5), (4, 4)):
+        q, k, v = (RNG.standard_normal((2, n, 4)).astype(np.float32) for n in (queries, keys, keys))
+        ours = F.scaled_dot_product_attention(ts.asarray(q), ts.asarray(k), ts.asarray(v), is_causal=True)
+        theirs = torch.nn.functional.scaled_dot_product_attention(*map(torch.from_numpy, (q, k, v)), is_causal=True)
+        close(ours, theirs, rtol=2e-5, atol=2e-6)
+
+
 @pytest.mark.parametrize("normalized_shape", [8, (6, 8)])
 def test_layer_norm_is_one_op_with_the_gradients_of_pytorchs_for_x_weight_and_bias(normalized_shape) -> None:
     """ts.layer_norm (specs/layer_norm.yaml) records one node; its formulas give PyTorch's gradients for x,

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <new>
@@ -58,8 +59,12 @@ bool is_cached_size(size_t size) { return size >= kMediumBlock; }
 void* take_cached(size_t size) {
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);
-  const auto it = c.blocks.find(size);
-  if (it == c.blocks.end()) return nullptr;
+  // The block of this size freed last: equal keys keep their order of insertion, so it is the last of its
+  // range. Its lines are the likeliest still in cache (the first, freed longest ago, is the coldest: a GPT
+  // step's 128 KiB activations each came back from memory).
+  auto it = c.blocks.upper_bound(size);
+  if (it == c.blocks.begin() || std::prev(it)->first != size) return nullptr;
+  --it;
   void* p = it->second;
   c.blocks.erase(it);
   c.bytes -= size;

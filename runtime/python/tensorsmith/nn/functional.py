@@ -3,6 +3,7 @@ their gradients come from the ops' derivative formulas."""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -102,6 +103,13 @@ def mse_loss(x: Any, target: Any, reduction: str = "mean") -> Any:
     return squared if reduction == "none" else _C.sum(squared) if reduction == "sum" else _C.mean(squared)
 
 
+@functools.lru_cache(maxsize=16)
+def _causal_mask(length: int, source: int, device: Any) -> Any:
+    """True on and below the diagonal: each query sees its own position and those before it. Made once per
+    shape and device (two ops in every attention call before); only where() reads it, so it is never written."""
+    return _C.tril(_C.ones((length, source), dtype=_C.bool, device=device))
+
+
 def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: Any = None, is_causal: bool = False,
                                  scale: float | None = None) -> Any:  # fmt: skip
     """softmax(query @ key^T * scale + mask) @ value over the last two dimensions (..., L, E) x (..., S, E);
@@ -112,7 +120,7 @@ def scaled_dot_product_attention(query: Any, key: Any, value: Any, attn_mask: An
     if is_causal:
         if attn_mask is not None:
             raise ValueError("pass either attn_mask or is_causal, not both")
-        attn_mask = _C.tril(_C.ones((length, source), dtype=_C.bool, device=query.device))
+        attn_mask = _causal_mask(length, source, query.device)
     if attn_mask is not None:
         if attn_mask.dtype == _C.bool:
             scores = _C.where(attn_mask, scores, -math.inf)
