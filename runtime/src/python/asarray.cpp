@@ -94,16 +94,17 @@ Tensor asarray(py::handle obj, std::optional<DType> dtype, std::optional<bool> c
   // (copy=False raises ValueError when a copy cannot be avoided). Its asarray is looked up once (never
   // released: it may outlive the interpreter's teardown order) and called without keywords where none is set.
   static const py::object& numpy_asarray = *new py::object(py::module_::import("numpy").attr("asarray"));
+  const py::object dtype_arg = dtype ? py::object(numpy_dtype(*dtype)) : py::none();
   py::array arr = !dtype && !copy ? numpy_asarray(obj)
-                                  : numpy_asarray(obj, py::arg("dtype") = dtype ? py::object(numpy_dtype(*dtype)) : py::none(),
-                                                  py::arg("copy") = py::cast(copy));
+                                  : numpy_asarray(obj, py::arg("dtype") = dtype_arg, py::arg("copy") = py::cast(copy));
   if (std::optional<Tensor> shared = share_numpy_array(arr)) return *shared;
 
   TS_CHECK(copy != false, ValueError,
            "asarray(copy=False): the array's memory cannot be shared (it is read-only, unaligned or not in "
            "native byte order)");
   py::dtype native = arr.dtype().attr("newbyteorder")("=");
-  py::array fresh = py::module_::import("numpy").attr("array")(arr, py::arg("dtype") = native, py::arg("order") = "C", py::arg("copy") = true);
+  py::array fresh = py::module_::import("numpy").attr("array")(arr, py::arg("dtype") = native, py::arg("order") = "C",
+                                                                py::arg("copy") = true);
   return *share_numpy_array(fresh);  // a fresh C-contiguous native array is always shareable
 }
 

@@ -177,8 +177,10 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, py::handle igno
   const int64_t ignore_index = int_arg(ignore_index_arg, "ignore_index");
   const std::string reduction = py::isinstance<py::str>(reduction_arg) ? reduction_arg.cast<std::string>() : "";
   TS_CHECK(reduction == "mean" || reduction == "sum" || reduction == "none", ValueError,
-           "cross_entropy: reduction must be 'mean', 'sum' or 'none', not " << py::repr(reduction_arg).cast<std::string>());
-  TS_CHECK(PyFloat_Check(label_smoothing_arg.ptr()) || (PyLong_Check(label_smoothing_arg.ptr()) && !PyBool_Check(label_smoothing_arg.ptr())),
+           "cross_entropy: reduction must be 'mean', 'sum' or 'none', not "
+               << py::repr(reduction_arg).cast<std::string>());
+  PyObject* smoothing_object = label_smoothing_arg.ptr();
+  TS_CHECK(PyFloat_Check(smoothing_object) || (PyLong_Check(smoothing_object) && !PyBool_Check(smoothing_object)),
            TypeError, "cross_entropy: label_smoothing must be a float, not " << type_name(label_smoothing_arg));
   const double smoothing = label_smoothing_arg.cast<double>();
   TS_CHECK(smoothing >= 0.0 && smoothing <= 1.0, ValueError,
@@ -204,8 +206,8 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, py::handle igno
   for (size_t i = 0; i < positions.size(); ++i) {
     const int64_t t = values[i];
     TS_CHECK(t == ignore_index || (t >= 0 && t < classes), IndexError,
-             "cross_entropy: target " << t << " is out of bounds for " << classes << " classes (and is not ignore_index "
-                                      << ignore_index << ")");
+             "cross_entropy: target " << t << " is out of bounds for " << classes
+                                      << " classes (and is not ignore_index " << ignore_index << ")");
     positions[i] = static_cast<int64_t>(i) * classes + (t == ignore_index ? 0 : t);
   }
   const Tensor log_p = python::normalize(op("log_softmax"), logits, -1);
