@@ -182,6 +182,17 @@ def test_cross_entropy_double_backward_matches_pytorch(smoothing: float, reducti
     close(ha, hb, rtol=1e-10, atol=1e-12)
 
 
+def test_cross_entropy_with_every_target_ignored_is_pytorchs() -> None:
+    """The mean over no rows: a NaN loss, and a zero gradient (not NaN), as PyTorch gives."""
+    a, b = pair(RNG.standard_normal((3, 4)).astype(np.float32))
+    target = np.full(3, -100)
+    ya, yb = F.cross_entropy(a, ts.asarray(target)), torch.nn.functional.cross_entropy(b, torch.from_numpy(target))
+    assert np.isnan(float(ya)) and np.isnan(yb.item())
+    ya.backward()
+    yb.backward()
+    close(a.grad, b.grad, rtol=0, atol=0)
+
+
 def test_cross_entropy_refuses_targets_it_cannot_take() -> None:
     logits = ts.asarray(RNG.standard_normal((3, 4)).astype(np.float32))
     with pytest.raises(IndexError, match=r"target 4 is out of bounds for 4 classes"):

@@ -171,9 +171,9 @@ def cross_entropy_grad(grad: Any, logits: Any, target: Any, ignore_index: int, r
     xp = _namespace(grad, logits)
     classes = logits.shape[-1]
     counted = target != ignore_index
+    if reduction == "mean":  # divided where counted only: with every row ignored (a NaN loss) the gradient is 0
+        grad = grad / xp.sum(xp.astype(counted, grad.dtype))
     share = xp.where(counted, grad, 0.0)  # a scalar grad ('mean', 'sum') broadcasts to every row
-    if reduction == "mean":
-        share = share / xp.sum(xp.astype(counted, share.dtype))
     probabilities = _softmax(xp, logits)
     spread = probabilities - label_smoothing / classes if label_smoothing else probabilities
     result = xp.expand_dims(share, axis=-1) * spread
