@@ -97,8 +97,10 @@ def matmul_grad_x2(grad: Any, x1: Any, x2: Any) -> Any:
 def rows_of(t: Any, normalized_shape: Any) -> Any:
     """t with its trailing `normalized_shape` dimensions (an int: one) flattened into one last axis: the rows
     layer_norm standardizes (an empty normalized_shape makes rows of one element)."""
-    xp = _namespace(t)
     trailing = 1 if isinstance(normalized_shape, int) else len(normalized_shape)
+    if trailing == 1:
+        return t  # its last axis already holds the rows (layer_norm's common case: no reshape to pay for)
+    xp = _namespace(t)
     lead = tuple(t.shape[: t.ndim - trailing])
     return xp.reshape(t, lead + (math.prod(t.shape[t.ndim - trailing :]),))
 
