@@ -3,11 +3,27 @@ by the addresses new tensors get."""
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+
 import numpy as np
+import pytest
 
 import tensorsmith as ts
 
 MEDIUM = (128 << 10) // 4  # float32 elements of the smallest cached block (kMediumBlock)
+
+
+@pytest.fixture(autouse=True)
+def no_collection() -> Iterator[None]:
+    """No garbage collection inside a test: a cycle it freed could put a block of the same size in the cache
+    between a test's frees and its allocations."""
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def address(t: ts.Tensor) -> int:
