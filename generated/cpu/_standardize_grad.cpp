@@ -21,24 +21,26 @@ struct _standardize_grad_cpu_kernel {
     constexpr int64_t kLanes = 16;
     const int64_t cols = args.cols;
     const acc_t count = static_cast<acc_t>(cols);
+    // The sum over a row of term(c): whole steps of lanes, the lanes as a tree, then the row's last elements in
+    // order (added into the lanes, they kept the lanes in memory: the map over rows of 61 float32 took 20% longer).
+    const auto row_sum = [cols](auto term) {
+      acc_t lane[kLanes];
+      for (int64_t k = 0; k < kLanes; ++k) lane[k] = 0;
+      int64_t c = 0;
+      for (; c + kLanes <= cols; c += kLanes) {
+        for (int64_t k = 0; k < kLanes; ++k) lane[k] += term(c + k);
+      }
+      for (int64_t width = kLanes / 2; width > 0; width /= 2) {
+        for (int64_t k = 0; k < width; ++k) lane[k] += lane[k + width];
+      }
+      acc_t sum = lane[0];
+      for (; c < cols; ++c) sum += term(c);
+      return sum;
+    };
     for (int64_t r = 0; r < args.rows; ++r) {
       const T* xs = reinterpret_cast<const T*>(args.x) + r * cols;
       const T* gs = reinterpret_cast<const T*>(args.g) + r * cols;
       T* out = reinterpret_cast<T*>(args.out) + r * cols;
-      // The sum over the row of term(c).
-      const auto row_sum = [cols](auto term) {
-        acc_t lane[kLanes];
-        for (int64_t k = 0; k < kLanes; ++k) lane[k] = 0;
-        int64_t c = 0;
-        for (; c + kLanes <= cols; c += kLanes) {
-          for (int64_t k = 0; k < kLanes; ++k) lane[k] += term(c + k);
-        }
-        for (int64_t k = 0; c + k < cols; ++k) lane[k] += term(c + k);
-        for (int64_t width = kLanes / 2; width > 0; width /= 2) {
-          for (int64_t k = 0; k < width; ++k) lane[k] += lane[k + width];
-        }
-        return lane[0];
-      };
       const acc_t row_mean = row_sum([xs](int64_t c) { return static_cast<acc_t>(xs[c]); }) / count;
       const acc_t variance = row_sum([xs, row_mean](int64_t c) {
         const acc_t centered = static_cast<acc_t>(xs[c]) - row_mean;
