@@ -7,6 +7,8 @@
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 
 #include "bindings.h"
 #include "tensorsmith/errors.h"
@@ -33,18 +35,17 @@ Tensor scalar_tensor(DType type, T value) {
 
 // An integer value as a 0-d tensor of an integer dtype that holds it (numpy's OverflowError otherwise: not here).
 std::optional<Tensor> integer_scalar(DType type, long long v) {
-  switch (type) {
-    case DType::Int8: if (v >= INT8_MIN && v <= INT8_MAX) return scalar_tensor(type, static_cast<int8_t>(v)); break;
-    case DType::Int16: if (v >= INT16_MIN && v <= INT16_MAX) return scalar_tensor(type, static_cast<int16_t>(v)); break;
-    case DType::Int32: if (v >= INT32_MIN && v <= INT32_MAX) return scalar_tensor(type, static_cast<int32_t>(v)); break;
-    case DType::Int64: return scalar_tensor(type, static_cast<int64_t>(v));
-    case DType::UInt8: if (v >= 0 && v <= UINT8_MAX) return scalar_tensor(type, static_cast<uint8_t>(v)); break;
-    case DType::UInt16: if (v >= 0 && v <= UINT16_MAX) return scalar_tensor(type, static_cast<uint16_t>(v)); break;
-    case DType::UInt32: if (v >= 0 && v <= UINT32_MAX) return scalar_tensor(type, static_cast<uint32_t>(v)); break;
-    case DType::UInt64: if (v >= 0) return scalar_tensor(type, static_cast<uint64_t>(v)); break;
-    default: break;
-  }
-  return std::nullopt;
+  return with_element_type(type, [&](auto tag) -> std::optional<Tensor> {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      using limits = std::numeric_limits<T>;
+      const bool held = std::is_signed_v<T> ? v >= static_cast<long long>(limits::min()) &&
+                                                  v <= static_cast<long long>(limits::max())
+                                            : v >= 0 && static_cast<unsigned long long>(v) <= limits::max();
+      if (held) return scalar_tensor(type, static_cast<T>(v));
+    }
+    return std::nullopt;
+  });
 }
 
 // A double as a float32 or float64 0-d tensor (rounded to nearest, as numpy's cast; a finite value beyond

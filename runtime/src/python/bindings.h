@@ -3,11 +3,13 @@
 #pragma once
 
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include "tensorsmith/complex.h"
 #include "tensorsmith/device.h"
 #include "tensorsmith/dtype.h"
 #include "tensorsmith/tensor.h"
@@ -42,6 +44,28 @@ DType dtype_arg(py::handle obj);
 // TypeError naming the numpy dtype when tensorsmith has no equivalent.
 DType dtype_from_numpy(const py::dtype& dt);
 py::dtype numpy_dtype(DType dtype);
+// f(T{}) for T the C++ type of a dtype's elements (bool, int8_t, ..., float16, complex128).
+template <typename F>
+decltype(auto) with_element_type(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::Bool: return f(bool{});
+    case DType::Int8: return f(int8_t{});
+    case DType::Int16: return f(int16_t{});
+    case DType::Int32: return f(int32_t{});
+    case DType::Int64: return f(int64_t{});
+    case DType::UInt8: return f(uint8_t{});
+    case DType::UInt16: return f(uint16_t{});
+    case DType::UInt32: return f(uint32_t{});
+    case DType::UInt64: return f(uint64_t{});
+    case DType::Float32: return f(float{});
+    case DType::Float64: return f(double{});
+    case DType::Float16: return f(float16{});
+    case DType::BFloat16: return f(bfloat16{});
+    case DType::Complex64: return f(complex64{});
+    case DType::Complex128: return f(complex128{});
+  }
+  throw std::logic_error("with_element_type: a DType outside the enumeration");
+}
 
 // ---- devices (devices.cpp) ---------------------------------------------------
 // None (CPU), a Device or a device string; ValueError for a device this build

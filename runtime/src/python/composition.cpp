@@ -30,17 +30,18 @@ Tensor apply(const char* name, const Tensor& x, py::handle operand, const char* 
   return pointwise(op(name), tensor_operands(op(name), {py::cast(x), operand}, {"x", what}));
 }
 
-double correction_arg(py::handle correction) {
-  TS_CHECK((PyLong_Check(correction.ptr()) || PyFloat_Check(correction.ptr())) && !PyBool_Check(correction.ptr()),
-           TypeError, "correction must be an int or a float, not " << type_name(correction));
-  return correction.cast<double>();
+// A Python int or float (not a bool) as a double; TypeError naming `what` otherwise.
+double real_arg(py::handle value, const char* what) {
+  TS_CHECK((PyLong_Check(value.ptr()) || PyFloat_Check(value.ptr())) && !PyBool_Check(value.ptr()), TypeError,
+           what << " must be an int or a float, not " << type_name(value));
+  return value.cast<double>();
 }
 
 // numpy's var: the mean (kept as an axis of 1), the squared deviations summed, divided by max(N - correction,
 // 0). Integers and bool in float64 (the dtype of their mean); float16 and bfloat16 in float32, rounded at the end.
 Tensor numpy_var(const Tensor& input, py::handle axis, py::handle correction, bool keepdims) {
   const std::optional<std::vector<int64_t>> axes = axes_arg(axis);
-  const double ddof = correction_arg(correction);
+  const double ddof = real_arg(correction, "correction");
   const bool half = input.dtype() == DType::Float16 || input.dtype() == DType::BFloat16;
   const Tensor x = half ? input.astype(DType::Float32) : input;
   const Tensor mean = python::reduce(op("mean"), x, axes, true, py::none());  // checks the axes
@@ -138,8 +139,7 @@ Tensor layer_norm(const Tensor& x, py::handle normalized_shape, py::handle weigh
            "layer_norm: normalized_shape " << shape_str(Shape(shape.begin(), shape.end()))
                                            << " does not match the trailing dimensions of an input of shape "
                                            << shape_str(x.shape()));
-  TS_CHECK(PyFloat_Check(eps.ptr()) || (PyLong_Check(eps.ptr()) && !PyBool_Check(eps.ptr())), TypeError,
-           "layer_norm: eps must be a float, not " << type_name(eps));
+  const double epsilon = real_arg(eps, "layer_norm: eps");
   TS_CHECK(!is_complex(x.dtype()), NotImplementedError,
            "layer_norm: " << dtype_name(x.dtype())
                           << " inputs are not supported (the variance it divides by is of real numbers; "
@@ -153,7 +153,7 @@ Tensor layer_norm(const Tensor& x, py::handle normalized_shape, py::handle weigh
   rows.push_back(row_length);
   const bool exact_values = is_integer(x.dtype()) || x.dtype() == DType::Bool;
   const Tensor input = (exact_values ? x.astype(DType::Float64) : x).reshape(rows);
-  Tensor y = python::standardize(op("_standardize"), {input}, eps.cast<double>()).reshape(x.shape());
+  Tensor y = python::standardize(op("_standardize"), {input}, epsilon).reshape(x.shape());
   if (!weight.is_none()) y = apply("multiply", y, weight, "weight");
   return bias.is_none() ? y : apply("add", y, bias, "bias");
 }
@@ -179,10 +179,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, py::handle igno
   TS_CHECK(reduction == "mean" || reduction == "sum" || reduction == "none", ValueError,
            "cross_entropy: reduction must be 'mean', 'sum' or 'none', not "
                << py::repr(reduction_arg).cast<std::string>());
-  PyObject* smoothing_object = label_smoothing_arg.ptr();
-  TS_CHECK(PyFloat_Check(smoothing_object) || (PyLong_Check(smoothing_object) && !PyBool_Check(smoothing_object)),
-           TypeError, "cross_entropy: label_smoothing must be a float, not " << type_name(label_smoothing_arg));
-  const double smoothing = label_smoothing_arg.cast<double>();
+  const double smoothing = real_arg(label_smoothing_arg, "cross_entropy: label_smoothing");
   TS_CHECK(smoothing >= 0.0 && smoothing <= 1.0, ValueError,
            "cross_entropy: label_smoothing must be in [0, 1], not " << smoothing);
   TS_CHECK(logits.ndim() >= 1, ValueError, "cross_entropy: logits need a class axis (at least one dimension)");

@@ -10,40 +10,24 @@
 
 namespace ts::python {
 
+// numpy's kind character for a dtype's elements ('V' for bfloat16, ml_dtypes' void-kind dtype).
+static char numpy_kind(DType d) {
+  if (is_bool(d)) return 'b';
+  if (is_signed_integer(d)) return 'i';
+  if (is_unsigned_integer(d)) return 'u';
+  if (is_complex(d)) return 'c';
+  return d == DType::BFloat16 ? 'V' : 'f';
+}
+
 DType dtype_from_numpy(const py::dtype& dt) {
-  // By kind and size, read from the descriptor (its name, a Python string, took most of asarray's time);
-  // bfloat16 is ml_dtypes' numpy dtype, of kind 'V'.
-  const auto size = dt.itemsize();
-  switch (dt.kind()) {
-    case 'b':
-      if (size == 1) return DType::Bool;
-      break;
-    case 'i':
-      if (size == 1) return DType::Int8;
-      if (size == 2) return DType::Int16;
-      if (size == 4) return DType::Int32;
-      if (size == 8) return DType::Int64;
-      break;
-    case 'u':
-      if (size == 1) return DType::UInt8;
-      if (size == 2) return DType::UInt16;
-      if (size == 4) return DType::UInt32;
-      if (size == 8) return DType::UInt64;
-      break;
-    case 'f':
-      if (size == 2) return DType::Float16;
-      if (size == 4) return DType::Float32;
-      if (size == 8) return DType::Float64;
-      break;
-    case 'c':
-      if (size == 8) return DType::Complex64;
-      if (size == 16) return DType::Complex128;
-      break;
-    case 'V':
-      if (size == 2 && std::string(py::str(dt.attr("name"))) == "bfloat16") return DType::BFloat16;
-      break;
-    default:
-      break;
+  // By kind and size, read from the descriptor (its name, a Python string, took most of asarray's time); of the
+  // void kind only ml_dtypes' bfloat16.
+  const char kind = dt.kind();
+  const auto size = static_cast<size_t>(dt.itemsize());
+  for (int i = 0; i < kNumDTypes; ++i) {
+    const auto d = static_cast<DType>(i);
+    if (numpy_kind(d) != kind || itemsize(d) != size) continue;
+    if (kind != 'V' || std::string(py::str(dt.attr("name"))) == "bfloat16") return d;
   }
   throw ts::TypeError("numpy dtype '" + std::string(py::str(dt)) + "' is not supported by tensorsmith");
 }

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "bindings.h"
@@ -235,18 +236,11 @@ std::optional<Runs> counted_runs(const Tensor& flat) {
 }
 
 std::optional<Runs> integer_runs(const Tensor& flat) {
-  switch (flat.dtype()) {
-    case DType::Bool: return counted_runs<bool>(flat);
-    case DType::Int8: return counted_runs<int8_t>(flat);
-    case DType::Int16: return counted_runs<int16_t>(flat);
-    case DType::Int32: return counted_runs<int32_t>(flat);
-    case DType::Int64: return counted_runs<int64_t>(flat);
-    case DType::UInt8: return counted_runs<uint8_t>(flat);
-    case DType::UInt16: return counted_runs<uint16_t>(flat);
-    case DType::UInt32: return counted_runs<uint32_t>(flat);
-    case DType::UInt64: return counted_runs<uint64_t>(flat);
-    default: return std::nullopt;
-  }
+  return with_element_type(flat.dtype(), [&flat](auto tag) -> std::optional<Runs> {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T>) return counted_runs<T>(flat);  // bool too
+    return std::nullopt;
+  });
 }
 
 Runs runs_of(const Tensor& x) {

@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include <string>
+#include <type_traits>
 
 #include "bindings.h"
 #include "tensorsmith/autograd.h"
@@ -35,31 +36,21 @@ std::vector<int64_t> ints_from_args(const py::args& args, const char* what) {
 py::object only_element(const Tensor& t) {
   const Tensor host = t.device().type == DeviceType::CPU ? t : to_device(t, Device{});
   const char* p = host.data_ptr();  // the element itself (the data pointer includes the offset)
-  const auto as = [p](auto type_tag) { return *reinterpret_cast<const decltype(type_tag)*>(p); };
-  switch (host.dtype()) {
-    case DType::Bool: return py::bool_(as(uint8_t{}) != 0);
-    case DType::Int8: return py::int_(as(int8_t{}));
-    case DType::Int16: return py::int_(as(int16_t{}));
-    case DType::Int32: return py::int_(as(int32_t{}));
-    case DType::Int64: return py::int_(as(int64_t{}));
-    case DType::UInt8: return py::int_(as(uint8_t{}));
-    case DType::UInt16: return py::int_(as(uint16_t{}));
-    case DType::UInt32: return py::int_(as(uint32_t{}));
-    case DType::UInt64: return py::int_(as(uint64_t{}));
-    case DType::Float32: return py::float_(static_cast<double>(as(float{})));
-    case DType::Float64: return py::float_(as(double{}));
-    case DType::Float16: return py::float_(static_cast<double>(static_cast<float>(as(float16{}))));
-    case DType::BFloat16: return py::float_(static_cast<double>(static_cast<float>(as(bfloat16{}))));
-    case DType::Complex64: {
-      const complex64 v = as(complex64{});
+  return with_element_type(host.dtype(), [p](auto tag) -> py::object {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool>) {
+      return py::bool_(*reinterpret_cast<const uint8_t*>(p) != 0);
+    } else if constexpr (std::is_integral_v<T>) {
+      return py::int_(*reinterpret_cast<const T*>(p));
+    } else if constexpr (is_complex_v<T>) {
+      const T v = *reinterpret_cast<const T*>(p);
       return py::reinterpret_steal<py::object>(PyComplex_FromDoubles(v.re, v.im));
+    } else if constexpr (std::is_floating_point_v<T>) {
+      return py::float_(static_cast<double>(*reinterpret_cast<const T*>(p)));
+    } else {  // float16, bfloat16: every value is a float's
+      return py::float_(static_cast<double>(static_cast<float>(*reinterpret_cast<const T*>(p))));
     }
-    case DType::Complex128: {
-      const complex128 v = as(complex128{});
-      return py::reinterpret_steal<py::object>(PyComplex_FromDoubles(v.re, v.im));
-    }
-  }
-  return host_numpy(host).attr("item")();  // no dtype is left: kept for the compiler's sake
+  });
 }
 
 // Mirrors numpy's array_repr: array2string plus the shape/dtype extras numpy
