@@ -155,49 +155,6 @@ bool is_array_like(py::handle obj) {
          py::isinstance(obj, py::module_::import("numpy").attr("generic"));
 }
 
-// Calls f with a value of the C++ type of `d` (only its type matters).
-template <typename F>
-void visit_cpp_type(DType d, F&& f) {
-  switch (d) {
-    case DType::Bool: return f(bool{});
-    case DType::Int8: return f(int8_t{});
-    case DType::Int16: return f(int16_t{});
-    case DType::Int32: return f(int32_t{});
-    case DType::Int64: return f(int64_t{});
-    case DType::UInt8: return f(uint8_t{});
-    case DType::UInt16: return f(uint16_t{});
-    case DType::UInt32: return f(uint32_t{});
-    case DType::UInt64: return f(uint64_t{});
-    case DType::Float32: return f(float{});
-    case DType::Float64: return f(double{});
-    case DType::Float16: return f(float16{});
-    case DType::BFloat16: return f(bfloat16{});
-    case DType::Complex64: return f(complex64{});
-    case DType::Complex128: return f(complex128{});
-  }
-}
-
-// The value of a Python int as T, or nullopt when it does not fit.
-template <typename T>
-std::optional<T> int_as(py::handle obj) {
-  int overflow = 0;
-  const long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
-  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
-  if (overflow == 0) {
-    using Limits = std::numeric_limits<T>;
-    const bool fits = std::is_signed_v<T> ? v >= static_cast<long long>(Limits::min()) && v <= static_cast<long long>(Limits::max())
-                                          : v >= 0 && static_cast<unsigned long long>(v) <= Limits::max();
-    return fits ? std::optional<T>(static_cast<T>(v)) : std::nullopt;
-  }
-  if (overflow < 0 || !std::is_same_v<T, uint64_t>) return std::nullopt;
-  const unsigned long long u = PyLong_AsUnsignedLongLong(obj.ptr());
-  if (u == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
-    PyErr_Clear();  // beyond uint64 too
-    return std::nullopt;
-  }
-  return static_cast<T>(u);
-}
-
 // The 0-d tensor a weak scalar operand is written into: this thread's previous one of `dtype` when nothing
 // else holds its memory any more (an operand lives only as long as its op call), else a new one. `t * 2.0`
 // in a loop then allocates nothing for the 2.0.
@@ -211,7 +168,7 @@ Tensor scalar_operand(DType dtype) {
 // A 0-d tensor of `dtype` holding a Python scalar of `kind` (kind <= dtype's kind).
 Tensor weak_scalar_tensor(py::handle obj, Kind kind, DType dtype) {
   Tensor t = scalar_operand(dtype);
-  visit_cpp_type(dtype, [&](auto zero) {
+  with_element_type(dtype, [&](auto zero) {
     using T = decltype(zero);
     T* out = reinterpret_cast<T*>(t.data_ptr());
     if (kind == Kind::Bool) {
@@ -237,7 +194,7 @@ Tensor weak_scalar_tensor(py::handle obj, Kind kind, DType dtype) {
 
 bool int_fits(py::handle obj, DType dtype) {
   bool fits = false;
-  visit_cpp_type(dtype, [&](auto zero) {
+  with_element_type(dtype, [&](auto zero) {
     using T = decltype(zero);
     if constexpr (!is_complex_v<T>) fits = int_as<T>(obj).has_value();  // a complex dtype holds no Python int here
   });
@@ -416,7 +373,7 @@ std::vector<Tensor> tensor_operands(const OpDef& op, std::initializer_list<py::h
 py::object clamp_int(py::handle value, DType dtype) {
   if (int_fits(value, dtype)) return py::reinterpret_borrow<py::object>(value);
   py::object limit;
-  visit_cpp_type(dtype, [&](auto zero) {
+  with_element_type(dtype, [&](auto zero) {
     using T = decltype(zero);
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       limit = py::int_(is_negative(value) ? std::numeric_limits<T>::min() : std::numeric_limits<T>::max());

@@ -33,16 +33,13 @@ Tensor scalar_tensor(DType type, T value) {
   return out;
 }
 
-// An integer value as a 0-d tensor of an integer dtype that holds it (numpy's OverflowError otherwise: not here).
-std::optional<Tensor> integer_scalar(DType type, long long v) {
+// A Python int (or bool) as a 0-d tensor of an integer dtype that holds it (numpy's OverflowError otherwise:
+// not here).
+std::optional<Tensor> integer_scalar(DType type, py::handle obj) {
   return with_element_type(type, [&](auto tag) -> std::optional<Tensor> {
     using T = decltype(tag);
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-      using limits = std::numeric_limits<T>;
-      const bool held = std::is_signed_v<T> ? v >= static_cast<long long>(limits::min()) &&
-                                                  v <= static_cast<long long>(limits::max())
-                                            : v >= 0 && static_cast<unsigned long long>(v) <= limits::max();
-      if (held) return scalar_tensor(type, static_cast<T>(v));
+      if (const std::optional<T> v = int_as<T>(obj)) return scalar_tensor(type, *v);
     }
     return std::nullopt;
   });
@@ -71,15 +68,15 @@ static std::optional<Tensor> python_scalar(py::handle obj, std::optional<DType> 
     const bool v = p == Py_True;
     const DType type = dtype.value_or(DType::Bool);
     if (type == DType::Bool) return scalar_tensor(type, v);
-    return is_integer(type) ? integer_scalar(type, v) : floating_scalar(type, v ? 1.0 : 0.0);
+    return is_integer(type) ? integer_scalar(type, obj) : floating_scalar(type, v ? 1.0 : 0.0);
   }
   if (PyFloat_CheckExact(p)) return floating_scalar(dtype.value_or(DType::Float64), PyFloat_AS_DOUBLE(p));
   if (PyLong_CheckExact(p)) {
+    const DType type = dtype.value_or(DType::Int64);  // beyond int64 with no dtype: numpy's uint64 or object array
+    if (is_integer(type)) return integer_scalar(type, obj);
     int overflow = 0;
     const long long v = PyLong_AsLongLongAndOverflow(p, &overflow);
-    if (overflow != 0) return std::nullopt;  // beyond int64: numpy's uint64, object array or OverflowError
-    const DType type = dtype.value_or(DType::Int64);
-    if (is_integer(type)) return integer_scalar(type, v);
+    if (overflow != 0) return std::nullopt;
     // An int that a double holds exactly (numpy converts larger ones through int64 to float32: rounded once)
     constexpr long long kExact = 1LL << 53;
     if (v >= -kExact && v <= kExact) return floating_scalar(type, static_cast<double>(v));

@@ -2,9 +2,11 @@
 // The generated bindings only see tensorsmith/python.h.
 #pragma once
 
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -65,6 +67,27 @@ decltype(auto) with_element_type(DType dtype, F&& f) {
     case DType::Complex128: return f(complex128{});
   }
   throw std::logic_error("with_element_type: a DType outside the enumeration");
+}
+
+// The value of a Python int as T, or nullopt when it does not fit.
+template <typename T>
+std::optional<T> int_as(py::handle obj) {
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
+  if (v == -1 && PyErr_Occurred()) throw py::error_already_set();
+  if (overflow == 0) {
+    using Limits = std::numeric_limits<T>;
+    const bool fits = std::is_signed_v<T> ? v >= static_cast<long long>(Limits::min()) && v <= static_cast<long long>(Limits::max())
+                                          : v >= 0 && static_cast<unsigned long long>(v) <= Limits::max();
+    return fits ? std::optional<T>(static_cast<T>(v)) : std::nullopt;
+  }
+  if (overflow < 0 || !std::is_same_v<T, uint64_t>) return std::nullopt;
+  const unsigned long long u = PyLong_AsUnsignedLongLong(obj.ptr());
+  if (u == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+    PyErr_Clear();  // beyond uint64 too
+    return std::nullopt;
+  }
+  return static_cast<T>(u);
 }
 
 // ---- devices (devices.cpp) ---------------------------------------------------
