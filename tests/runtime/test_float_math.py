@@ -246,6 +246,20 @@ def test_float32_pow_specials() -> None:
     assert ok.all(), [(float(a), float(b), float(g), float(w)) for a, b, g, w in zip(x[~ok], y[~ok], got[~ok], want[~ok])]
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_pow_of_any_nan_to_zero_and_of_one_to_any_nan_is_one(dtype: str) -> None:
+    """x**0 and 1**y are 1 for every NaN, signalling, negative or with a payload (IEEE 754, C's pow), as for a
+    quiet one; libm's pow, which numpy's float64 loop calls on this machine, answers a signalling NaN with NaN."""
+    bits = {"float16": (np.uint16, 0x7C01, 0xFE00), "float32": (np.uint32, 0x7F800001, 0xFFC00000),
+            "float64": (np.uint64, 0x7FF0000000000001, 0xFFF8000000000000)}[dtype]  # fmt: skip
+    nans = np.array([bits[1], bits[2], bits[1] | 0b110], dtype=bits[0]).view(dtype)
+    zeros = np.array([0.0, -0.0, 0.0], dtype=dtype)
+    ones = np.ones(3, dtype=dtype)
+    assert np.asarray(ts.pow(ts.asarray(nans), ts.asarray(zeros))).tolist() == [1.0, 1.0, 1.0]
+    assert np.asarray(ts.pow(ts.asarray(ones), ts.asarray(nans))).tolist() == [1.0, 1.0, 1.0]
+    assert np.isnan(np.asarray(ts.pow(ts.asarray(nans), ts.asarray(ones)))).all(), "NaN to any other power is NaN"
+
+
 def test_float32_pow_is_the_same_wherever_an_element_sits() -> None:
     # The vector body, its tail, strided and broadcast runs and other thread splits all compute one formula.
     x, y = (a[:100_003] for a in _pow_pairs(np.random.default_rng(10)))

@@ -95,6 +95,67 @@ def test_every_row_length_merges_stably_both_ways(dtype: str) -> None:
         assert got_down.tobytes() == np.take_along_axis(a, down, axis=1).tobytes(), f"descending sort, row length {n}"
 
 
+def _long_rows(n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Rows that stress the CPU's bucket split (rows of 24 and more): orders a sample could be fooled by,
+    few distinct values (buckets of one value), and a row whose sampled positions all hold its largest value
+    (every element falls into one bucket, so the split gives up and merges)."""
+    sample_positions = np.arange(1, 64, 2) * n // 64  # where a split of n >= 2048 draws its 32 samples
+    fooled = rng.standard_normal(n)
+    fooled[sample_positions] = np.inf
+    return {
+        "normal": rng.standard_normal(n),
+        "sorted": np.arange(n, dtype=np.float64),
+        "reversed": np.arange(n, 0, -1, dtype=np.float64),
+        "organ pipe": np.concatenate([np.arange(n // 2), np.arange(n - n // 2, 0, -1)]).astype(np.float64),
+        "one value": np.full(n, 7.0),
+        "two values": rng.integers(0, 2, n).astype(np.float64),
+        "few values": rng.integers(-3, 4, n).astype(np.float64),
+        "periodic": (np.arange(n) % 64).astype(np.float64),
+        "fooled sample": fooled,
+        "zeros and nans": rng.choice([-0.0, 0.0, np.nan, 1.0], n),
+    }
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int8", "uint64", "bool", "bfloat16"])
+@pytest.mark.parametrize("n", [24, 65, 513, 2049, 5000, 40_000])
+def test_long_rows_of_every_shape_sort_stably_both_ways(dtype: str, n: int) -> None:
+    """Each kind of row above, ascending and descending, values bit for bit and positions as numpy's stable
+    argsort gives them (bfloat16 against float32 rounded to it: numpy has no bfloat16)."""
+    rng = np.random.default_rng(n)
+    for kind, row in _long_rows(n, rng).items():
+        if dtype == "bool":
+            row = np.nan_to_num(row, posinf=1.0) > 0.5
+        elif dtype in ("int8", "uint64"):
+            row = np.nan_to_num(row, posinf=100.0).astype(np.int64).astype(dtype)
+        elif dtype == "bfloat16":
+            row = (row.astype(np.float32).view(np.uint32) & 0xFFFF0000).view(np.float32)  # exact in bfloat16
+        else:
+            row = row.astype(dtype)
+        a = np.stack([row, row[::-1]])
+        x = ts.asarray(a).astype(ts.bfloat16) if dtype == "bfloat16" else ts.asarray(a)
+        up = np.argsort(a, axis=1, kind="stable")
+        down = stable_descending_positions(a, 1)
+        np.testing.assert_array_equal(np.asarray(ts.argsort(x, axis=1)), up, err_msg=f"{kind}, n={n}")
+        np.testing.assert_array_equal(np.asarray(ts.argsort(x, axis=1, descending=True)), down, err_msg=f"{kind}, n={n}")
+        for descending, positions in ((False, up), (True, down)):
+            got = ts.sort(x, axis=1, descending=descending)
+            got = np.asarray(got.astype(ts.float32)) if dtype == "bfloat16" else np.asarray(got)
+            want = np.take_along_axis(a, positions, axis=1)
+            assert got.tobytes() == want.tobytes(), f"{kind}, n={n}, descending={descending}: values differ"
+
+
+def test_nan_payloads_and_signed_zeros_keep_their_order_in_long_rows() -> None:
+    """NaNs tie with each other and -0.0 with +0.0: a stable sort moves each one bit for bit, in row order."""
+    rng = np.random.default_rng(21)
+    bits = rng.choice(np.array([0x7FC00001, 0xFFC00002, 0x7F800003, 0x80000000, 0x00000000, 0x3F800000],
+                               dtype=np.uint32), 3000)  # quiet and signalling NaNs of several payloads, zeros, 1
+    a = bits.view(np.float32)
+    for descending in (False, True):
+        positions = stable_descending_positions(a, 0) if descending else np.argsort(a, kind="stable")
+        got = np.asarray(ts.sort(ts.asarray(a), descending=descending))
+        assert got.view(np.uint32).tolist() == bits[positions].tolist()
+
+
 def test_stable_is_accepted_and_every_sort_is_stable() -> None:
     a = np.array([3, 1, 3, 1, 2, 3], dtype=np.int16)
     for stable in (True, False):

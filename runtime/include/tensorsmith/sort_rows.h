@@ -1,15 +1,22 @@
-// The sort machinery of both devices: a stable merge sort of one row by the kernel's comparator. Generated
-// sort kernels hold only the comparator (`less`, the op's order); this is the loop around it, shared by
-// every sort op (the CPU kernel sorts its rows one after another, the CUDA kernel a row per thread).
+// The sort machinery of both devices: a stable sort of one row by the kernel's comparator. Generated sort
+// kernels hold only the comparator (`less`, the op's order); this is the loop around it, shared by every sort
+// op (the CPU kernel sorts its rows one after another, the CUDA kernel a row per thread).
 //
 // Sorting is bound by the comparisons' outcomes, which are random on unsorted data: every merge step here
 // turns the outcome into data (which element to write, which input advances) rather than a branch, so a
 // comparator without short-circuit operators (the family's contract asks for `|` and `&`) sorts without
 // mispredictions, and runs of equal length are merged from both ends at once, two independent chains.
+//
+// On the CPU a row is split into ordered buckets (a stable sample sort: each element compared with 7 splitters
+// drawn from the row) until they are 64 elements or fewer, each then sorted by counting, for every element,
+// the others that go before it. Both count comparisons in loops the compiler vectorizes rather than merge
+// element by element: a row of 4096 float32 sorts in 94 us on one core rather than 149, an argsort in 98
+// rather than 179. The CUDA thread per row merge sorts its whole row.
 #pragma once
 
 #include <cstdint>
 
+#include "tensorsmith/complex.h"
 #include "tensorsmith/dispatch.h"
 #include "tensorsmith/macros.h"
 
@@ -106,8 +113,175 @@ TS_HOST_DEVICE inline E* merge_sort(E* from, E* to, int64_t n) {
   return from;
 }
 
+#if !defined(__CUDACC__)
+// ---- The CPU's bucket split (a stable sample sort) ------------------------------------------------------
+
+namespace buckets {
+
+constexpr int64_t kBuckets = 8;      // a split sorts into kBuckets buckets by kBuckets - 1 splitters
+constexpr int64_t kOversample = 4;   // sample elements per bucket on long ranges (fewer on short ones)
+constexpr int64_t kChunk = 256;      // elements whose values and buckets are held at once on the stack
+constexpr int64_t kRankBelow = 64;   // ranges up to this long are rank sorted
+constexpr int64_t kMergeBelow = 24;  // rows shorter than this are merge sorted (cheaper than rank sort's setup)
+constexpr int64_t kMaxDepth = 10;    // splits before a range is merge sorted whatever its length: even splits
+                                     // never get there (64 * 8^10 elements); uneven ones cost at most this
+                                     // many linear passes more
+constexpr int64_t kMaxPending = kMaxDepth * (kBuckets - 1) + 1;  // ranges waiting, taken depth first
+
+struct Range {
+  int64_t begin, n, depth;
+};
+
+// Whether splitter s goes strictly before x in the sort's order.
+template <typename K, typename compute_t, bool kDescending>
+TS_FORCE_INLINE bool splitter_before(compute_t s, compute_t x) {
+  return kDescending ? K::less(x, s) : K::less(s, x);
+}
+
+// bucket[i]: how many splitters go strictly before values[i]. Monotone in the order, so bucket j's elements
+// all go before (or tie with) bucket j + 1's; a loop over values the compiler vectorizes.
+template <typename K, typename compute_t, bool kDescending>
+TS_FORCE_INLINE void classify(const compute_t* values, int64_t m, const compute_t* splitters, int32_t* bucket) {
+  for (int64_t i = 0; i < m; ++i) {
+    int32_t c = 0;
+#pragma GCC unroll 8
+    for (int64_t j = 0; j + 1 < kBuckets; ++j) c += splitter_before<K, compute_t, kDescending>(splitters[j], values[i]);
+    bucket[i] = c;
+  }
+}
+
+// a[0, n) (n <= kRankBelow) sorted stably in place by each element's rank: how many elements go before it,
+// with those that tie counted when they are ahead of it in the row. Every pair is compared, with no branch:
+// the compiler vectorizes the count, far cheaper than merging a short row. b[0, n) is scratch.
+template <typename K, typename compute_t, bool kDescending, typename E>
+TS_FORCE_INLINE void rank_sort(E* a, E* b, int64_t n) {
+  compute_t values[kRankBelow];
+  int32_t rank[kRankBelow];
+  for (int64_t i = 0; i < n; ++i) {
+    values[i] = static_cast<compute_t>(value_of(a[i]));
+    rank[i] = 0;
+  }
+  // Element j's share of every other element's rank: it counts for those it goes before and, where it ties
+  // with one, only when it is ahead in the row. j == i never counts, so a rank is below n whatever `less` says.
+  for (int64_t j = 0; j < n; ++j) {
+    const compute_t y = values[j];
+    for (int64_t i = 0; i < j; ++i) rank[i] += splitter_before<K, compute_t, kDescending>(y, values[i]);
+    for (int64_t i = j + 1; i < n; ++i) rank[i] += !splitter_before<K, compute_t, kDescending>(values[i], y);
+  }
+  for (int64_t i = 0; i < n; ++i) b[rank[i]] = a[i];
+  for (int64_t i = 0; i < n; ++i) a[i] = b[i];
+}
+
+// Whether a[0, n) all tie with a[0] (a row of one value, or a bucket between two tied splitters): such a
+// range is already in stable order.
+template <typename K, typename compute_t, bool kDescending, typename E>
+TS_FORCE_INLINE bool all_tied(const E* a, int64_t n) {
+  const compute_t first = static_cast<compute_t>(value_of(a[0]));
+  int64_t apart = 0;
+  for (int64_t i = 1; i < n; ++i) {
+    const compute_t x = static_cast<compute_t>(value_of(a[i]));
+    apart += splitter_before<K, compute_t, kDescending>(first, x) |
+             splitter_before<K, compute_t, kDescending>(x, first);
+  }
+  return apart == 0;
+}
+
+// a[0, n) merge sorted stably in place, b[0, n) its scratch.
+template <typename K, typename compute_t, bool kDescending, typename E>
+TS_FORCE_INLINE void merge_sort_in_place(E* a, E* b, int64_t n) {
+  const E* sorted = merge_sort<K, compute_t, kDescending>(a, b, n);
+  if (sorted != a) {
+    for (int64_t i = 0; i < n; ++i) a[i] = sorted[i];
+  }
+}
+
+// a[0, n) split stably into buckets by splitters drawn from it: each bucket is a range of a, in order, and its
+// elements keep their order; the ranges are pushed to `pending`. Returns false, having moved nothing, where
+// every element fell into one bucket (the row's elements alike, or the sample unlucky).
+template <typename K, typename compute_t, bool kDescending, typename E>
+TS_FORCE_INLINE bool split(E* a, E* b, uint8_t* ids, const Range& range, Range* pending, int64_t& n_pending) {
+  const int64_t n = range.n;
+  const int64_t oversample = n >= 2048 ? kOversample : n >= 512 ? 2 : 1;
+  const int64_t sample_size = kBuckets * oversample;
+  static_assert(kBuckets * kOversample <= kRankBelow, "the sample is rank sorted");
+  E sample[kBuckets * kOversample], sample_scratch[kBuckets * kOversample];
+  for (int64_t i = 0; i < sample_size; ++i) sample[i] = a[(2 * i + 1) * n / (2 * sample_size)];
+  rank_sort<K, compute_t, kDescending>(sample, sample_scratch, sample_size);
+  compute_t splitters[kBuckets - 1];
+  for (int64_t j = 0; j + 1 < kBuckets; ++j) {
+    splitters[j] = static_cast<compute_t>(value_of(sample[(j + 1) * oversample]));
+  }
+
+  // Each element's bucket, once (the comparator may be inconsistent: the scatter must see the counted ids).
+  int64_t count[kBuckets] = {};
+  compute_t values[kChunk];
+  int32_t bucket[kChunk];
+  for (int64_t at = 0; at < n; at += kChunk) {
+    const int64_t m = n - at < kChunk ? n - at : kChunk;
+    for (int64_t i = 0; i < m; ++i) values[i] = static_cast<compute_t>(value_of(a[at + i]));
+    classify<K, compute_t, kDescending>(values, m, splitters, bucket);
+    for (int64_t i = 0; i < m; ++i) {
+      ids[at + i] = static_cast<uint8_t>(bucket[i]);
+      ++count[bucket[i]];
+    }
+  }
+  int64_t next[kBuckets];
+  for (int64_t j = 0, start = 0; j < kBuckets; start += count[j++]) {
+    if (count[j] == n) return false;
+    next[j] = start;
+  }
+  for (int64_t i = 0; i < n; ++i) b[next[ids[i]]++] = a[i];
+  for (int64_t i = 0; i < n; ++i) a[i] = b[i];
+  for (int64_t j = kBuckets - 1, end = n; j >= 0; end -= count[j--]) {
+    if (count[j] > 1) pending[n_pending++] = Range{range.begin + end - count[j], count[j], range.depth + 1};
+  }
+  return true;
+}
+
+// a[0, n) sorted stably in place: split into buckets until they are short enough to rank sort (merge sorted
+// where splitting makes no progress). b[0, n) and ids[0, n) are scratch.
+template <typename K, typename compute_t, bool kDescending, typename E>
+TS_FORCE_INLINE void sort(E* a, E* b, uint8_t* ids, int64_t n) {
+  Range pending[kMaxPending];
+  int64_t n_pending = 0;
+  pending[n_pending++] = Range{0, n, 0};
+  while (n_pending > 0) {
+    const Range range = pending[--n_pending];
+    E* const at = a + range.begin;
+    E* const scratch = b + range.begin;
+    if (range.n <= kRankBelow) {
+      rank_sort<K, compute_t, kDescending>(at, scratch, range.n);
+    } else if (range.depth == kMaxDepth ||
+               !split<K, compute_t, kDescending>(at, scratch, ids + range.begin, range, pending, n_pending)) {
+      if (!all_tied<K, compute_t, kDescending>(at, range.n)) {
+        merge_sort_in_place<K, compute_t, kDescending>(at, scratch, range.n);
+      }
+    }
+  }
+}
+
+}  // namespace buckets
+#endif
+
+// from[0, n) sorted stably, with to[0, n) as scratch; returns the one that holds the result. The CPU splits
+// into buckets (not complex values, compared as pairs, which its vectorized comparisons are not made for, nor
+// short rows); the CUDA thread merge sorts.
+template <typename K, typename compute_t, bool kDescending, typename E>
+TS_HOST_DEVICE TS_FORCE_INLINE E* sort_buffer(E* from, E* to, int64_t n) {
+#if !defined(__CUDACC__)
+  if constexpr (!is_complex_v<compute_t>) {
+    static_assert(sizeof(E) * 2 + 1 <= kSortScratchPerElement, "two buffers and a bucket id per element");
+    if (n >= buckets::kMergeBelow) {
+      buckets::sort<K, compute_t, kDescending>(from, to, reinterpret_cast<uint8_t*>(to + n), n);
+      return from;
+    }
+  }
+#endif
+  return merge_sort<K, compute_t, kDescending>(from, to, n);
+}
+
 template <typename K, typename T, typename compute_t, bool kDescending>
-TS_HOST_DEVICE inline void sort_row_in_order(const SortArgs& args, int64_t r) {
+TS_HOST_DEVICE TS_FORCE_INLINE void sort_row_in_order(const SortArgs& args, int64_t r) {
   static_assert(sizeof(Item<T>) * 2 <= kSortScratchPerElement, "the engine's scratch holds two items per element");
   const int64_t n = args.n;
   const T* row = reinterpret_cast<const T*>(args.in) + r * n;
@@ -115,14 +289,14 @@ TS_HOST_DEVICE inline void sort_row_in_order(const SortArgs& args, int64_t r) {
   if (args.indices == nullptr) {  // values only
     T* from = reinterpret_cast<T*>(scratch);
     for (int64_t i = 0; i < n; ++i) from[i] = row[i];
-    const T* sorted = merge_sort<K, compute_t, kDescending>(from, from + n, n);
+    const T* sorted = sort_buffer<K, compute_t, kDescending>(from, from + n, n);
     T* out = reinterpret_cast<T*>(args.values) + r * n;
     for (int64_t i = 0; i < n; ++i) out[i] = sorted[i];
     return;
   }
   Item<T>* from = reinterpret_cast<Item<T>*>(scratch);
   for (int64_t i = 0; i < n; ++i) from[i] = Item<T>{row[i], i};
-  const Item<T>* sorted = merge_sort<K, compute_t, kDescending>(from, from + n, n);
+  const Item<T>* sorted = sort_buffer<K, compute_t, kDescending>(from, from + n, n);
   int64_t* positions = args.indices + r * n;
   for (int64_t i = 0; i < n; ++i) positions[i] = sorted[i].at;
   if (args.values != nullptr) {
@@ -133,7 +307,7 @@ TS_HOST_DEVICE inline void sort_row_in_order(const SortArgs& args, int64_t r) {
 
 // Row r of args sorted stably: its values into args.values and/or its source positions into args.indices.
 template <typename K, typename T, typename compute_t>
-TS_HOST_DEVICE inline void sort_row(const SortArgs& args, int64_t r) {
+TS_HOST_DEVICE TS_FORCE_INLINE void sort_row(const SortArgs& args, int64_t r) {
   if (args.descending) {
     sort_row_in_order<K, T, compute_t, true>(args, r);
   } else {
