@@ -8,12 +8,16 @@ templates/ and generated/. Nothing here builds the extension (every regen passes
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import json
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -81,3 +85,21 @@ def clear_generated(generated: Path) -> None:
     for entry in generated.iterdir():
         if entry.name != "transcripts":
             shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+
+
+def once_per_session(tmp_path_factory: Any, name: str, compute: Callable[[Path], Any]) -> Any:
+    """compute(directory)'s JSON-able result, computed once per test session: under pytest-xdist the first
+    worker to ask computes it in the session's shared temporary directory while the others wait on a lock,
+    then all read it (worksteal spreads a module's tests over the workers, so a module fixture would run on
+    each). Without xdist, computed here and now."""
+    if os.environ.get("PYTEST_XDIST_WORKER") is None:
+        return compute(tmp_path_factory.mktemp(name))
+    shared = tmp_path_factory.getbasetemp().parent  # this session's, shared by its workers
+    result = shared / f"{name}.json"
+    with open(shared / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when compute raises
+        if not result.exists():
+            directory = shared / name
+            directory.mkdir()
+            result.write_text(json.dumps(compute(directory)))
+    return json.loads(result.read_text())

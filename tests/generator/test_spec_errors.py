@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ import pytest
 from tensorsmith_forge.catalog.derivatives import HELPERS_MODULE
 from tensorsmith_forge.catalog.errors import SpecError
 from tensorsmith_forge.catalog.model import load_catalog, parse_spec
+from tests.helpers import once_per_session
 
 ROOT = Path(__file__).resolve().parents[2]
 ERROR_LINE = re.compile(r"tsgen: error: (?P<path>specs/[\w.-]+\.yaml):(?P<line>\d+): (?:(?P<field>[a-z_]+): )?(?P<message>\S.*)")
@@ -287,17 +289,22 @@ def test_parse_raises_spec_error(case: Case, tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def cli_results(pristine_checkout: Path, tmp_path_factory: pytest.TempPathFactory, tsgen) -> dict:
-    """`tsgen ops` on one copy of the checkout per case, run concurrently (each is a fresh interpreter)."""
-    base = tmp_path_factory.mktemp("spec_errors")
+    """`tsgen ops` on one copy of the checkout per case, run concurrently (each is a fresh interpreter), once
+    per test session."""
 
-    def run(case: Case):
-        root = base / case.id
-        shutil.copytree(pristine_checkout, root)
-        _write(root / "specs", case)
-        return tsgen(root, "ops", timeout=120)
+    def run_all(base: Path) -> dict:
+        def run(case: Case) -> dict:
+            root = base / case.id
+            shutil.copytree(pristine_checkout, root)
+            _write(root / "specs", case)
+            result = tsgen(root, "ops", timeout=120)
+            return {"args": result.args, "returncode": result.returncode, "stdout": result.stdout, "stderr": result.stderr}
 
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        return {case.id: result for case, result in zip(CLI_CASES, pool.map(run, CLI_CASES), strict=True)}
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            return dict(zip([case.id for case in CLI_CASES], pool.map(run, CLI_CASES), strict=True))
+
+    return {case_id: subprocess.CompletedProcess(**result)
+            for case_id, result in once_per_session(tmp_path_factory, "spec_errors", run_all).items()}
 
 
 def test_cli_lists_the_catalog_when_specs_are_fine(pristine_checkout: Path, tsgen) -> None:

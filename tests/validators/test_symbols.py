@@ -16,6 +16,7 @@ from tensorsmith_forge.validators import symbols
 from tensorsmith_forge.validators.build import COMMON, FLAGS
 from tensorsmith_forge.validators.static_check import BODY_END, BODY_START
 from tensorsmith_forge.validators.symbols import SymbolToolMissing, check_symbols, undefined_symbols, writable_data_symbols
+from tests.helpers import once_per_session
 
 ROOT = Path(__file__).resolve().parents[2]
 INCLUDE = ROOT / "runtime" / "include"
@@ -58,13 +59,19 @@ def with_body(source: str, body: str, includes: str = "") -> str:
 
 @pytest.fixture(scope="module")
 def objects(tmp_path_factory) -> dict[str, Path]:
-    """The generated kernels built with RELEASE flags (as one translation unit per CPU, sharing a precompiled
-    kernel_api.h: compiling 40-odd files one by one takes too long for a unit test), softmax and exp with
-    the other builds, and the forbidden body; all in parallel."""
+    """The objects build_objects makes, built once per test session (two minutes of both CI cores)."""
     compiler = shutil.which("g++")
     if compiler is None:
         pytest.skip("g++ not found: the symbol tests compile kernels")
-    out = tmp_path_factory.mktemp("kernel-objects")
+    paths = once_per_session(tmp_path_factory, "kernel-objects",
+                             lambda out: {name: str(path) for name, path in build_objects(compiler, out).items()})
+    return {name: Path(path) for name, path in paths.items()}
+
+
+def build_objects(compiler: str, out: Path) -> dict[str, Path]:
+    """The generated kernels built with RELEASE flags (as one translation unit per CPU, sharing a precompiled
+    kernel_api.h: compiling 40-odd files one by one takes too long for a unit test), softmax and exp with
+    the other builds, and the forbidden body; all in parallel, into out."""
     header = out / "pch" / "tensorsmith" / "kernel_api.h"  # a copy, found before the original, next to its .gch
     header.parent.mkdir(parents=True)
     shutil.copy(INCLUDE / "tensorsmith" / "kernel_api.h", header)
