@@ -197,6 +197,39 @@ def test_subscript_gives_what_getitem_gives(key) -> None:
         t[5]
 
 
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3), (2, 3, 4), (1, 0, 5)])
+def test_T_and_mT_give_numpys_views_and_errors(shape) -> None:
+    """t.T and t.mT come from a C getter while nothing records gradients: the same views (strides, shared
+    memory), the same refusal of mT below two axes, read-only, with the properties' docs."""
+    a = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+    t = ts.asarray(a)
+    assert np.asarray(t.T).tolist() == a.T.tolist() and t.T.strides == a.T.strides
+    if len(shape) >= 2:
+        assert t.mT.strides == np.swapaxes(a, -1, -2).strides
+        np.testing.assert_array_equal(np.asarray(t.mT), np.swapaxes(a, -1, -2))
+        if a.size:
+            t.mT[..., 0, 0] = -1.0  # a view of a's memory
+            assert (a[..., 0, 0] == -1.0).all()
+    else:
+        with pytest.raises(ValueError, match="ndim < 2"):
+            t.mT
+    with pytest.raises(AttributeError):
+        t.T = t
+    assert ts.Tensor.T.__doc__ == "The tensor with all axes reversed."
+    assert ts.Tensor.mT.__doc__ == "The tensor with its last two axes swapped."
+
+
+def test_T_and_mT_record_gradients_through_the_property() -> None:
+    w = ts.asarray(np.arange(6.0).reshape(2, 3))
+    w.requires_grad = True
+    (w.T * ts.asarray([[1.0, 2.0]])).sum().backward()  # grad of T: the seed transposed back
+    np.testing.assert_array_equal(np.asarray(w.grad), [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]])
+    w.grad = None
+    (w.mT * ts.asarray([[1.0, 2.0]])).sum().backward()
+    np.testing.assert_array_equal(np.asarray(w.grad), [[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]])
+    assert w.mT.grad_fn is not None and w.T.grad_fn is not None
+
+
 def test_python_scalar_operands_are_never_shared_between_results() -> None:
     t = ts.asarray([1.0, 2.0])
     results = [t * float(k) for k in range(50)]
@@ -228,4 +261,5 @@ def test_fast_calls_leak_no_references() -> None:
         t * 2.0
         t[1:]
         ts.exp(t, out=None)
+        t.T
     assert sys.getrefcount(t) == before

@@ -9,7 +9,7 @@
 //
 // On the CPU a row is split into ordered buckets (a stable sample sort: each element compared with 7 splitters
 // drawn from the row) until they are 64 elements or fewer, each then sorted by counting, for every element,
-// the others that go before it. Both count comparisons in loops the compiler vectorizes rather than merge
+// the others that go before it. Both count comparisons, in loops the compiler vectorizes, rather than merging
 // element by element: a row of 4096 float32 sorts in 94 us on one core rather than 149, an argsort in 98
 // rather than 179. The CUDA thread per row merge sorts its whole row.
 #pragma once
@@ -132,12 +132,6 @@ struct Range {
   int64_t begin, n, depth;
 };
 
-// Whether splitter s goes strictly before x in the sort's order.
-template <typename K, typename compute_t, bool kDescending>
-TS_FORCE_INLINE bool splitter_before(compute_t s, compute_t x) {
-  return kDescending ? K::less(x, s) : K::less(s, x);
-}
-
 // bucket[i]: how many splitters go strictly before values[i]. Monotone in the order, so bucket j's elements
 // all go before (or tie with) bucket j + 1's; a loop over values the compiler vectorizes.
 template <typename K, typename compute_t, bool kDescending>
@@ -145,7 +139,7 @@ TS_FORCE_INLINE void classify(const compute_t* values, int64_t m, const compute_
   for (int64_t i = 0; i < m; ++i) {
     int32_t c = 0;
 #pragma GCC unroll 8
-    for (int64_t j = 0; j + 1 < kBuckets; ++j) c += splitter_before<K, compute_t, kDescending>(splitters[j], values[i]);
+    for (int64_t j = 0; j + 1 < kBuckets; ++j) c += before<K, compute_t, kDescending>(splitters[j], values[i]);
     bucket[i] = c;
   }
 }
@@ -165,8 +159,8 @@ TS_FORCE_INLINE void rank_sort(E* a, E* b, int64_t n) {
   // with one, only when it is ahead in the row. j == i never counts, so a rank is below n whatever `less` says.
   for (int64_t j = 0; j < n; ++j) {
     const compute_t y = values[j];
-    for (int64_t i = 0; i < j; ++i) rank[i] += splitter_before<K, compute_t, kDescending>(y, values[i]);
-    for (int64_t i = j + 1; i < n; ++i) rank[i] += !splitter_before<K, compute_t, kDescending>(values[i], y);
+    for (int64_t i = 0; i < j; ++i) rank[i] += before<K, compute_t, kDescending>(y, values[i]);
+    for (int64_t i = j + 1; i < n; ++i) rank[i] += !before<K, compute_t, kDescending>(values[i], y);
   }
   for (int64_t i = 0; i < n; ++i) b[rank[i]] = a[i];
   for (int64_t i = 0; i < n; ++i) a[i] = b[i];
@@ -180,8 +174,7 @@ TS_FORCE_INLINE bool all_tied(const E* a, int64_t n) {
   int64_t apart = 0;
   for (int64_t i = 1; i < n; ++i) {
     const compute_t x = static_cast<compute_t>(value_of(a[i]));
-    apart += splitter_before<K, compute_t, kDescending>(first, x) |
-             splitter_before<K, compute_t, kDescending>(x, first);
+    apart += before<K, compute_t, kDescending>(first, x) | before<K, compute_t, kDescending>(x, first);
   }
   return apart == 0;
 }

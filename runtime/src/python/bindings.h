@@ -177,6 +177,7 @@ void bind_scatter_view(py::module_& m);
 // ---- fast calls (fast_calls.cpp; the pointwise ones are declared in tensorsmith/python.h) ---------
 // A C-level Tensor.__getitem__ in front of pybind11's, for keys of any kind while nothing records gradients.
 void fast_getitem(py::handle cls);
+void fast_views(py::handle cls);  // t.T and t.mT
 // The Tensor type's operator slots (binary, unary, comparisons) run the fast entries of its operators straight
 // from the slot; called once every operator is bound (setting a dunder afterwards resets its slot, as Python does).
 void fast_operator_slots(py::handle cls);

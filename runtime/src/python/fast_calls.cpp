@@ -378,6 +378,55 @@ void fast_method(py::handle cls, const char* name, const OpDef& op, bool reflect
   install_method(cls, name, &op, reflected ? Form::Reflected : Form::AsGiven);
 }
 
+// ---- views as properties: t.T, t.mT -------------------------------------------------------------------
+// A C getter in front of pybind11's property, whose call goes through its dispatcher (about three times the
+// view's own cost). A Tensor with nothing recording gradients gets the view here; every other call, and one
+// that raises (mT of a 1-d tensor), goes to the property's getter, so results and errors are its own.
+
+namespace {
+
+struct FastView {
+  Tensor (Tensor::*view)() const;
+  py::object fallback;  // the property's getter
+  std::string name;
+  std::string doc;
+  PyGetSetDef def;
+};
+
+PyObject* view_getter(PyObject* self, void* closure) {
+  const auto& entry = *static_cast<const FastView*>(closure);
+  if (const Tensor* t = exact_tensor(self); t != nullptr && !autograd::might_record()) {
+    try {
+      return tensor_object((t->*entry.view)()).release().ptr();
+    } catch (...) {
+      PyErr_Clear();
+    }
+  }
+  return PyObject_CallOneArg(entry.fallback.ptr(), self);
+}
+
+void fast_view(py::handle cls, const char* name, Tensor (Tensor::*view)() const) {
+  static auto* all = new std::deque<FastView>();  // as the entries: never moved, alive for the process
+  const py::object property = py::reinterpret_borrow<py::dict>(cls.attr("__dict__"))[name];
+  FastView& entry = all->emplace_back();
+  entry.view = view;
+  entry.fallback = property.attr("fget");
+  entry.name = name;
+  const py::object doc = property.attr("__doc__");
+  entry.doc = doc.is_none() ? std::string() : doc.cast<std::string>();
+  entry.def = PyGetSetDef{entry.name.c_str(), &view_getter, nullptr, entry.doc.empty() ? nullptr : entry.doc.c_str(), &entry};
+  PyObject* descriptor = PyDescr_NewGetSet(reinterpret_cast<PyTypeObject*>(cls.ptr()), &entry.def);
+  if (descriptor == nullptr) throw py::error_already_set();
+  py::setattr(cls, name, py::reinterpret_steal<py::object>(descriptor));
+}
+
+}  // namespace
+
+void fast_views(py::handle cls) {
+  fast_view(cls, "T", &Tensor::T);
+  fast_view(cls, "mT", &Tensor::matrix_transpose);
+}
+
 void fast_getitem(py::handle cls) {
   // t.__getitem__(key), called by name, through the entry; t[key] straight from the type's slot, which
   // skips looking __getitem__ up and binding it to t (Python's slot_mp_subscript).
