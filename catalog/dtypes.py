@@ -48,7 +48,7 @@ class Promotion(Enum):
 
 # How many tensor inputs each promotion kind can relate.
 PROMOTION_ARITY: dict[Promotion, tuple[int, ...]] = {
-    Promotion.same: (1,), Promotion.real_valued: (1,), Promotion.float: (1, 2), Promotion.binary: (1, 2, 3), Promotion.binary_float: (2,),
+    Promotion.same: (1,), Promotion.real_valued: (1,), Promotion.float: (1, 2, 3, 4), Promotion.binary: (1, 2, 3), Promotion.binary_float: (2,),
     Promotion.comparison: (1, 2), Promotion.logical: (1, 2), Promotion.where: (3,), Promotion.reduce_same: (1,),
     Promotion.reduce_sum: (1,), Promotion.reduce_mean: (1,), Promotion.reduce_index: (1,),
     Promotion.reduce_bool: (1,),

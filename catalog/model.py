@@ -21,7 +21,7 @@ from .errors import Location, SpecError
 from .families import FAMILIES, FamilyDef, UnknownFamily
 from .families import family as lookup_family
 from .reference import Reference, ReferenceError_, parse_reference
-from .signature import ReturnTuple, Signature, SignatureError, parse_signature
+from .signature import BaseType, ReturnTuple, Signature, SignatureError, Type, parse_signature
 from .yaml_lines import LoadedMapping, load_mapping
 
 TAGS = {
@@ -66,6 +66,7 @@ COMPOSITE_FIELDS = ("func", "implementation", "reference", "doc", "examples", "t
 COMPOSITE_RETURNS = ("Tensor", "Tensor[]", "(Tensor, ...)", "(Tensor name, ...)")
 _CPP_NAME = re.compile(r"ts::[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*\Z")
 PROPOSERS = ("template", "claude")
+MAX_OWN_SCALARS = 8  # kMaxUpdateScalars in runtime/include/tensorsmith/dispatch.h: a family's own float arguments
 
 
 @dataclass(frozen=True)
@@ -306,7 +307,7 @@ class _SpecParser:
             promotion=promotion,
             reference=self._reference(params),
             doc=self._str("doc"),
-            fields=self._cpp_fields(family),
+            fields=self._cpp_fields(family, signature),
             tags=self._tags(),
             variants=tuple(self._enum_list("variants", Variant, default=[Variant.function.value])),
             operators=self._operators(signature),
@@ -459,6 +460,12 @@ class _SpecParser:
         if len(tensors) not in family.arity or signature.arguments[: len(tensors)] != tensors:
             raise self.error("func", f"family {family.name} takes {_arity_text(family)} leading tensor arguments")
         rest = str(signature).split("(", 1)[1].rsplit(") ->", 1)[0].split(", ")[len(tensors) :]
+        if family.own_scalars:
+            own = signature.arguments[len(tensors) :]
+            if rest[:2] != ["/", "*"] or not own or any(a.type != Type(BaseType.float) for a in own) or len(own) > MAX_OWN_SCALARS:
+                raise self.error("func", f"family {family.name} takes '/, *' after its tensors, then 1 to {MAX_OWN_SCALARS} "
+                                         "float keyword arguments (the op's own)")
+            return
         if ", ".join(rest) not in family.argument_forms():
             raise self.error("func", f"family {family.name} expects the arguments after the tensors to be "
                                      f"'{family.arguments}' (bracketed ones may be left out)")
@@ -493,15 +500,34 @@ class _SpecParser:
             message = str(exc).splitlines()[0]
             raise SpecError(Location(self.path, self.lines["reference"] + offset), "reference", message) from None
 
-    def _cpp_fields(self, family: FamilyDef) -> tuple[tuple[str, str], ...]:
+    def _cpp_fields(self, family: FamilyDef, signature: Signature) -> tuple[tuple[str, str], ...]:
         fields = []
         for name in family.fields:
-            if name in self.values or name in family.required_fields:
-                value = self._str(name)
-                if any(bad in value for bad in (";", "{", "}", "#", "//", "/*")):
-                    raise self.error(name, "must be a single C++ expression (no ';', braces, comments or '#')")
-                fields.append((name, value))
+            if name in family.assigned_fields:
+                fields.append((name, self._assignments(name, signature)))
+            elif name in self.values or name in family.required_fields:
+                fields.append((name, self._expression(name, self._str(name))))
         return tuple(fields)
+
+    def _expression(self, field: str, value: str) -> str:
+        if any(bad in value for bad in (";", "{", "}", "#", "//", "/*")):
+            raise self.error(field, "must be a single C++ expression (no ';', braces, comments or '#')")
+        return value
+
+    def _assignments(self, field: str, signature: Signature) -> str:
+        """A mapping from each state tensor (every tensor but the last) to the C++ expression of its new value, as
+        the C++ statements that compute them in the order written (each sees the new values before it)."""
+        value = self._require(field)
+        states = [a.name for a in signature.tensor_arguments[:-1]]
+        if not isinstance(value, dict) or sorted(value) != sorted(states):
+            raise self.error(field, f"expected a mapping from each state tensor ({', '.join(states)}) to the C++ "
+                                    f"expression of its new value, got {_describe(value)}")
+        statements = []
+        for name, expression in value.items():
+            if not isinstance(expression, str) or not expression.strip():
+                raise self.error(field, f"{name}: expected a non-empty C++ expression, got {_describe(expression)}")
+            statements.append(f"{name} = {self._expression(field, expression.strip())};")
+        return "\n".join(statements)
 
     def _tags(self) -> tuple[str, ...]:
         tags = self._list("tags", default=[])

@@ -14,6 +14,38 @@ namespace ts::generated {
 void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   ts::Registry& registry = ts::Registry::global();
   {
+    const ts::OpDef* op = &registry.get("_adamw_update");
+    static const ts::autograd::OpInfo autograd{"_adamw_update",
+                                               "specs/_adamw_update.yaml",
+                                               ts::autograd::Kind::NotDifferentiable,
+                                               {"param", "exp_avg", "exp_avg_sq", "grad", "lr", "weight_decay", "beta1",
+                                                "beta2", "eps", "bias_correction1", "bias_correction2_sqrt"},
+                                               {},
+                                               {},
+                                               -1,
+                                               false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object param, pybind11::object exp_avg, pybind11::object exp_avg_sq,
+                        pybind11::object grad, double lr, double weight_decay, double beta1, double beta2, double eps,
+                        double bias_correction1, double bias_correction2_sqrt) {
+      return ts::python::update(*op, {param, exp_avg, exp_avg_sq, grad}, {"param", "exp_avg", "exp_avg_sq", "grad"},
+                                {lr, weight_decay, beta1, beta2, eps, bias_correction1, bias_correction2_sqrt});
+    };
+    auto _adamw_update = [forward](pybind11::object param, pybind11::object exp_avg, pybind11::object exp_avg_sq,
+                                   pybind11::object grad, double lr, double weight_decay, double beta1, double beta2,
+                                   double eps, double bias_correction1, double bias_correction2_sqrt) {
+      return ts::autograd::recorded(autograd, forward, param, exp_avg, exp_avg_sq, grad, lr, weight_decay, beta1, beta2,
+                                    eps, bias_correction1, bias_correction2_sqrt);
+    };
+    m.def("_adamw_update", _adamw_update, py::arg("param"), py::arg("exp_avg"), py::arg("exp_avg_sq"), py::arg("grad"),
+          py::pos_only(), py::kw_only(), py::arg("lr"), py::arg("weight_decay"), py::arg("beta1"), py::arg("beta2"),
+          py::arg("eps"), py::arg("bias_correction1"), py::arg("bias_correction2_sqrt"),
+          "One AdamW step of one parameter tensor, in place and in one pass (PyTorch's rule): the moments m = m + (1 - "
+          "beta1) (g - m) and v = beta2 v + (1 - beta2) g^2, then p = p (1 - lr weight_decay) - lr / bias_correction1 "
+          "m / (sqrt(v) / bias_correction2_sqrt + eps), with bias_correction1 = 1 - beta1^t and bias_correction2_sqrt "
+          "= sqrt(1 - beta2^t) at step t. Returns param. Private (ts.optim.AdamW calls it).");
+  }
+  {
     const ts::OpDef* op = &registry.get("_gelu_tanh");
     static const ts::autograd::OpInfo autograd{
         "_gelu_tanh", "specs/_gelu_tanh.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {0}, 1, false};
@@ -52,6 +84,80 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
           "g times the derivative of _gelu_tanh at x, s + x s (1 - s) (a + 3 b x^2) with s = sigmoid(x (a + b x^2)): "
           "the backward of ts.gelu(x, approximate='tanh') in one pass. Private (gelu's derivative formula calls it).");
     ts::python::fast_function(m, "_gelu_tanh_grad", *op);
+  }
+  {
+    const ts::OpDef* op = &registry.get("_sgd_momentum_update");
+    static const ts::autograd::OpInfo autograd{"_sgd_momentum_update",
+                                               "specs/_sgd_momentum_update.yaml",
+                                               ts::autograd::Kind::NotDifferentiable,
+                                               {"param", "momentum_buffer", "grad", "lr", "weight_decay", "momentum"},
+                                               {},
+                                               {},
+                                               -1,
+                                               false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object param, pybind11::object momentum_buffer, pybind11::object grad, double lr,
+                        double weight_decay, double momentum) {
+      return ts::python::update(*op, {param, momentum_buffer, grad}, {"param", "momentum_buffer", "grad"},
+                                {lr, weight_decay, momentum});
+    };
+    auto _sgd_momentum_update = [forward](pybind11::object param, pybind11::object momentum_buffer,
+                                          pybind11::object grad, double lr, double weight_decay, double momentum) {
+      return ts::autograd::recorded(autograd, forward, param, momentum_buffer, grad, lr, weight_decay, momentum);
+    };
+    m.def("_sgd_momentum_update", _sgd_momentum_update, py::arg("param"), py::arg("momentum_buffer"), py::arg("grad"),
+          py::pos_only(), py::kw_only(), py::arg("lr"), py::arg("weight_decay"), py::arg("momentum"),
+          "One SGD step with momentum of one parameter tensor, in place (PyTorch's rule, no dampening): b = momentum b "
+          "+ (g + weight_decay p), then p = p - lr b. A buffer of zeros makes the first step's b the gradient, as "
+          "PyTorch's. Returns param. Private (ts.optim.SGD calls it).");
+  }
+  {
+    const ts::OpDef* op = &registry.get("_sgd_nesterov_update");
+    static const ts::autograd::OpInfo autograd{"_sgd_nesterov_update",
+                                               "specs/_sgd_nesterov_update.yaml",
+                                               ts::autograd::Kind::NotDifferentiable,
+                                               {"param", "momentum_buffer", "grad", "lr", "weight_decay", "momentum"},
+                                               {},
+                                               {},
+                                               -1,
+                                               false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object param, pybind11::object momentum_buffer, pybind11::object grad, double lr,
+                        double weight_decay, double momentum) {
+      return ts::python::update(*op, {param, momentum_buffer, grad}, {"param", "momentum_buffer", "grad"},
+                                {lr, weight_decay, momentum});
+    };
+    auto _sgd_nesterov_update = [forward](pybind11::object param, pybind11::object momentum_buffer,
+                                          pybind11::object grad, double lr, double weight_decay, double momentum) {
+      return ts::autograd::recorded(autograd, forward, param, momentum_buffer, grad, lr, weight_decay, momentum);
+    };
+    m.def("_sgd_nesterov_update", _sgd_nesterov_update, py::arg("param"), py::arg("momentum_buffer"), py::arg("grad"),
+          py::pos_only(), py::kw_only(), py::arg("lr"), py::arg("weight_decay"), py::arg("momentum"),
+          "One SGD step with Nesterov momentum of one parameter tensor, in place (PyTorch's rule, no dampening): b = "
+          "momentum b + (g + weight_decay p), then p = p - lr (g + weight_decay p + momentum b). A buffer of zeros "
+          "makes the first step's b the gradient, as PyTorch's. Returns param. Private (ts.optim.SGD calls it).");
+  }
+  {
+    const ts::OpDef* op = &registry.get("_sgd_update");
+    static const ts::autograd::OpInfo autograd{"_sgd_update",
+                                               "specs/_sgd_update.yaml",
+                                               ts::autograd::Kind::NotDifferentiable,
+                                               {"param", "grad", "lr", "weight_decay"},
+                                               {},
+                                               {},
+                                               -1,
+                                               false};
+    ts::autograd::register_op(autograd);
+    auto forward = [op](pybind11::object param, pybind11::object grad, double lr, double weight_decay) {
+      return ts::python::update(*op, {param, grad}, {"param", "grad"}, {lr, weight_decay});
+    };
+    auto _sgd_update = [forward](pybind11::object param, pybind11::object grad, double lr, double weight_decay) {
+      return ts::autograd::recorded(autograd, forward, param, grad, lr, weight_decay);
+    };
+    m.def("_sgd_update", _sgd_update, py::arg("param"), py::arg("grad"), py::pos_only(), py::kw_only(), py::arg("lr"),
+          py::arg("weight_decay"),
+          "One SGD step of one parameter tensor without momentum, in place (PyTorch's rule): p = p - lr (g + "
+          "weight_decay p). Returns param. Private (ts.optim.SGD calls it).");
   }
   {
     const ts::OpDef* op = &registry.get("_standardize");

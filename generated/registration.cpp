@@ -7,8 +7,12 @@
 
 namespace ts::generated {
 
+void register__adamw_update_cpu(ts::Registry& registry);
 void register__gelu_tanh_cpu(ts::Registry& registry);
 void register__gelu_tanh_grad_cpu(ts::Registry& registry);
+void register__sgd_momentum_update_cpu(ts::Registry& registry);
+void register__sgd_nesterov_update_cpu(ts::Registry& registry);
+void register__sgd_update_cpu(ts::Registry& registry);
 void register__standardize_cpu(ts::Registry& registry);
 void register__standardize_grad_cpu(ts::Registry& registry);
 void register_abs_cpu(ts::Registry& registry);
@@ -99,8 +103,12 @@ void register_trunc_cpu(ts::Registry& registry);
 void register_where_cpu(ts::Registry& registry);
 
 void register_cpu_kernels(ts::Registry& registry) {
+  register__adamw_update_cpu(registry);
   register__gelu_tanh_cpu(registry);
   register__gelu_tanh_grad_cpu(registry);
+  register__sgd_momentum_update_cpu(registry);
+  register__sgd_nesterov_update_cpu(registry);
+  register__sgd_update_cpu(registry);
   register__standardize_cpu(registry);
   register__standardize_grad_cpu(registry);
   register_abs_cpu(registry);
@@ -192,8 +200,12 @@ void register_cpu_kernels(ts::Registry& registry) {
 }
 
 #ifdef TS_WITH_CUDA
+void register__adamw_update_cuda(ts::Registry& registry);
 void register__gelu_tanh_cuda(ts::Registry& registry);
 void register__gelu_tanh_grad_cuda(ts::Registry& registry);
+void register__sgd_momentum_update_cuda(ts::Registry& registry);
+void register__sgd_nesterov_update_cuda(ts::Registry& registry);
+void register__sgd_update_cuda(ts::Registry& registry);
 void register__standardize_cuda(ts::Registry& registry);
 void register__standardize_grad_cuda(ts::Registry& registry);
 void register_abs_cuda(ts::Registry& registry);
@@ -284,8 +296,12 @@ void register_trunc_cuda(ts::Registry& registry);
 void register_where_cuda(ts::Registry& registry);
 
 void register_cuda_kernels(ts::Registry& registry) {
+  register__adamw_update_cuda(registry);
   register__gelu_tanh_cuda(registry);
   register__gelu_tanh_grad_cuda(registry);
+  register__sgd_momentum_update_cuda(registry);
+  register__sgd_nesterov_update_cuda(registry);
+  register__sgd_update_cuda(registry);
   register__standardize_cuda(registry);
   register__standardize_grad_cuda(registry);
   register_abs_cuda(registry);
@@ -378,6 +394,14 @@ void register_cuda_kernels(ts::Registry& registry) {
 #endif  // TS_WITH_CUDA
 
 void define_ops(ts::Registry& registry) {
+  registry.define("_adamw_update", ts::Family::Update, 4, ts::Promotion::Float, false, 0xfu)
+      .with_types({
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      })
+      .with_scalars({"lr", "weight_decay", "beta1", "beta2", "eps", "bias_correction1", "bias_correction2_sqrt"});
   registry.define("_gelu_tanh", ts::Family::Pointwise, 1, ts::Promotion::Float, false, 0x1u)
       .with_types({
           {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
@@ -392,6 +416,30 @@ void define_ops(ts::Registry& registry) {
           {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
           {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
       });
+  registry.define("_sgd_momentum_update", ts::Family::Update, 3, ts::Promotion::Float, false, 0x7u)
+      .with_types({
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      })
+      .with_scalars({"lr", "weight_decay", "momentum"});
+  registry.define("_sgd_nesterov_update", ts::Family::Update, 3, ts::Promotion::Float, false, 0x7u)
+      .with_types({
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      })
+      .with_scalars({"lr", "weight_decay", "momentum"});
+  registry.define("_sgd_update", ts::Family::Update, 2, ts::Promotion::Float, false, 0x3u)
+      .with_types({
+          {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},
+          {ts::DType::Float64, ts::DType::Float64, ts::DType::Float64},
+          {ts::DType::Float16, ts::DType::Float16, ts::DType::Float16},
+          {ts::DType::BFloat16, ts::DType::BFloat16, ts::DType::BFloat16},
+      })
+      .with_scalars({"lr", "weight_decay"});
   registry.define("_standardize", ts::Family::Standardization, 1, ts::Promotion::Float, false, 0x1u)
       .with_types({
           {ts::DType::Float32, ts::DType::Float32, ts::DType::Float32},

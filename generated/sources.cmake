@@ -4,8 +4,12 @@
 set(TS_GENERATED_SOURCES
   generated/registration.cpp
   generated/bindings.cpp
+  generated/cpu/_adamw_update.cpp
   generated/cpu/_gelu_tanh.cpp
   generated/cpu/_gelu_tanh_grad.cpp
+  generated/cpu/_sgd_momentum_update.cpp
+  generated/cpu/_sgd_nesterov_update.cpp
+  generated/cpu/_sgd_update.cpp
   generated/cpu/_standardize.cpp
   generated/cpu/_standardize_grad.cpp
   generated/cpu/abs.cpp
@@ -97,8 +101,12 @@ set(TS_GENERATED_SOURCES
 )
 # Compiled only when CUDA is enabled (TS_CUDA; see CMakeLists.txt).
 set(TS_GENERATED_CUDA_SOURCES
+  generated/cuda/_adamw_update.cu
   generated/cuda/_gelu_tanh.cu
   generated/cuda/_gelu_tanh_grad.cu
+  generated/cuda/_sgd_momentum_update.cu
+  generated/cuda/_sgd_nesterov_update.cu
+  generated/cuda/_sgd_update.cu
   generated/cuda/_standardize.cu
   generated/cuda/_standardize_grad.cu
   generated/cuda/abs.cu

@@ -193,6 +193,11 @@ def kernel_types(spec: OpSpec, dtype: str) -> KernelTypes:
     return KernelTypes(dtype, scalar, acc, out, compute)
 
 
+def own_scalars(spec: OpSpec) -> tuple[str, ...]:
+    """The op's own float arguments (families with own_scalars: update), in the order its kernel reads them."""
+    return tuple(a.name for a in spec.signature.arguments if a.kind == "keyword") if spec.family.own_scalars else ()
+
+
 def interface(spec: OpSpec) -> str:
     """What the shared files (op table, bindings) assume of an op's kernels: a kernel file built
     from an older spec with the same interface can stay in the runtime."""

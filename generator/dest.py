@@ -20,7 +20,8 @@ def body_context(spec: OpSpec, device: str) -> dict[str, object]:
         {"name": name, "index": i + 1, "ctype": api.input_load_type(spec, i), "compute": api.input_compute_type(spec, i)}
         for i, name in enumerate(a.name for a in spec.signature.tensor_arguments)
     ]
-    return {"inputs": inputs, "device": device, **_fields(spec)}
+    scalars = [{"name": name, "index": i} for i, name in enumerate(api.own_scalars(spec))]
+    return {"inputs": inputs, "scalars": scalars, "device": device, **_fields(spec)}
 
 
 def _fields(spec: OpSpec) -> dict[str, str]:
@@ -67,6 +68,7 @@ def registration_context(catalog: Catalog, header: str, devices: tuple[str, ...]
             "types": [{"common": api.DTYPE_ENUM[c], "kernel": api.DTYPE_ENUM[k], "result": api.DTYPE_ENUM[r]}
                       for c, k, r in api.type_table(spec)],
             "domain": api.domain_rules(spec),
+            "scalars": ", ".join(f'"{name}"' for name in api.own_scalars(spec)),
         }
         for spec in catalog.ops
     ]
@@ -276,7 +278,8 @@ def _engine_call(spec: OpSpec) -> str:
     tensors = f"ts::python::tensor_operands(*op, {{{handles}}}, {{{labels}}})"
     given = {a.name for a in spec.signature.arguments}  # an optional argument the spec leaves out: its default
     options = {a.name: a.name if a.name in given else api.binding_default(a) for a in spec.family.optional_arguments}
-    return spec.family.engine_call.format(tensors=tensors, **options)
+    return spec.family.engine_call.format(tensors=tensors, handles=handles, labels=labels,
+                                          scalars=", ".join(api.own_scalars(spec)), **options)
 
 
 def sources_context(catalog: Catalog, header: str) -> dict[str, object]:

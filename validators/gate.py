@@ -271,7 +271,11 @@ class Gate:
             for stage in (s for s in self.stages if s not in pending):
                 on_stage(stage)
                 started = time.monotonic()
-                outcome = getattr(self, f"_{stage}")(candidate, scratch, state, report)
+                try:
+                    outcome = getattr(self, f"_{stage}")(candidate, scratch, state, report)
+                except Exception as exc:  # noqa: BLE001 - a harness bug (cases it cannot make) must reject, never crash the loop
+                    report["harness_error"] = True
+                    outcome = f"the gate could not judge it ({type(exc).__name__}: {exc}); treated as a rejection"
                 report["stages"][stage] = {"seconds": round(time.monotonic() - started, 2), "passed": outcome is None}
                 if isinstance(outcome, Pending):  # not the candidate's fault: not judged, and said so
                     why[stage] = outcome.reason

@@ -41,6 +41,7 @@ from tensorsmith_forge.catalog.cases import S, CaseTemplate, pick
 from tensorsmith_forge.catalog.dtypes import COMPLEX, COMPLEX_PART, FLOATING, HALF, Promotion
 from tensorsmith_forge.catalog.families import FamilyDef
 from tensorsmith_forge.catalog.model import OpSpec
+from tensorsmith_forge.catalog.signature import BaseType
 
 from .runner import load_arrays, save_arrays, value_set_c
 
@@ -259,20 +260,24 @@ def _probe(spec: OpSpec, args: list[np.ndarray], kwargs: dict[str, Any]) -> np.n
         return None
 
 
+def _probe_arguments(spec: OpSpec) -> dict[str, Any]:
+    """The keyword arguments a probe calls the reference with: each one's default, 0.5 for a float without one
+    (an update op's learning rate, betas)."""
+    tensors = set(spec.signature.tensor_arguments)
+    return {a.name: a.default_value if a.default is not None else 0.5 for a in spec.signature.arguments
+            if a not in tensors and (a.default is not None or a.type.base is BaseType.float)}  # fmt: skip
+
+
 def _probe_multiplicative(spec: OpSpec) -> bool:
     """Whether a reduction's or scan's reference multiplies: it folds [3, 3] (its defaults) to 9."""
     if spec.arity != 1 or "axis" not in {a.name for a in spec.signature.arguments}:
         return False
-    tensors = set(spec.signature.tensor_arguments)
-    defaults = {a.name: a.default_value for a in spec.signature.arguments if a not in tensors}
-    result = _probe(spec, [np.array([3.0, 3.0])], defaults)
+    result = _probe(spec, [np.array([3.0, 3.0])], _probe_arguments(spec))
     return result is not None and result.size > 0 and float(result.reshape(-1)[-1]) == 9.0
 
 
 def _probe_float_result(spec: OpSpec, dtype: str) -> bool:
-    tensors = set(spec.signature.tensor_arguments)
-    defaults = {a.name: a.default_value for a in spec.signature.arguments if a not in tensors}
-    result = _probe(spec, [np.ones((2, 2), dtype=d) for d in operand_dtypes(spec, dtype)], defaults)
+    result = _probe(spec, [np.ones((2, 2), dtype=d) for d in operand_dtypes(spec, dtype)], _probe_arguments(spec))
     return dtype in FLOATING + COMPLEX if result is None else is_float(result.dtype) or result.dtype.kind == "c"
 
 

@@ -7,10 +7,10 @@ tests; nothing else names it."""
 
 from __future__ import annotations
 
-from . import contraction, index_reduction, normalization, pointwise, reduction, scan, sort, standardization
+from . import contraction, index_reduction, normalization, pointwise, reduction, scan, sort, standardization, update
 from .base import FamilyDef
 
-_MODULES = (pointwise, reduction, index_reduction, normalization, contraction, scan, sort, standardization)
+_MODULES = (pointwise, reduction, index_reduction, normalization, contraction, scan, sort, standardization, update)
 FAMILIES: dict[str, FamilyDef] = {module.FAMILY.name: module.FAMILY for module in _MODULES}
 
 

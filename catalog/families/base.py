@@ -31,15 +31,24 @@ class FamilyDef:
     # the canonical signature text after the tensors (the engine takes exactly these); an argument written in
     # brackets (`[ScalarType? dtype=None]`) is one a spec may leave out, and the engine call then gets its default
     arguments: str
+    # the spec writes its own float keyword arguments after `arguments` ('/, *'; at most the kernel's
+    # kMaxUpdateScalars), which the engine call gets in order as {scalars}
+    own_scalars: bool = False
     promotions: tuple[Promotion, ...]  # the promotion kinds it allows
     required_fields: tuple[str, ...]  # the C++ fields a spec must give (expr, combine, ...)
     optional_fields: tuple[str, ...] = ()
+    # fields written as a mapping from each state tensor (every tensor but the last) to the C++ expression of its
+    # new value, computed in the order written (each sees the new values before it); the templates get them as
+    # the assignment statements
+    assigned_fields: tuple[str, ...] = ()
     field_defaults: tuple[tuple[str, str], ...] = ()  # what an absent optional field means in a template
     judged_in_ulps: bool = False  # results judged per element in ulps (spec `accuracy`); else rtol/atol
     checks_domain: bool = False  # its engine raises before any kernel runs where inputs break the spec's `domain`
     # -- the runtime and the generated bindings
     cpp_enum: str  # ts::Family in runtime/include/tensorsmith/dispatch.h
-    engine_call: str  # the binding's call into the core; {tensors} is the converted tensor inputs
+    # the binding's call into the core; {tensors} is the converted tensor inputs, {handles} and {labels} the tensor
+    # arguments as given and their names, {scalars} the own float arguments (own_scalars)
+    engine_call: str
     takes_out: bool = False  # the function takes numpy's out= (as numpy's ufuncs do)
     numpy_method_keywords: bool = False  # the method takes numpy's dtype=None/out=None (np.sum(t) passes them)
     # its function, method and operators get a C-level entry in front of pybind11 (ts::python::fast_function),

@@ -1,6 +1,7 @@
 """Sort: each line along one axis in order (stable; descending keeps ties in order too), as the sorted
 values (sort) or the positions they came from (argsort). The kernel's body is the comparator; the runtime's
-branch-free merge sort (tensorsmith/sort_rows.h) is the loop around it."""
+stable sorts (tensorsmith/sort_rows.h: a sample sort into ordered buckets placed by rank on the CPU, a
+branch-free merge sort for complex values, short rows and CUDA) are the loop around it."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from ..dtypes import Promotion
 from .base import FamilyDef
 
 # Ties and special values decide a sort's correctness (stability, where NaN and -0.0 go); ordinary data
-# reaches the merge passes.
+# reaches the bucket splits and merge passes.
 _DISTS = ("ties", "ties", "specials", "normal", "uniform", "mixed", "heavy", "ascending", "descending")
 
 _SHOWN = [

@@ -237,6 +237,23 @@ cuda: _Cuda
 
 # generated functions
 
+def _adamw_update(
+    param: Tensor | ArrayLike,
+    exp_avg: Tensor | ArrayLike,
+    exp_avg_sq: Tensor | ArrayLike,
+    grad: Tensor | ArrayLike,
+    /,
+    *,
+    lr: float,
+    weight_decay: float,
+    beta1: float,
+    beta2: float,
+    eps: float,
+    bias_correction1: float,
+    bias_correction2_sqrt: float,
+) -> Tensor:
+    """One AdamW step of one parameter tensor, in place and in one pass (PyTorch's rule): the moments m = m + (1 - beta1) (g - m) and v = beta2 v + (1 - beta2) g^2, then p = p (1 - lr weight_decay) - lr / bias_correction1 m / (sqrt(v) / bias_correction2_sqrt + eps), with bias_correction1 = 1 - beta1^t and bias_correction2_sqrt = sqrt(1 - beta2^t) at step t. Returns param. Private (ts.optim.AdamW calls it)."""
+
 def _gelu_tanh(x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None) -> Tensor:
     """ts.gelu(x, approximate='tanh')'s kernel: x sigmoid(x (a + b x^2)), a = 2 sqrt(2/pi), b = 0.044715 a, which is 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) without the cancellation of 1 + tanh for negative x. Private (ts.gelu calls it)."""
 
@@ -244,6 +261,33 @@ def _gelu_tanh_grad(
     g: Tensor | ArrayLike, x: Tensor | ArrayLike, /, *, out: Tensor | tuple[Tensor] | None = None
 ) -> Tensor:
     """g times the derivative of _gelu_tanh at x, s + x s (1 - s) (a + 3 b x^2) with s = sigmoid(x (a + b x^2)): the backward of ts.gelu(x, approximate='tanh') in one pass. Private (gelu's derivative formula calls it)."""
+
+def _sgd_momentum_update(
+    param: Tensor | ArrayLike,
+    momentum_buffer: Tensor | ArrayLike,
+    grad: Tensor | ArrayLike,
+    /,
+    *,
+    lr: float,
+    weight_decay: float,
+    momentum: float,
+) -> Tensor:
+    """One SGD step with momentum of one parameter tensor, in place (PyTorch's rule, no dampening): b = momentum b + (g + weight_decay p), then p = p - lr b. A buffer of zeros makes the first step's b the gradient, as PyTorch's. Returns param. Private (ts.optim.SGD calls it)."""
+
+def _sgd_nesterov_update(
+    param: Tensor | ArrayLike,
+    momentum_buffer: Tensor | ArrayLike,
+    grad: Tensor | ArrayLike,
+    /,
+    *,
+    lr: float,
+    weight_decay: float,
+    momentum: float,
+) -> Tensor:
+    """One SGD step with Nesterov momentum of one parameter tensor, in place (PyTorch's rule, no dampening): b = momentum b + (g + weight_decay p), then p = p - lr (g + weight_decay p + momentum b). A buffer of zeros makes the first step's b the gradient, as PyTorch's. Returns param. Private (ts.optim.SGD calls it)."""
+
+def _sgd_update(param: Tensor | ArrayLike, grad: Tensor | ArrayLike, /, *, lr: float, weight_decay: float) -> Tensor:
+    """One SGD step of one parameter tensor without momentum, in place (PyTorch's rule): p = p - lr (g + weight_decay p). Returns param. Private (ts.optim.SGD calls it)."""
 
 def _standardize(x: Tensor | ArrayLike, /, *, eps: float = 0.00001) -> Tensor:
     """Each row along the last axis centred on its mean and times 1 / sqrt(its biased variance + eps): layer_norm's rows before weight and bias, in one pass over memory (float32 summed in double). Private (layer_norm calls it)."""

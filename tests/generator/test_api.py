@@ -249,7 +249,7 @@ def test_reduction_and_normalization_output_types_match_numpy(name: str) -> None
     params = [a.name for a in spec.signature.arguments]
     reference = spec.reference.compile(params)
     tensors = len(spec.signature.tensor_arguments)  # one, or (g, x) for a standardization's gradient
-    options = [a.default_value for a in spec.signature.arguments[tensors:]]
+    options = [a.default_value if a.default is not None else 0.5 for a in spec.signature.arguments[tensors:]]  # update: lr
     reached = set()
     for d in spec.dtypes:
         kernel = runtime_kernel_dtype(spec, (d,) * tensors)

@@ -50,12 +50,13 @@ def test_family_is_complete(fam: FamilyDef) -> None:
                 assert re.search(r"kernel body \(proposer: (external|claude)\)", kernel), (spec.name, device)
         assert len(fam.contract_for(device)) > 40
     # its canonical arguments parse in the signature language, after a tensor, with and without each optional one
-    for form in fam.argument_forms():
-        parse_signature(f"f(Tensor x, {form}) -> Tensor")
+    for form in fam.argument_forms():  # (the update family's ops write their own float arguments after it)
+        parse_signature(f"f(Tensor x, {form}{', float lr' if fam.own_scalars else ''}) -> Tensor")
     assert fam.promotions and set(fam.sums) <= set(fam.promotions)
     assert set(dict(fam.field_defaults)) <= set(fam.optional_fields)
     # the engine call names the tensors and each optional argument (which gets its default where a spec leaves it out)
-    assert "{tensors}" in fam.engine_call
+    assert ("{handles}" if fam.own_scalars else "{tensors}") in fam.engine_call  # update: the Tensors themselves, written
+    assert ("{scalars}" in fam.engine_call) == fam.own_scalars
     assert all(f"{{{a.name}}}" in fam.engine_call and a.default is not None for a in fam.optional_arguments)
 
 
@@ -76,7 +77,9 @@ def test_family_case_tables_give_templates_for_every_arity(fam: FamilyDef) -> No
         scan_grain, scan_tile, sort_grain = 1 << 15, 2048, 1 << 14
 
     for arity, promotion in itertools.product(fam.arity, fam.promotions):  # tables may depend on the spec's promotion
-        spec = types.SimpleNamespace(promotion=promotion)
+        tensors = ", ".join(f"Tensor x{i}" for i in range(arity))
+        signature = parse_signature(f"f({tensors}, /, *, float lr, float beta) -> Tensor")  # own floats: update's
+        spec = types.SimpleNamespace(promotion=promotion, signature=signature)
         ctx = types.SimpleNamespace(names=tuple(f"x{i}" for i in range(arity)), order_sensitive=bool(fam.sums), spec=spec)
         for templates in (fam.shown_cases(ctx), fam.hidden_cases(ctx, np.random.default_rng(1)),
                           fam.threshold_cases(ctx, np.random.default_rng(2), Limits())):  # fmt: skip

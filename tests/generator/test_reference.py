@@ -108,6 +108,8 @@ def _arguments_for(spec, shape=(3, 3)):
                 args.append(RNG.uniform(0.5, 2.0, size=shape))  # inside every op's domain (log, sqrt, pow)
             else:  # integer ops (bitwise_and): small counts, inside every shift's width
                 args.append(RNG.integers(1, 3, size=shape).astype(spec.dtypes[-1]))
+        elif arg.default is None:  # an update op's own float arguments (learning rate, betas): all required
+            args.append(0.5)
         else:
             args.append(arg.default_value)
     return args
@@ -130,6 +132,7 @@ def test_every_catalog_reference_runs_and_fits_its_family() -> None:
             "index_reduction": (),
             "scan": (9,),
             "sort": (3, 3),
+            "update": (spec.arity - 1, 3, 3),  # the new state tensors, stacked
         }[spec.family.name]
         assert result.shape == expected_shape, spec.name
         if spec.promotion.value == "reduce_index":  # argmax, argmin, argsort

@@ -46,6 +46,21 @@ examples:
 """
 
 
+UPDATE = """\
+func: zz(Tensor param, Tensor buffer, Tensor grad, /, *, float lr) -> Tensor
+family: update
+promotion: float
+dtypes: [floating]
+update:
+  buffer: buffer + grad
+  param: param - lr * buffer
+reference: |
+  def zz(param, buffer, grad, lr):
+      return param - lr * (buffer + grad), buffer + grad
+doc: A test update.
+"""
+
+
 def unary(**changes: str | None) -> str:
     """UNARY with some fields replaced (None removes the field), appended when new; order kept."""
     lines = UNARY.splitlines()
@@ -211,6 +226,22 @@ CASES = [
     Case("inplace_operator_of_a_unary_op",
          {"aa_bad.yaml": unary(operators="[__iadd__]")},
          "aa_bad.yaml", 8, "operators", "__iadd__ does not fit an op with 1 tensor inputs", "operators:", cli=False),
+    # the update family: the op's own float arguments, one assignment per state tensor
+    Case("update_without_own_floats", {"aa_bad.yaml": UPDATE.replace(", /, *, float lr)", ", /)")},
+         "aa_bad.yaml", 1, "func", "family update takes '/, *' after its tensors, then 1 to 8 float keyword arguments", "func:",
+         cli=False),
+    Case("update_with_an_int_argument", {"aa_bad.yaml": UPDATE.replace("float lr", "int lr")},
+         "aa_bad.yaml", 1, "func", "family update takes '/, *' after its tensors", "func:", cli=False),
+    Case("update_missing_a_state", {"aa_bad.yaml": UPDATE.replace("  buffer: buffer + grad\n", "")},
+         "aa_bad.yaml", 5, "update", "expected a mapping from each state tensor (param, buffer) to the C++ expression", "update:",
+         cli=False),
+    Case("update_assigns_the_gradient", {"aa_bad.yaml": UPDATE.replace("  buffer: buffer + grad", "  grad: buffer + grad")},
+         "aa_bad.yaml", 5, "update", "expected a mapping from each state tensor (param, buffer)", "update:", cli=False),
+    Case("update_statement_not_an_expression", {"aa_bad.yaml": UPDATE.replace("buffer + grad\n", "buffer + grad; grad = 0\n", 1)},
+         "aa_bad.yaml", 5, "update", "must be a single C++ expression", "update:", cli=False),
+    Case("update_with_one_tensor", {"aa_bad.yaml": UPDATE.replace("Tensor param, Tensor buffer, Tensor grad", "Tensor param")
+                                                          .replace("  buffer: buffer + grad\n", "")},
+         "aa_bad.yaml", 1, "func", "family update takes 2 to 4 leading tensor arguments", "func:", cli=False),
     # composite ops (an `implementation:` in the core instead of a kernel)
     Case("composite_without_examples", {"aa_bad.yaml": COMPOSITE.replace("examples:\n  - {x: [2, 3], shape: [6]}\n", "")},
          "aa_bad.yaml", 1, None, "missing required field 'examples'", "func:", cli=False),

@@ -30,10 +30,15 @@ def op_dtype_params():
     return [pytest.param(spec, dtype, id=f"{spec.name}-{dtype}") for spec in CATALOG.ops for dtype in spec.dtypes]
 
 
-def run(op, tensors, kwargs):
-    """The op's result as a fresh numpy array, or the exception it raised."""
+def run(spec, op, tensors, kwargs):
+    """The op's result as a fresh numpy array, or the exception it raised. An update op's result is its state
+    after the step, stacked, as the gate's (the op writes fresh copies of the state; the inputs stay as they are)."""
     try:
-        return np.array(op(*tensors, **kwargs), copy=True)
+        if spec.family.name != "update":
+            return np.array(op(*tensors, **kwargs), copy=True)
+        states = [ts.asarray(np.array(t, copy=True)) for t in tensors[:-1]]
+        op(*states, tensors[-1], **kwargs)
+        return np.stack([np.asarray(t) for t in states])
     except Exception as exc:  # noqa: BLE001 - compare decides whether raising was right
         return compare.Raised.from_exception(exc)
 
@@ -49,12 +54,12 @@ def check_case(spec: OpSpec, case: inputs.Case, fn) -> list[compare.Mismatch]:
             for buffer, o in zip(buffers, case.operands):
                 buffer[...] = o.buffer_b
         expected = compare.expected_result(spec, case, which, fn)
-        first = run(op, tensors, case.kwargs)
+        first = run(spec, op, tensors, case.kwargs)
         problems.append(compare.compare(spec, case, first, which=which, expected=expected))
         changed = [None if b.tobytes() == o.buffer_for(which).tobytes() else b for b, o in zip(buffers, case.operands)]
         problems.append(compare.inputs_unchanged(case, changed, which=which))
         if which == "a" and not isinstance(first, compare.Raised) and problems[0] is None:
-            problems.append(compare.compare_runs(spec, case, first, run(op, tensors, case.kwargs), which=which))
+            problems.append(compare.compare_runs(spec, case, first, run(spec, op, tensors, case.kwargs), which=which))
     return [p for p in problems if p is not None]
 
 
@@ -105,7 +110,7 @@ def test_mixed_dtype_promotion_matches_numpy(name: str, a: str, b: str) -> None:
     x1, x2 = values((3, 4), a, rng), values((4,), b, rng)
     args = [values((3, 1), "bool", rng), x1, x2] if name == "where" else [x1, x2]
     case = inputs.Case.from_arrays(spec, args, description=f"{name}({a}, {b})")
-    mismatch = compare.compare(spec, case, run(getattr(ts, name), [ts.asarray(v) for v in args], {}))
+    mismatch = compare.compare(spec, case, run(spec, getattr(ts, name), [ts.asarray(v) for v in args], {}))
     assert mismatch is None, mismatch.summary()
 
 

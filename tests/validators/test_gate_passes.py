@@ -76,3 +76,20 @@ def test_salt_from_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
 
 def _limits():
     return read_limits(ROOT, Toolchain.find().compiler, ROOT / "build" / "gate")
+
+
+def test_a_stage_that_raises_rejects_the_candidate_and_is_not_remembered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A bug of the gate's own (cases it cannot make for a new family's op) rejects that candidate with the reason,
+    # and a regeneration goes on to the next op instead of ending in a traceback; the verdict is not cached.
+    judge = gate.Gate(ROOT, cache_dir=tmp_path, stages=("static",))
+    spec = CATALOG.op("negative")
+
+    def broken(*_args: object) -> None:
+        raise KeyError("no such case table")
+
+    monkeypatch.setattr(gate.Gate, "_static", broken)
+    candidate = gate.Candidate(spec, "cpu", "return x;", "", "", "test")
+    verdict = judge.judge(candidate)
+    assert not verdict.accepted and verdict.stage == "static"
+    assert "the gate could not judge it (KeyError: 'no such case table'); treated as a rejection" in verdict.message
+    assert verdict.report["harness_error"] and not list((tmp_path / "verdicts").glob("*.json"))

@@ -23,7 +23,7 @@ SALT = b"unit-test-salt"
 
 # One op per family and pointwise arity, plus ops with a domain or a float result of int inputs.
 SAMPLE_OPS = ["negative", "add", "where", "pow", "sum", "mean", "max", "argmax", "softmax", "matmul", "sin", "cumulative_prod", "argsort",
-              "_standardize_grad"]
+              "_standardize_grad", "_adamw_update"]
 SAMPLE_DTYPES = ("bool", "int8", "int16", "uint64", "float32", "float64")
 SAMPLE = [(name, dtype) for name in SAMPLE_OPS for dtype in CATALOG.op(name).dtypes if dtype in SAMPLE_DTYPES]
 

@@ -87,6 +87,33 @@ double scalar(const Scalars& scalars, const std::string& name, double fallback) 
   return it != scalars.end() ? it->second : fallback;
 }
 
+// An update op's result: its state tensors after the step, stacked (the reference returns them as a tuple). The
+// kernel updates copies of them, made in one new tensor (the allocator's placement and fill apply), so the runner
+// still sees every input buffer unchanged; every scalar argument is the case's (the family draws them all).
+ts::Tensor updated_state(const ts::OpDef& op, const std::vector<ts::Tensor>& operands, const Scalars& scalars) {
+  const ts::Tensor& param = operands.at(0);
+  const int64_t states = op.arity - 1;
+  ts::Shape shape{states};
+  for (const int64_t extent : param.shape()) shape.push_back(extent);
+  const ts::Tensor stacked = ts::Tensor::empty(shape, param.dtype(), param.device());
+  std::vector<ts::Tensor> arguments;
+  for (int64_t k = 0; k < states; ++k) {
+    ts::Tensor state(stacked.storage(), param.dtype(), param.shape(), ts::contiguous_strides(param.shape()),
+                     k * param.numel());
+    state.copy_from(operands.at(k));
+    arguments.push_back(state);
+  }
+  arguments.push_back(operands.at(states));
+  std::vector<double> values;
+  for (const std::string& name : op.scalars) {
+    const auto it = scalars.find(name);
+    TS_CHECK(it != scalars.end(), ValueError, op.name << ": the case gives no " << name);
+    values.push_back(it->second);
+  }
+  ts::update(op, arguments, values);
+  return stacked;
+}
+
 ts::Tensor run(const ts::OpDef& op, const std::vector<ts::Tensor>& operands, const std::optional<std::vector<int64_t>>& axis,
                bool axis_given, const Flags& flags, const Scalars& scalars) {
   // The one axis of the families that take one (the case's first; a reduction's may be an empty tuple).
@@ -108,6 +135,8 @@ ts::Tensor run(const ts::OpDef& op, const std::vector<ts::Tensor>& operands, con
       return ts::sort(op, operands.at(0), single_axis().value_or(-1), flag(flags, "descending"));
     case ts::Family::Standardization:  // eps's default is the family's (catalog/families/standardization.py)
       return ts::standardize(op, operands, scalar(scalars, "eps", 1e-5));
+    case ts::Family::Update:
+      return updated_state(op, operands, scalars);
   }
   throw ts::ValueError("unknown family");
 }

@@ -132,6 +132,19 @@ struct SortArgs {
 };
 using SortKernel = void (*)(const SortArgs& args);
 
+// Update (an optimizer's step): n elements of contiguous tensors of the kernel's dtype. data[0..states) are the
+// state the op updates in place (the parameter first, then its moments), data[states] the gradient, read only;
+// scalars[] the op's own float arguments in its signature's order (by value, so a CUDA kernel can take them).
+constexpr int kMaxUpdateScalars = 8;
+struct UpdateArgs {
+  char* data[kMaxOperands];
+  int states;
+  int64_t n;
+  double scalars[kMaxUpdateScalars];
+  int device = 0;  // CUDA device index
+};
+using UpdateKernel = void (*)(const UpdateArgs& args);
+
 // ---- Op definitions ---------------------------------------------------------
 
 enum class Family : uint8_t {
@@ -143,6 +156,7 @@ enum class Family : uint8_t {
   Scan,            // cumulative_sum / cumulative_prod along one axis
   Sort,            // sort / argsort along one axis
   Standardization, // layer norm's rows (x - mean) / sqrt(var + eps), and their gradient
+  Update,          // an optimizer's step: state tensors updated in place, elementwise, from a gradient
 };
 
 // The promotion kind a spec names. Which kernel and result dtype inputs get is data, each op's type table
@@ -189,11 +203,12 @@ struct OpDef {
   bool has_identity;   // reductions: false means an empty reduction raises ValueError
   uint32_t promoted_inputs;  // bit i: tensor input i takes part in promotion (where's condition does not)
   // kernels[device][dtype]: a PointwiseKernel / ReduceKernel / RowKernel / GemmKernel / ScanKernel / SortKernel /
-  // StandardizeKernel
+  // StandardizeKernel / UpdateKernel
   // according to `family`, stored type-erased; null = not implemented.
   std::array<std::array<void*, kNumDTypes>, kNumDeviceTypes> kernels{};
   std::vector<DomainRule> domain;
   std::array<std::optional<TypeRule>, kNumDTypes> types{};  // by common dtype
+  std::vector<std::string> scalars;  // the update family's own float arguments, in the kernel's order
 
   void* kernel(DeviceType device, DType dtype) const;  // throws NotImplementedError
   bool has_kernel(DeviceType device, DType dtype) const;
@@ -203,6 +218,8 @@ struct OpDef {
   void check_domain(const std::vector<Tensor>& inputs, DType kernel) const;
   // Sets the type table (a definition that runs twice must give the same rows).
   OpDef& with_types(std::initializer_list<TypeRule> rules);
+  // Names the op's own float arguments (the update family's); a definition that runs twice must give the same.
+  OpDef& with_scalars(std::initializer_list<std::string> names);
   bool promotes(size_t input) const { return ((promoted_inputs >> input) & 1u) != 0; }
   // The table's row for inputs promoted to `common`; NotImplementedError where the op has none.
   const TypeRule& type_rule(DType common) const;

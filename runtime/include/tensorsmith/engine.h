@@ -35,6 +35,12 @@ Tensor normalize(const OpDef& op, const Tensor& x, int64_t axis);
 // Layer norm's rows along the last axis: inputs (x), or (g, x) of one shape for the map's gradient.
 Tensor standardize(const OpDef& op, const std::vector<Tensor>& inputs, double eps);
 
+// An optimizer's step: operands[0..arity-1) (the parameter, then its state) updated in place from the gradient
+// operands[arity-1], with the op's float arguments in order (OpDef::scalars). Every tensor has the parameter's shape
+// and dtype; the state tensors are writeable and share no memory with any other operand (a strided one is updated
+// through a contiguous copy).
+void update(const OpDef& op, const std::vector<Tensor>& operands, const std::vector<double>& scalars);
+
 // cumulative_sum / cumulative_prod along `axis` (optional for 0-d and 1-D tensors, as numpy's); with
 // `include_initial` the result starts with the op's identity, one longer along the axis.
 Tensor scan(const OpDef& op, const Tensor& x, std::optional<int64_t> axis, bool include_initial);

@@ -49,6 +49,11 @@ Tensor normalize(const OpDef& op, const Tensor& x, int64_t axis);
 Tensor standardize(const OpDef& op, const std::vector<Tensor>& inputs, double eps);
 Tensor contract(const OpDef& op, const Tensor& a, const Tensor& b);
 Tensor scan(const OpDef& op, const Tensor& x, std::optional<int64_t> axis, bool include_initial, pybind11::handle dtype);
+// An optimizer's step (ts::update): every argument a Tensor (an array-like would be updated as a copy, so it is
+// refused), the state ones (all but the last, the gradient) neither requiring grad while grad mode is on nor read
+// only; their versions move on as any in-place write's. Returns the parameter, args' first.
+pybind11::object update(const OpDef& op, std::initializer_list<pybind11::handle> args,
+                        std::initializer_list<const char*> names, const std::vector<double>& scalars);
 // `stable` is accepted as the standard has it: every sort kernel sorts stably, which serves either request.
 Tensor sort(const OpDef& op, const Tensor& x, int64_t axis, bool descending, bool stable);
 

@@ -108,6 +108,15 @@ OpDef& OpDef::with_types(std::initializer_list<TypeRule> rules) {
   return *this;
 }
 
+OpDef& OpDef::with_scalars(std::initializer_list<std::string> names) {
+  const std::vector<std::string> given(names);
+  TS_CHECK(scalars.empty() || scalars == given, ValueError, "op '" << name << "' is already defined with other scalar arguments");
+  TS_CHECK(given.size() <= static_cast<size_t>(kMaxUpdateScalars), ValueError,
+           "op '" << name << "' has " << given.size() << " scalar arguments; kernels take at most " << kMaxUpdateScalars);
+  scalars = given;
+  return *this;
+}
+
 const TypeRule& OpDef::type_rule(DType common) const {
   const std::optional<TypeRule>& rule = types[static_cast<int>(common)];
   TS_CHECK(rule.has_value(), NotImplementedError, name << " is not implemented for inputs of dtype " << dtype_name(common));

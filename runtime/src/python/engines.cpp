@@ -3,6 +3,7 @@
 // (a data loader, a server). The engines touch no Python object, so results are the same either way.
 #include "bindings.h"
 #include "tensorsmith/engine.h"
+#include "tensorsmith/errors.h"
 #include "tensorsmith/python.h"
 
 namespace ts::python {
@@ -52,6 +53,26 @@ Tensor scan(const OpDef& op, const Tensor& x, std::optional<int64_t> axis, bool 
 
 Tensor sort(const OpDef& op, const Tensor& x, int64_t axis, bool descending, bool /*stable*/) {
   return without_gil_if_large(x.numel(), [&] { return ts::sort(op, x, axis, descending); });
+}
+
+py::object update(const OpDef& op, std::initializer_list<py::handle> args, std::initializer_list<const char*> names,
+                  const std::vector<double>& scalars) {
+  std::vector<Tensor> operands;
+  const char* const* name = names.begin();
+  const int states = op.arity - 1;
+  int64_t elements = 0;
+  for (py::handle arg : args) {
+    // A converted array-like would be a copy: the update would be lost with it.
+    TS_CHECK(py::isinstance<Tensor>(arg), TypeError,
+             op.name << ": " << *name << " must be a tensorsmith Tensor, not " << type_name(arg));
+    if (static_cast<int>(operands.size()) < states) refuse_inplace_on_grad(arg, op.name.c_str());
+    operands.push_back(arg.cast<Tensor>());
+    elements += operands.back().numel();
+    ++name;
+  }
+  without_gil_if_large(elements, [&] { ts::update(op, operands, scalars); });
+  for (int k = 0; k < states; ++k) operands[k].storage()->bump_version();
+  return py::reinterpret_borrow<py::object>(*args.begin());
 }
 
 }  // namespace ts::python

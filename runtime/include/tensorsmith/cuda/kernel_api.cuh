@@ -15,6 +15,7 @@
 #include "tensorsmith/cuda/scan.cuh"
 #include "tensorsmith/cuda/sort.cuh"
 #include "tensorsmith/cuda/standardize.cuh"
+#include "tensorsmith/cuda/update.cuh"
 #include "tensorsmith/dispatch.h"
 #include "tensorsmith/dtype.h"
 #include "tensorsmith/scalar_ops.h"
