@@ -106,6 +106,42 @@ def test_idle_workers_poll_for_the_spin_window_then_sleep() -> None:
     assert states == {"0": ["SS", "SS"], "200": ["RR", "SS"]}
 
 
+OPENBLAS_STATES_SCRIPT = textwrap.dedent(
+    """
+    import os, time
+    import numpy as np
+    import tensorsmith as ts
+
+    a = ts.asarray(np.ones((200, 200), dtype=np.float32))
+    for _ in range(20):
+        ts.matmul(a, a)  # threaded GEMMs, as gangs on the engines' pool
+    time.sleep(0.03)
+    states = []
+    for tid in os.listdir("/proc/self/task"):
+        if int(tid) != os.getpid():
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                states.append(f.read().rsplit(")", 1)[1].split()[0])
+    print("".join(sorted(states)), os.environ.get("OPENBLAS_THREAD_TIMEOUT"))
+    """
+)
+
+
+def test_openblas_own_threads_sleep_while_its_gemms_run_on_the_pool() -> None:
+    # OpenBLAS starts threads of its own at load; woken, each polled for about 0.1 s (never running a job of
+    # ours), taking a core from a gang's job: most 128x128 products on 2 cores stalled for a 4 ms scheduler
+    # slice. tensorsmith loads it with OPENBLAS_THREAD_TIMEOUT=4 (sleep at once) unless the environment gives
+    # one, and leaves the environment as it was. TS_SPIN_MS=0: the pool's worker sleeps at once too, so every
+    # thread but the main one is asleep 30 ms after the products.
+    quiet = _run(OPENBLAS_STATES_SCRIPT, "2", TS_SPIN_MS="0", OPENBLAS_NUM_THREADS="2")
+    assert quiet.returncode == 0, quiet.stderr[-3000:]
+    states, timeout = quiet.stdout.split()
+    assert set(states) == {"S"} and timeout == "None", quiet.stdout
+    polling = _run(OPENBLAS_STATES_SCRIPT, "2", TS_SPIN_MS="0", OPENBLAS_NUM_THREADS="2", OPENBLAS_THREAD_TIMEOUT="30")
+    assert polling.returncode == 0, polling.stderr[-3000:]
+    states, timeout = polling.stdout.split()
+    assert "R" in states and timeout == "30", polling.stdout  # the user's setting is kept: its thread polls
+
+
 def test_bad_spin_window_is_a_clear_error() -> None:
     script = "import numpy as np, tensorsmith as ts; x = ts.asarray(np.ones(4_000_000)); ts.add(x, x)"
     run = _run(script, "2", TS_SPIN_MS="-1")
