@@ -87,6 +87,12 @@ def clear_generated(generated: Path) -> None:
             shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
 
 
+def drawn(paths: list[Path], count: int, seed: str) -> list[Path]:
+    """`count` of `paths` drawn with `seed`, in order: the same in every xdist worker of a run (CI passes one fresh
+    seed to all of them), another draw for another seed."""
+    return sorted(sorted(paths, key=lambda p: hashlib.sha256(f"{seed}:{p.name}".encode()).hexdigest())[:count])
+
+
 def once_per_session(tmp_path_factory: Any, name: str, compute: Callable[[Path], Any]) -> Any:
     """compute(directory)'s JSON-able result, computed once per test session: under pytest-xdist the first
     worker to ask computes it in the session's shared temporary directory while the others wait on a lock,

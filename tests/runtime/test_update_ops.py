@@ -32,7 +32,7 @@ def momentum_reference(p, b, g, lr, weight_decay, momentum, nesterov=False):
 
 def draw(shape, dtype, positive=False):
     values = RNG.standard_normal(shape)
-    return np.abs(values) if positive else values
+    return (np.abs(values) if positive else values).astype(dtype)
 
 
 def wide(*arrays):
@@ -53,8 +53,7 @@ def assert_step(got, want, operands, dtype) -> None:
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, ml_dtypes.bfloat16])
 @pytest.mark.parametrize("shape", [(), (0,), (7,), (33, 5), (300_001,)], ids=["0d", "empty", "7", "33x5", "threaded"])
 def test_adamw_update_is_the_reference_rounded_once_in_place(dtype, shape) -> None:
-    arrays = [draw(shape, dtype).astype(dtype), draw(shape, dtype).astype(dtype), draw(shape, dtype, positive=True).astype(dtype),
-              draw(shape, dtype).astype(dtype)]  # fmt: skip
+    arrays = [draw(shape, dtype), draw(shape, dtype), draw(shape, dtype, positive=True), draw(shape, dtype)]
     p, m, v, g = (ts.asarray(a.copy()) for a in arrays)
     returned = _C._adamw_update(p, m, v, g, **ADAMW)
     assert returned is p  # the parameter object itself, as PyTorch's in-place ops return self
@@ -66,7 +65,7 @@ def test_adamw_update_is_the_reference_rounded_once_in_place(dtype, shape) -> No
 
 @pytest.mark.parametrize(("op", "nesterov"), [("_sgd_momentum_update", False), ("_sgd_nesterov_update", True)])
 def test_sgd_momentum_updates_parameter_and_buffer(op, nesterov) -> None:
-    arrays = [draw((40, 3), np.float32).astype(np.float32) for _ in range(3)]
+    arrays = [draw((40, 3), np.float32) for _ in range(3)]
     p, b, g = (ts.asarray(a.copy()) for a in arrays)
     getattr(_C, op)(p, b, g, **SGD)
     want_p, want_b = momentum_reference(*wide(*arrays), **SGD, nesterov=nesterov)

@@ -19,7 +19,6 @@ Judging builds the gate's runtime once (cached under build/gate/) and then takes
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from tensorsmith_forge.catalog.model import load_catalog
 from tensorsmith_forge.generator.project import Project
 from tensorsmith_forge.validators.gate import STAGES, Gate
 from tensorsmith_forge.validators.static_check import extract_body
+from tests.helpers import drawn
 
 CORPUS = Path(__file__).resolve().parent.parent / "known_bad"
 BODIES = sorted(CORPUS.glob("*.cpp"))
@@ -39,8 +39,7 @@ HEADER_KEYS = ("op", "expect", "reason", "exploit")
 # worker), which a change elsewhere cannot turn into holes. Unset (a developer's run, the nightly one): every body.
 SAMPLE = os.environ.get("TS_KNOWN_BAD_SAMPLE")
 SEED = os.environ.get("TS_KNOWN_BAD_SEED", "")
-DRAWN = (set(sorted(BODIES, key=lambda p: hashlib.sha256(f"{SEED}:{p.name}".encode()).hexdigest())[: int(SAMPLE)])
-         if SAMPLE else set(BODIES))  # fmt: skip
+DRAWN = set(drawn(BODIES, int(SAMPLE), SEED) if SAMPLE else BODIES)
 
 
 def outside_the_sample(path: Path) -> str | None:

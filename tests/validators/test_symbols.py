@@ -3,7 +3,6 @@ the library calls and static state a body must not have."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import shutil
@@ -17,7 +16,7 @@ from tensorsmith_forge.validators import symbols
 from tensorsmith_forge.validators.build import COMMON, FLAGS
 from tensorsmith_forge.validators.static_check import BODY_END, BODY_START
 from tensorsmith_forge.validators.symbols import SymbolToolMissing, check_symbols, undefined_symbols, writable_data_symbols
-from tests.helpers import once_per_session
+from tests.helpers import drawn, once_per_session
 
 ROOT = Path(__file__).resolve().parents[2]
 INCLUDE = ROOT / "runtime" / "include"
@@ -29,8 +28,17 @@ GENERATED = sorted((ROOT / "generated" / "cpu").glob("*.cpp"))
 # float64 pow is always among them: test_libm_and_registration_are_what_kernels_need looks for its libm call.
 SAMPLE = os.environ.get("TS_SYMBOLS_SAMPLE")
 SEED = os.environ.get("TS_SYMBOLS_SEED", "")
-CHECKED = (sorted(set(sorted(GENERATED, key=lambda p: hashlib.sha256(f"{SEED}:{p.name}".encode()).hexdigest())[: int(SAMPLE)])
-                  | {p for p in GENERATED if p.name == "pow.cpp"}) if SAMPLE else GENERATED)  # fmt: skip
+ALWAYS_CHECKED = ("pow.cpp",)
+
+
+def checked_kernels(sample: str | None, seed: str) -> list[Path]:
+    """The kernels the catalog objects hold: every one, or `sample` drawn with `seed` and ALWAYS_CHECKED."""
+    if sample is None:
+        return GENERATED
+    return sorted(set(drawn(GENERATED, int(sample), seed)) | {p for p in GENERATED if p.name in ALWAYS_CHECKED})
+
+
+CHECKED = checked_kernels(SAMPLE, SEED)
 RELEASE = [*COMMON, *FLAGS["release"]]  # as validators/build.py builds candidates
 SANITIZE = [*COMMON, *FLAGS["sanitize"]]
 OTHER_BUILDS = {  # flags whose extra symbols the allowlist must also cover
@@ -120,11 +128,13 @@ def test_there_are_generated_kernels_to_check():
     assert len(GENERATED) >= 40
 
 
-def test_the_sample_is_drawn_from_the_seed_and_keeps_pow() -> None:
-    if SAMPLE is None:
-        assert CHECKED == GENERATED
-        return
-    assert len(CHECKED) <= int(SAMPLE) + 1 and any(p.name == "pow.cpp" for p in CHECKED), (SAMPLE, SEED, CHECKED)
+def test_a_sample_is_drawn_from_its_seed_and_keeps_pow() -> None:
+    assert checked_kernels(None, "") == GENERATED
+    first, again, other = (checked_kernels("12", seed) for seed in ("7", "7", "8"))
+    assert first == again != other  # the same in every worker of a run, another draw in the next
+    for kernels in (first, other):
+        assert set(kernels) <= set(GENERATED) and 12 <= len(kernels) <= 13
+        assert any(p.name == "pow.cpp" for p in kernels)
 
 
 def test_generated_kernels_pass(objects):
