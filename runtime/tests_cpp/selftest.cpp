@@ -1,6 +1,8 @@
 // Self-test of the core engines with hand-registered kernels. From the repo root:
 //   g++ -std=c++17 -O1 -Wall -Wextra -Iruntime/include runtime/src/core/*.cpp
 //       runtime/tests_cpp/selftest.cpp -o /tmp/selftest && /tmp/selftest
+#include <pthread.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -678,6 +680,58 @@ char caller_state_while_a_worker_runs() {
   return '?';
 }
 
+// Runs of a gang of two, each after the pool's worker fell asleep, in which both jobs started on one CPU. The jobs
+// then wait for each other without yielding, as OpenBLAS's do: on one CPU, until the scheduler's next tick.
+int gangs_started_on_one_cpu(int runs) {
+  int shared = 0;
+  for (int run = 0; run < runs; ++run) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));  // past the spin window of 0
+    int cpus[2] = {-1, -2};
+    std::atomic<int> arrived{0};
+    parallel_gang(2, [&](int j) {
+      cpus[j] = sched_getcpu();
+      ++arrived;
+      while (arrived.load() < 2) {
+      }
+    });
+    shared += cpus[0] == cpus[1];
+  }
+  return shared;
+}
+
+// How many CPUs each thread of a parallel_for may run on, the fewest.
+int fewest_cpus_of_a_pool_thread() {
+  std::atomic<int> fewest{CPU_SETSIZE};
+  parallel_for(2, 1, [&](int64_t, int64_t) {
+    cpu_set_t mask;
+    const int count = pthread_getaffinity_np(pthread_self(), sizeof(mask), &mask) == 0 ? CPU_COUNT(&mask) : 0;
+    for (int seen = fewest.load(); count < seen && !fewest.compare_exchange_weak(seen, count);) {
+    }
+  });
+  return fewest.load();
+}
+
+void test_gang_placement() {
+  cpu_set_t allowed;
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0 || CPU_COUNT(&allowed) < 2) {
+    std::cout << "skipped the gang placement test: it needs two CPUs this process may run on\n";
+    return;
+  }
+  // The default thread count is the CPUs this process may run on.
+  EXPECT(num_threads() == CPU_COUNT(&allowed));
+  const int saved = num_threads();
+  setenv("TS_SPIN_MS", "0", 1);  // the worker sleeps between runs, and wakes where the scheduler puts it
+  set_num_threads(2);
+  // A job that shares its CPU with another moves for its run, so none starts on one CPU with another; the
+  // scheduler may still move a thread in the microseconds before a job reads its CPU, rarely.
+  EXPECT(gangs_started_on_one_cpu(100) <= 3);
+  cpu_set_t after;
+  EXPECT(pthread_getaffinity_np(pthread_self(), sizeof(after), &after) == 0 && CPU_EQUAL(&allowed, &after));
+  EXPECT(fewest_cpus_of_a_pool_thread() == CPU_COUNT(&allowed));  // a job that moved is free again after its run
+  unsetenv("TS_SPIN_MS");
+  set_num_threads(saved);
+}
+
 void test_parallel() {
   const int saved = num_threads();
   EXPECT(saved >= 1);
@@ -858,6 +912,7 @@ int main() {
   test_domain();
   test_allocator();
   test_small_vector();
+  test_gang_placement();
   test_parallel();
   test_isa();
   if (g_failures) {

@@ -142,6 +142,35 @@ def test_openblas_own_threads_sleep_while_its_gemms_run_on_the_pool() -> None:
     assert "R" in states and timeout == "30", polling.stdout  # the user's setting is kept: its thread polls
 
 
+POOL_THREADS_SCRIPT = textwrap.dedent(
+    """
+    import os
+    import tensorsmith as ts
+
+    before = len(os.listdir("/proc/self/task"))
+    ts.exp(ts.ones(4_000_000))  # past the grains: split over the pool, made on this first parallel op
+    print(len(os.listdir("/proc/self/task")) - before)
+    """
+)
+
+
+def test_the_default_thread_count_is_the_cpus_the_process_may_run_on() -> None:
+    # A pool with more threads than the CPUs a process may use (taskset, a container's cpuset) only takes turns.
+    allowed = sorted(os.sched_getaffinity(0))
+    if len(allowed) < 2:
+        pytest.skip("this process may run on one CPU only: a narrower affinity cannot be told from the default")
+    env = {k: v for k, v in os.environ.items() if k not in ("TS_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+    made = {}
+    for cpus in (allowed[:1], allowed[:2], allowed):
+        run = subprocess.run(
+            [sys.executable, "-c", POOL_THREADS_SCRIPT], capture_output=True, text=True, timeout=300, env=env,
+            preexec_fn=lambda cpus=cpus: os.sched_setaffinity(0, cpus),
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr[-3000:]
+        made[len(cpus)] = int(run.stdout)
+    assert made == {1: 0, 2: 1, len(allowed): len(allowed) - 1}  # the caller is one of the threads
+
+
 def test_bad_spin_window_is_a_clear_error() -> None:
     script = "import numpy as np, tensorsmith as ts; x = ts.asarray(np.ones(4_000_000)); ts.add(x, x)"
     run = _run(script, "2", TS_SPIN_MS="-1")

@@ -8,7 +8,7 @@
 namespace ts {
 
 // Threads the engines use (>= 1). Default: env TS_NUM_THREADS when set (a
-// positive integer, else ValueError on first use), else the hardware's count.
+// positive integer, else ValueError on first use), else the count of CPUs this process may run on.
 int num_threads();
 // Changes it for every later call; n >= 1 (ValueError otherwise).
 void set_num_threads(int n);
@@ -24,7 +24,9 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
 // Calls fn(j) for every j in [0, jobs), each on a thread of its own and all at once: a job may wait for
 // another (OpenBLAS's threaded GEMM hands packed panels between its jobs, which runs them through this). On
 // the pool, this thread taking one job, once any other thread's op has left it, where it has a thread for every
-// job; otherwise (more jobs than threads, or inside a worker) on threads made for the call. Rethrows the first
+// job; otherwise (more jobs than threads, or inside a worker) on threads made for the call. Jobs start once all
+// have checked in, each on a CPU of its own where one is free (a job on another's CPU moves for its run, since
+// jobs that wait for each other keep their CPUs). Rethrows the first
 // exception a job threw, after every job has finished.
 void parallel_gang(int jobs, const std::function<void(int)>& fn);
 
