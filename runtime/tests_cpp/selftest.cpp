@@ -827,7 +827,7 @@ void test_isa() {
   __builtin_cpu_init();
   const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2");
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("fma");
   const isa::Level want = avx512 ? isa::Level::AVX512 : avx2 ? isa::Level::AVX2 : isa::Level::Baseline;
   EXPECT(isa::detect() == want);
   std::cout << "kernel ISA level: " << isa::name(isa::detect()) << "\n";

@@ -4,7 +4,8 @@ Each is within its bound of the exact value (float64's result) over the range an
 switches (tanh at |x| = 0.625; expm1 where the reduction's n leaves 0 and at 80; log at m = sqrt(2) and near
 1; log1p at u = 2 and near 0 and -1; sin and cos at pi/4, next to multiples of pi/2, and up to the largest
 floats, whose reduction needs 2/pi's bits far past the point; pow over bases and exponents of every scale, to
-the ends of the float range), and exact at the specials."""
+the ends of the float range), and exact at the specials. float32 floor_divide and remainder are numpy's float64
+ones rounded once, bit for bit, where their fast path (no fmod) ends too."""
 
 from __future__ import annotations
 
@@ -367,3 +368,33 @@ def test_float64_exp_and_log_specials() -> None:
     assert np.array_equal(np.isnan(got), np.isnan(want))
     assert got[0] == -np.inf and got[1] == -np.inf and got[3] == np.inf and got[7] == 0.0
     assert got[8] == pytest.approx(np.log(tiny), rel=1e-15)  # the smallest subnormal, scaled before its bits are read
+
+
+def _division_pairs(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """float32 pairs for floor_divide and remainder: any bits (infinities, NaNs, subnormals), quotients next to
+    whole numbers up to and past 2^28 (where the fast path ends), small integers, and the specials crossed."""
+    n = 1 << 18
+    any_a, any_b = rng.integers(0, 2**32, (2, n), dtype=np.uint64).astype(np.uint32).view(np.float32)
+    divisor = magnitudes(rng, -140, 100, n) * rng.choice(np.float32([-1, 1]), n)
+    whole = np.concatenate([rng.integers(1, 2**12, n // 4), rng.integers(2**27, 2**29, n // 2), rng.integers(1, 2**40, n // 4)])
+    with np.errstate(over="ignore"):  # products past the float range are infinities: pairs of their own
+        near = (whole * divisor.astype(np.float64)).astype(np.float32) * rng.choice(np.float32([-1, 1]), n)
+    up, down = np.nextafter(near, np.float32(np.inf)), np.nextafter(near, np.float32(-np.inf))
+    ints_a = rng.integers(-(2**24), 2**24, n).astype(np.float32)
+    ints_b = rng.integers(-300, 301, n).astype(np.float32)
+    specials = np.float32([0.0, -0.0, np.inf, -np.inf, np.nan, TINY, -TINY, 1.0, -1.0, 0.5, -3.0, 7.0, 3.4e38, -3.4e38])
+    spec_a, spec_b = (g.ravel() for g in np.meshgrid(specials, specials))
+    a = np.concatenate([any_a, near, up, down, ints_a, spec_a])
+    b = np.concatenate([any_b, divisor, divisor, divisor, ints_b, spec_b])
+    return a, b
+
+
+@pytest.mark.parametrize("op", ["floor_divide", "remainder"])
+def test_float32_floor_divide_and_remainder_are_numpys_float64_rounded_once(op: str) -> None:
+    # float32 computes in double and rounds once; most pairs skip libm's fmod (an exact quotient below 2^28).
+    a, b = _division_pairs(np.random.default_rng(11))
+    with np.errstate(all="ignore"):
+        exact = getattr(np, op)(a.astype(np.float64), b.astype(np.float64)).astype(np.float32)
+    got = np.asarray(getattr(ts, op)(ts.asarray(a), ts.asarray(b)))
+    same = (got.view(np.uint32) == exact.view(np.uint32)) | (np.isnan(got) & np.isnan(exact))
+    assert same.all(), f"{op}({a[~same][:3]}, {b[~same][:3]}) = {got[~same][:3]}, expected {exact[~same][:3]}"

@@ -1126,9 +1126,25 @@ constexpr T right_shift(T value, T count) {
 // here, where C++'s are not). Floats: numpy's divmod (npy_divmod): the remainder from fmod, moved into the
 // divisor's sign; the quotient (a - mod) / b floored and corrected by a half. float computes in double and
 // rounds once (in float, (a - mod) / b rounds twice: 2 ulp off a large quotient).
+//
+// float's fast path, the same values without libm's fmod (a loop of 30-40 ns an element): for x = X 2^i and
+// y = Y 2^k, floats held in double (X, Y integers below 2^24), a quotient below 2^28 that is not an integer n
+// is more than 2^-29 n from one, so the double quotient q truncates to the true one, t = trunc(q); t * y (28 +
+// 24 bits) and fmod = x - t * y are exact, and (x - fmod) / y is t itself. Quotients from 2^28, an infinite or
+// NaN operand and a zero divisor take the general path.
+TS_HOST_DEVICE inline bool truncates_exactly(double quotient_of_floats, double divisor) {
+  return std::fabs(quotient_of_floats) < 0x1p28 && std::fabs(divisor) <= 0x1.fffffffffffffp1023;
+}
 template <typename T>
 TS_HOST_DEVICE inline T floor_divide(T a, T b) {
   if constexpr (std::is_same_v<T, float>) {
+    const double x = a, y = b, q = x / y;
+    if (truncates_exactly(q, y)) {
+      const double t = std::trunc(q);
+      const double mod = x - t * y;
+      const double div = t - static_cast<double>((mod != 0.0) & ((y < 0.0) != (mod < 0.0)));
+      return static_cast<float>(div == 0.0 ? std::copysign(0.0, q) : div);
+    }
     return static_cast<float>(floor_divide<double>(a, b));
   } else if constexpr (std::is_floating_point_v<T>) {
     if (b == T(0)) return a / b;
@@ -1154,6 +1170,11 @@ TS_HOST_DEVICE inline T floor_divide(T a, T b) {
 template <typename T>
 TS_HOST_DEVICE inline T remainder(T a, T b) {
   if constexpr (std::is_same_v<T, float>) {
+    const double x = a, y = b, q = x / y;
+    if (truncates_exactly(q, y)) {
+      const double mod = x - std::trunc(q) * y;
+      return static_cast<float>(mod == 0.0 ? std::copysign(0.0, y) : (y < 0.0) != (mod < 0.0) ? mod + y : mod);
+    }
     return static_cast<float>(remainder<double>(a, b));
   } else if constexpr (std::is_floating_point_v<T>) {
     if (b == T(0)) return std::fmod(a, b);
