@@ -3,6 +3,10 @@ user calls it: numpy's results, dtypes, shapes and errors. test_composites check
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import tensorsmith as ts
@@ -26,6 +30,29 @@ def test_take_and_take_along_axis_follow_numpy(dtype: str) -> None:
     broadcast = np.random.default_rng(2).integers(0, 6, size=(1, 5, 2))
     np.testing.assert_array_equal(np.asarray(ts.take_along_axis(x, ts.asarray(broadcast), axis=2)),
                                   np.take_along_axis(a, broadcast, axis=2))  # fmt: skip
+
+
+@pytest.mark.parametrize("threads", ["1", "3"])
+def test_large_takes_split_over_threads_give_numpys_bytes(threads: str) -> None:
+    # Gathers past the pool's grain run in ranges of slices on several threads, each range starting mid-way
+    # through an outer index; the bytes are numpy's for any thread count, slices of 1 byte to 8 KiB, and none.
+    code = """if True:
+        import numpy as np, tensorsmith as ts
+        rng = np.random.default_rng(4)
+        cases = [(rng.integers(0, 255, (2048, 2048), dtype=np.uint8).view(np.float32).reshape(2048, 512), 0),
+                 (rng.standard_normal((3, 70001, 2)), 1), (rng.integers(0, 9, (5, 40003)).astype(np.int8), 1),
+                 (rng.standard_normal((7, 30001)), None), (np.zeros((4, 100001, 0)), 1)]
+        for a, axis in cases:
+            n = a.size if axis is None else a.shape[axis]
+            idx = rng.integers(-n, n, 3 * n // 2 if n > 1000 else 9)
+            got = np.asarray(ts.take(ts.asarray(a), ts.asarray(idx), axis=axis))
+            want = np.take(a, idx, axis=axis)
+            assert got.shape == want.shape and got.tobytes() == want.tobytes(), (a.shape, axis)
+        print("ok")
+    """
+    env = {**os.environ, "TS_NUM_THREADS": threads}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env, check=False)
+    assert run.returncode == 0 and run.stdout.strip() == "ok", run.stdout + run.stderr[-3000:]
 
 
 def test_take_errors_match_numpy() -> None:

@@ -18,6 +18,7 @@
 #include "tensorsmith/dispatch.h"
 #include "tensorsmith/engine.h"
 #include "tensorsmith/errors.h"
+#include "tensorsmith/parallel.h"
 #include "tensorsmith/python.h"
 
 namespace ts::python {
@@ -42,7 +43,11 @@ int64_t wrapped(int64_t index, int64_t size, int64_t axis) {
   return index < 0 ? index + size : index;
 }
 
-// x (contiguous, in host memory) with its `axis` replaced by the slices at `positions`, in order.
+// Bytes a thread copies at least: below, splitting costs more than it saves (kPointwiseGrain's 32768 float32).
+constexpr int64_t kGatherGrainBytes = int64_t{1} << 17;
+
+// x (contiguous, in host memory) with its `axis` replaced by the slices at `positions`, in order. The slices are
+// copied over the engines' pool: one thread copying took 1.5 ms for 2048 rows of 8 KiB (numpy 0.9).
 Tensor gather_slices(const Tensor& x, int64_t axis, const std::vector<int64_t>& positions) {
   Shape shape = x.shape();
   const int64_t n = shape[axis];
@@ -53,12 +58,19 @@ Tensor gather_slices(const Tensor& x, int64_t axis, const std::vector<int64_t>& 
   for (int64_t i = axis + 1; i < x.ndim(); ++i) inner *= x.shape()[i];
   const char* from = x.data_ptr();
   char* to = out.data_ptr();
-  for (int64_t o = 0; o < outer; ++o) {
-    for (const int64_t p : positions) {
-      std::memcpy(to, from + (o * n + p) * inner, static_cast<size_t>(inner));
-      to += inner;
+  const auto m = static_cast<int64_t>(positions.size());
+  const int64_t grain = std::max<int64_t>(1, kGatherGrainBytes / std::max<int64_t>(inner, 1));  // inner: 0 in an empty x
+  parallel_for(outer * m, grain, [&](int64_t begin, int64_t end) {
+    int64_t o = begin / m, k = begin % m;  // slice `begin` is position k of outer index o
+    for (int64_t slice = begin; slice < end; ++slice) {
+      const char* source = from + (o * n + positions[static_cast<size_t>(k)]) * inner;
+      std::memcpy(to + slice * inner, source, static_cast<size_t>(inner));
+      if (++k == m) {
+        k = 0;
+        ++o;
+      }
     }
-  }
+  });
   return out;
 }
 
