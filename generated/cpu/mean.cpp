@@ -118,6 +118,17 @@ struct mean_cpu_kernel {
         acc_t tile[kTile];
         for (int64_t k = 0; k < width; ++k) tile[k] = acc_t(0);
         int64_t j = 0;
+        // Four reduced steps per pass over the tile, each output still folded in order: the accumulators are
+        // loaded and stored a quarter as often (a float32 sum over axis 0 of 4096x4096 on one thread 6.1 -> 3.3 ms
+        // in a C++ loop; eight steps a pass ran at half the speed of four).
+        for (; j + 4 <= count; j += 4) {
+          const char* step = reinterpret_cast<const char*>(first) + j * args.in_reduce_stride;
+          const T* s0 = reinterpret_cast<const T*>(step);
+          const T* s1 = reinterpret_cast<const T*>(step + args.in_reduce_stride);
+          const T* s2 = reinterpret_cast<const T*>(step + 2 * args.in_reduce_stride);
+          const T* s3 = reinterpret_cast<const T*>(step + 3 * args.in_reduce_stride);
+          for (int64_t k = 0; k < width; ++k) tile[k] = fold(fold(fold(fold(tile[k], s0[k]), s1[k]), s2[k]), s3[k]);
+        }
         for (; j < count; ++j) {
           const T* slice = reinterpret_cast<const T*>(reinterpret_cast<const char*>(first) + j * args.in_reduce_stride);
           for (int64_t k = 0; k < width; ++k) tile[k] = fold(tile[k], slice[k]);
