@@ -79,6 +79,17 @@ def validator_files(root: Path) -> list[Path]:
 KERNEL_TEMPLATE_GLOBS = ("cpu/*.j2", "cuda/*.j2", "cpu/bodies/*.j2", "cuda/bodies/*.j2")
 
 
+def engine_sources(root: Path, device: str) -> list[Path]:
+    """The runtime's sources a kernel is judged in besides its headers: the engines (runtime/src/core), and for a
+    CUDA kernel the CUDA machinery (runtime/src/cuda). The gate's identity of a kernel hashes the same files
+    (Gate.identity), so a change to them must make the kernel stale here too, or MANIFEST.json keeps identities no
+    `tsgen validate --changed-since` can match."""
+    sources = sorted((root / "runtime" / "src" / "core").glob("*.cpp"))
+    if device == "cuda":
+        sources += sorted((root / "runtime" / "src" / "cuda").glob("*"))
+    return sources
+
+
 def kernel_headers(templates_dir: Path, include_dir: Path) -> list[Path]:
     """The runtime headers a generated kernel translation unit includes, directly or not."""
     templates = [path.read_bytes() for pattern in KERNEL_TEMPLATE_GLOBS for path in sorted(templates_dir.glob(pattern))]
@@ -156,6 +167,7 @@ class Regenerator:
         # By meaning (catalog/source_meaning.py): a comment or a reformatting makes no kernel stale.
         headers_sha = digest_files(kernel_headers(self.project.templates_dir, self.project.include_dir), self.project.root)
         validators_sha = digest_files(validator_files(self.project.root), self.project.root)
+        engine_sha = {device: digest_files(engine_sources(self.project.root, device), self.project.root) for device in api.DEVICES}
         formatting_sha = self.formatter.fingerprint()
         records = manifest.kernel_records()
         plans = []
@@ -167,6 +179,7 @@ class Regenerator:
                     f"templates/{template}": sha256_text(self.renderer.source(template)),
                     "generator": generator_sha,
                     "runtime_headers": headers_sha,
+                    "runtime_engine": engine_sha[device],
                     "validators": validators_sha,  # a new gate re-judges every kernel
                     "formatting": formatting_sha,
                 }

@@ -123,6 +123,7 @@ def _input_label(name: str) -> str:
         "generator": "generator changed (generator/ modules that shape generated text)",
         "validators": "gate changed (validators/): re-judged",
         "runtime_headers": "kernel headers changed (runtime/include): re-judged",
+        "runtime_engine": "engines changed (runtime/src/core; for CUDA kernels also runtime/src/cuda): re-judged",
         "formatting": "formatting changed (.clang-format or the formatter versions)",
     }.get(name, f"input changed: {name}")
 

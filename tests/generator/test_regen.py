@@ -101,6 +101,28 @@ def test_staleness_covers_every_runtime_header_a_kernel_includes() -> None:
 
 
 
+def test_an_engine_change_makes_the_kernels_judged_in_it_stale(checkout: Path, tsgen) -> None:
+    # The gate's identity of a kernel hashes the engines it runs in (runtime/src/core; for CUDA also
+    # runtime/src/cuda): a regeneration must judge again what such a change touches, or MANIFEST.json keeps
+    # identities that `tsgen validate --changed-since` cannot match. By meaning: a comment changes nothing.
+    n = kernel_count(checkout)
+    core = checkout / "runtime" / "src" / "core" / "reduce.cpp"
+    cuda = checkout / "runtime" / "src" / "cuda" / "runtime.cpp"
+    for source in (core, cuda):
+        source.write_text(source.read_text(encoding="utf-8") + "\n// a note, no code\n", encoding="utf-8")
+    ok(tsgen(checkout, "regen", "--check"))
+
+    cuda.write_text(cuda.read_text(encoding="utf-8") + "namespace { [[maybe_unused]] int edited = 1; }\n", encoding="utf-8")
+    check = tsgen(checkout, "regen", "--check")
+    kernels = {path: why for path, why in listed(check.stdout).items() if path.startswith(("cpu/", "cuda/"))}
+    assert len(kernels) == n // 2 and all(path.startswith("cuda/") for path in kernels), check.stdout
+    assert set(kernels.values()) == {"changed: runtime_engine"}
+
+    core.write_text(core.read_text(encoding="utf-8") + "namespace { [[maybe_unused]] int edited = 1; }\n", encoding="utf-8")
+    kernels = {path: why for path, why in listed(tsgen(checkout, "regen", "--check").stdout).items() if path.startswith(("cpu/", "cuda/"))}
+    assert len(kernels) == n and set(kernels.values()) == {"changed: runtime_engine"}
+
+
 def test_check_passes_on_committed_tree(tsgen, hash_tree) -> None:
     before = hash_tree(ROOT / "generated")
     result = tsgen(ROOT, "regen", "--check")
