@@ -20,7 +20,13 @@ from pathlib import Path
 
 from tensorsmith_forge.catalog.model import Catalog, OpSpec, load_catalog
 from tensorsmith_forge.catalog.source_meaning import digest_files
-from tensorsmith_forge.validators.gate import Candidate, Gate, Verdict, included_headers
+from tensorsmith_forge.validators.gate import (
+    Candidate,
+    Gate,
+    Verdict,
+    engine_sources,
+    included_headers,
+)
 
 from . import api, dest, writer
 from .agent.replay import ReplayProposer
@@ -77,17 +83,6 @@ def validator_files(root: Path) -> list[Path]:
 # The kernel templates (and bodies) of both devices: the runtime headers they include, transitively, are
 # what a generated translation unit depends on (a new family's machinery header is found, never listed).
 KERNEL_TEMPLATE_GLOBS = ("cpu/*.j2", "cuda/*.j2", "cpu/bodies/*.j2", "cuda/bodies/*.j2")
-
-
-def engine_sources(root: Path, device: str) -> list[Path]:
-    """The runtime's sources a kernel is judged in besides its headers: the engines (runtime/src/core), and for a
-    CUDA kernel the CUDA machinery (runtime/src/cuda). The gate's identity of a kernel hashes the same files
-    (Gate.identity), so a change to them must make the kernel stale here too, or MANIFEST.json keeps identities no
-    `tsgen validate --changed-since` can match."""
-    sources = sorted((root / "runtime" / "src" / "core").glob("*.cpp"))
-    if device == "cuda":
-        sources += sorted((root / "runtime" / "src" / "cuda").glob("*"))
-    return sources
 
 
 def kernel_headers(templates_dir: Path, include_dir: Path) -> list[Path]:

@@ -116,6 +116,16 @@ def gate_code_files() -> list[Path]:
 _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.MULTILINE)
 
 
+def engine_sources(root: Path, device: str) -> list[Path]:
+    """The runtime's sources a kernel is judged in besides its headers: the engines (runtime/src/core), and for a
+    CUDA kernel the CUDA machinery (runtime/src/cuda). Part of every kernel's identity here, and of its inputs for
+    `tsgen regen`, so that a change to them judges the kernels again."""
+    sources = sorted((root / "runtime" / "src" / "core").glob("*.cpp"))
+    if device == "cuda":
+        sources += sorted((root / "runtime" / "src" / "cuda").glob("*"))
+    return sources
+
+
 def included_headers(sources: list[bytes], include_dir: Path) -> list[Path]:
     """The headers under `include_dir` that the sources include, directly or through each other ("..."
     includes; conditional ones count, so the set errs on the side of more)."""
@@ -194,9 +204,7 @@ class Gate:
         revision did not accept."""
         digest = hashlib.sha256()
         gate_files = gate_code_files()
-        sources = sorted((self.root / "runtime" / "src" / "core").glob("*.cpp"))
-        if candidate.device == "cuda":
-            sources += sorted((self.root / "runtime" / "src" / "cuda").glob("*"))
+        sources = engine_sources(self.root, candidate.device)
         # The runtime's headers that the candidate, the engine and the gate harness include (not, say, the
         # bindings' python.h, which nothing the gate runs includes): an edit elsewhere changes no verdict.
         headers = included_headers([candidate.source.encode(), *(p.read_bytes() for p in gate_files + sources if p.suffix != ".py")],

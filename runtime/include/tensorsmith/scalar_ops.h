@@ -1143,7 +1143,10 @@ TS_HOST_DEVICE inline T floor_divide(T a, T b) {
       const double t = std::trunc(q);
       const double mod = x - t * y;
       const double div = t - static_cast<double>((mod != 0.0) & ((y < 0.0) != (mod < 0.0)));
-      return static_cast<float>(div == 0.0 ? std::copysign(0.0, q) : div);
+      // A nonzero div has q's sign already, and a zero one takes it (numpy's -0.0 for a negative quotient):
+      // copysign, not a select on div == 0, which random operands mispredicted (64K elements 694 -> 590 us
+      // in a C++ loop).
+      return static_cast<float>(std::copysign(div, q));
     }
     return static_cast<float>(floor_divide<double>(a, b));
   } else if constexpr (std::is_floating_point_v<T>) {
