@@ -3,7 +3,8 @@
     python benchmarks/bench.py [--quick] [--json FILE] [--only REGEX] [--repeats N] [--no-torch]
 
 Every case (benchmarks/cases.py: pointwise, reduction, index_reduction, normalization, contraction at small,
-medium and large sizes; a loop of medium ops on one Python thread and on two) is timed for each library in turn, round-robin, `repeats` times; a sample is the mean
+medium and large sizes; a loop of ops on one Python thread and on two, at 64K and at 16K elements) is timed for
+each library in turn, round-robin, `repeats` times; a sample is the mean
 of enough calls to fill `min_sample_s`, taken after a short untimed pause (SETTLE_S: other libraries' idle
 threads stop spinning) and one untimed call (the library's own threads are awake, as in a loop of ops), and
 the table shows the median sample. Ratios are tensorsmith's time
@@ -285,20 +286,22 @@ def _print_row(r: dict[str, Any]) -> None:
         print(f"{'':<44} {lib} not timed: {why}")
 
 
-def _thread_speedups(results: list[dict[str, Any]]) -> dict[str, float]:
-    """Each library's time for the threads loop on one thread over its time on two (above 1: it gained)."""
-    one = next((r for r in results if r["name"] == "threads/ops loop, 1 thread/medium"), None)
-    two = next((r for r in results if r["name"] == "threads/ops loop, 2 threads/medium"), None)
-    if one is None or two is None:
-        return {}
-    return {lib: one["seconds"][lib] / two["seconds"][lib] for lib in LIBRARIES if lib in one["seconds"] and lib in two["seconds"]}
+def _thread_speedups(results: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per thread-loop size, each library's time on one thread over its time on two (above 1: it gained)."""
+    speedups = {}
+    for size in case_defs.THREAD_SIZES:
+        one = next((r for r in results if r["name"] == f"threads/ops loop, 1 thread/{size}"), None)
+        two = next((r for r in results if r["name"] == f"threads/ops loop, 2 threads/{size}"), None)
+        if one is not None and two is not None:
+            speedups[size] = {lib: one["seconds"][lib] / two["seconds"][lib] for lib in LIBRARIES
+                              if lib in one["seconds"] and lib in two["seconds"]}  # fmt: skip
+    return speedups
 
 
 def _print_footer(results, goals, elapsed) -> None:
     print(f"\n{len(results)} cases in {elapsed:.1f} s")
-    speedups = _thread_speedups(results)
-    if speedups:
-        print("two Python threads vs one, the same ops (one thread's time / two threads'): "
+    for size, speedups in _thread_speedups(results).items():
+        print(f"two Python threads vs one, the same {size} ops (one thread's time / two threads'): "
               + ", ".join(f"{lib} {x:.2f}x" for lib, x in speedups.items()))
     for goal in goals:
         share = goal["peer"] == "bound"

@@ -85,7 +85,8 @@ def build(sizes: Sizes, torch: Any | None, wanted: Callable[[str], bool] = lambd
     for key, (builder, size_of) in builders.items():
         for size in THREAD_SIZES if key == "threads" else SIZES:
             if any(wanted(f"{name}/{size}") for name in NAMES[key]):
-                cases += [c for c in builder(size, size_of[size], rng, torch) if wanted(c.name)]
+                n = ONE_CORE_ELEMENTS if size == "one-core" else size_of[size]
+                cases += [c for c in builder(size, n, rng, torch) if wanted(c.name)]
     return cases
 
 
@@ -173,9 +174,13 @@ def _pointwise(size: str, n: int, rng, torch) -> list[Case]:
 
 
 # A Python program that runs ops from two threads (a data loader beside a training step, a server): the same
-# work, LOOP_STEPS steps of exp, add and sum on medium tensors per thread-share, on one thread and split over two.
-# A library that holds the GIL through its kernels runs the two threads' ops one at a time.
-THREAD_SIZES = ("medium",)
+# work, LOOP_STEPS steps of exp, add and sum per thread-share, on one thread and split over two. A library that
+# holds the GIL through its kernels runs the two threads' ops one at a time. Two sizes: medium ops (64K elements,
+# which tensorsmith's engines already split over every core: a second thread has no idle core to use) and ops of
+# 16K elements, below the engines' parallel grain (limits.kPointwiseGrain, kReduceGrain: 32K) and above the size
+# from which the bindings release the GIL (4096), each running on one core, so that a second thread can gain.
+THREAD_SIZES = ("medium", "one-core")
+ONE_CORE_ELEMENTS = 1 << 14
 LOOP_STEPS = 64
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -53,3 +54,26 @@ def test_a_large_case_is_judged_against_the_bound_measured_beside_it(tmp_path: P
     assert share["fraction"] == result["fraction_of_bound"]["tensorsmith"]
     assert share["status"] == ("met" if share["fraction"] >= 0.85 else "missed")
     assert result["fraction_of_bound"]["tensorsmith"] == pytest.approx(result["gbps"]["tensorsmith"] / result["bound"]["gbps"])
+
+
+def test_the_thread_loops_report_a_speedup_per_size(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Two sizes of the two-thread loop: medium ops (split over the cores by the engines) and ops below the engines'
+    # parallel grain, where only a second Python thread can use a second core. Each reports one thread's time over
+    # two threads' for every library timed.
+    out = tmp_path / "bench.json"
+    assert bench.main(["--quick", "--only", "^threads/", "--repeats", "1", "--no-torch", "--json", str(out)]) == 0
+    report = json.loads(out.read_text())
+    shapes = {r["name"]: r["shape"] for r in report["results"]}
+    assert shapes["threads/ops loop, 2 threads/one-core"] == str((bench.case_defs.ONE_CORE_ELEMENTS,))
+    limits = (BENCHMARKS.parent / "runtime" / "include" / "tensorsmith" / "engine_limits.h").read_text()
+    for grain in ("kPointwiseGrain", "kReduceGrain"):  # one range of the engines' grain: not split over cores
+        assert bench.case_defs.ONE_CORE_ELEMENTS < 2 * int(re.search(rf"{grain} = (\d+);", limits).group(1))
+    assert set(report["thread_speedups"]) == {"medium", "one-core"}
+    for size, speedups in report["thread_speedups"].items():
+        one = next(r for r in report["results"] if r["name"] == f"threads/ops loop, 1 thread/{size}")
+        two = next(r for r in report["results"] if r["name"] == f"threads/ops loop, 2 threads/{size}")
+        assert set(speedups) == {"tensorsmith", "numpy"}
+        for lib, speedup in speedups.items():
+            assert speedup == pytest.approx(one["seconds"][lib] / two["seconds"][lib])
+    printed = capsys.readouterr().out
+    assert "the same one-core ops" in printed and "the same medium ops" in printed
