@@ -60,7 +60,7 @@ class Case:
 # The case names each builder makes (family/op), so that a filtered run builds only what it times.
 NAMES = {
     "pointwise": ("pointwise/exp", "pointwise/add", "pointwise/multiply", "pointwise/add(out=)", "pointwise/atan2",
-                  "pointwise/floor_divide", "pointwise/bitwise_and int32", "pointwise/multiply complex64",
+                  "pointwise/sin", "pointwise/floor_divide", "pointwise/bitwise_and int32", "pointwise/multiply complex64",
                   "pointwise/pow", "pointwise/tanh float64", "pointwise/log1p float64", "pointwise/x[1:3] * 2.0"),
     "reductions": ("reduction/sum", "reduction/sum(axis=0)", "reduction/sum(axis=1)", "reduction/sum(axis=1) of x.T",
                    "reduction/mean", "reduction/max",
@@ -150,6 +150,9 @@ def _pointwise(size: str, n: int, rng, torch) -> list[Case]:
         # float32 evaluated in double and rounded once (scalar_ops.h), where numpy calls float32 libm/SIMD loops
         _case("pointwise", "atan2", size, (n,), 3 * n * item, None,
               lambda: ts.atan2(ta, tb), lambda: np.arctan2(a, b), lambda: torch.atan2(t[0], t[1]), torch),
+        # float32 sin: the Cody-Waite reduction over blocks below 2**20 (standard normal inputs), the exact one beyond
+        _case("pointwise", "sin", size, (n,), 2 * n * item, None,
+              lambda: ts.sin(ta), lambda: np.sin(a), lambda: torch.sin(t[0]), torch),
         _case("pointwise", "floor_divide", size, (n,), 3 * n * item, None,
               lambda: ts.floor_divide(ta, tb), lambda: np.floor_divide(a, b), lambda: torch.floor_divide(t[0], t[1]), torch),
         _case("pointwise", "bitwise_and int32", size, (n,), 3 * n * ia.itemsize, None,

@@ -507,6 +507,11 @@ class _SpecParser:
                 fields.append((name, self._assignments(name, signature)))
             elif name in self.values or name in family.required_fields:
                 fields.append((name, self._expression(name, self._str(name))))
+        for pair in family.field_pairs:
+            given = [name for name in pair if name in self.values]
+            if len(given) == 1:
+                missing = next(name for name in pair if name not in given)
+                raise self.error(given[0], f"goes with {missing!r}: give both or neither")
         return tuple(fields)
 
     def _expression(self, field: str, value: str) -> str:

@@ -42,6 +42,7 @@ class FamilyDef:
     # the assignment statements
     assigned_fields: tuple[str, ...] = ()
     field_defaults: tuple[tuple[str, str], ...] = ()  # what an absent optional field means in a template
+    field_pairs: tuple[tuple[str, str], ...] = ()  # optional fields a spec gives both of or neither
     judged_in_ulps: bool = False  # results judged per element in ulps (spec `accuracy`); else rtol/atol
     checks_domain: bool = False  # its engine raises before any kernel runs where inputs break the spec's `domain`
     # -- the runtime and the generated bindings

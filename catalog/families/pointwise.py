@@ -121,6 +121,11 @@ FAMILY = FamilyDef(
     promotions=(Promotion.same, Promotion.real_valued, Promotion.float, Promotion.binary, Promotion.binary_float,
                 Promotion.comparison, Promotion.logical, Promotion.where),  # fmt: skip
     required_fields=("expr",),
+    # fast_when (a predicate on each element's inputs) and fast_expr (equal to expr wherever it holds, cheaper):
+    # the CPU template runs fast_expr over contiguous blocks whose every element meets fast_when
+    optional_fields=("fast_when", "fast_expr"),
+    field_defaults=(("fast_when", ""), ("fast_expr", "")),
+    field_pairs=(("fast_when", "fast_expr"),),
     judged_in_ulps=True,
     checks_domain=True,
     cpp_enum="ts::Family::Pointwise",

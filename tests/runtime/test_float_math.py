@@ -56,12 +56,19 @@ def _log1p_inputs(rng):
     return np.concatenate([x, -x[x < 1], near_minus_one.astype(np.float32)])
 
 
+def _near_multiples_of_half_pi(k: np.ndarray) -> np.ndarray:
+    """The floats nearest k pi/2 and their neighbours: where a reduction cancels most."""
+    multiples = (k * (np.pi / 2)).astype(np.float32)
+    return np.concatenate([np.nextafter(multiples, np.float32(0)), multiples, np.nextafter(multiples, np.float32(np.inf))])
+
+
 def _trig_inputs(rng):
-    # By magnitude up to FLT_MAX, around the switch at pi/4, around multiples of pi/2 near 0 and far out.
-    multiples = (np.arange(1, 2000) * (np.pi / 2)).astype(np.float32)
+    # By magnitude up to FLT_MAX, around the switch at pi/4, around multiples of pi/2 near 0 and far out, and around
+    # 2**20, where contiguous blocks switch from the Cody-Waite reduction to the exact one.
     x = np.concatenate([magnitudes(rng, -30, 127.9), every_float(0.78, 0.79), every_float(1.5705, 1.5711),
-                        np.nextafter(multiples, np.float32(0)), multiples, np.nextafter(multiples, np.float32(np.inf)),
-                        rng.uniform(-100, 100, 1 << 18).astype(np.float32)])
+                        _near_multiples_of_half_pi(np.arange(1, 2000)),
+                        _near_multiples_of_half_pi(rng.integers(2000, 700_000, 20_000)),
+                        every_float(2**20 - 64, 2**20 + 128), rng.uniform(-100, 100, 1 << 18).astype(np.float32)])
     return np.concatenate([x, -x])
 
 
@@ -105,6 +112,32 @@ def test_float32_is_within_its_ulp_bound(op: str) -> None:
     assert finite.mean() > 0.99
     err = ulps(got[finite], exact[finite])
     assert err.max() <= bound, f"{op}({x[finite][err.argmax()]!r}): {err.max():.2f} ulp"
+
+
+@pytest.mark.parametrize("op", ["sin", "cos"])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_sin_and_cos_are_the_same_wherever_an_element_sits(op: str, dtype: str) -> None:
+    # Contiguous blocks of elements all below 2**20 take the Cody-Waite reduction (the spec's fast_expr), the rest
+    # the exact one; an element's result must not depend on which its block took: the same bits alone, among
+    # neighbours of any size, and in a strided run (which always takes the exact form).
+    fn = getattr(ts, op)
+    rng = np.random.default_rng(11)
+    x = np.concatenate([rng.standard_normal(1 << 16) * 10, rng.uniform(-(2.0**20), 2.0**20, 1 << 16),
+                        _near_multiples_of_half_pi(rng.integers(1, 667_000, 1 << 14)), every_float(2**20 - 64, 2**20)])
+    x = x[np.abs(x) <= float(np.finfo(dtype).max)]
+    x = rng.permutation(x.astype(dtype))[: (x.size // 256) * 256 - 7]  # not whole blocks
+    assert np.isfinite(x).all() and np.abs(x.astype(np.float64)).max() < 2.0**20
+    whole = np.asarray(fn(ts.asarray(x)))
+    mixed = x.copy()
+    mixed[::256] = np.inf if dtype == "float16" else 3e38  # every block then holds an element beyond 2**20
+    among_large = np.asarray(fn(ts.asarray(mixed)))
+    strided = np.asarray(fn(ts.asarray(np.repeat(x, 2))[::2]))
+    keep = np.ones(x.size, bool)
+    keep[::256] = False
+    assert whole[keep].tobytes() == among_large[keep].tobytes()
+    assert whole.tobytes() == strided.tobytes()
+    one_by_one = np.array([np.asarray(fn(ts.asarray(v))) for v in x[:300]], dtype=dtype)
+    assert one_by_one.tobytes() == whole[:300].tobytes()
 
 
 def test_tanh_is_odd_bit_for_bit() -> None:

@@ -259,17 +259,19 @@ class GangStart {
     cpus_[static_cast<size_t>(j)] = sched_getcpu();
     arrived_.fetch_add(1);  // publishes the CPU to the jobs that see every arrival
     while (arrived_.load() < jobs_) std::this_thread::yield();
-    const std::optional<cpu_set_t> mask = move_off_a_shared_cpu(j);
-    try {
-      job(j);
-    } catch (...) {
-      if (mask) pthread_setaffinity_np(pthread_self(), sizeof(*mask), &*mask);
-      throw;
-    }
-    if (mask) pthread_setaffinity_np(pthread_self(), sizeof(*mask), &*mask);
+    const AffinityRestore restore{move_off_a_shared_cpu(j)};
+    job(j);
   }
 
  private:
+  // Gives the thread back the affinity it had before it moved (if it moved) when the job ends, also by an exception.
+  struct AffinityRestore {
+    std::optional<cpu_set_t> mask;
+    ~AffinityRestore() {
+      if (mask) pthread_setaffinity_np(pthread_self(), sizeof(*mask), &*mask);
+    }
+  };
+
   bool shares_a_cpu(int64_t j) const {
     const int cpu = cpus_[static_cast<size_t>(j)];
     return cpu >= 0 && std::find(cpus_.begin(), cpus_.begin() + j, cpu) != cpus_.begin() + j;
