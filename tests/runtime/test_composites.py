@@ -165,6 +165,34 @@ def test_joining_promotes_and_checks_like_numpy() -> None:
         ts.roll(x, (1, 2), axis=0)
 
 
+@pytest.mark.parametrize("dtype", ["bool", "int8", "float32", "float64", "complex64"])
+def test_concat_gives_numpys_bytes_for_any_pieces_axis_and_size(dtype: str) -> None:
+    # Contiguous pieces of the result's dtype are copied as bytes, row after row of blocks, split between threads
+    # anywhere in a row (sizes up to ~10 parallel grains); a strided or promoted piece takes the copy engine.
+    rng = np.random.default_rng(sum(map(ord, dtype)))
+    for trial in range(40):
+        ndim = int(rng.integers(1, 4))
+        axis = int(rng.integers(-ndim, ndim))
+        shape = [int(rng.integers(1, 6)) for _ in range(ndim)]
+        shape[-1] = int(rng.choice([1, 7, 3001, 40000]))
+        widths = [int(w) for w in rng.choice([0, 1, 2, 5, 64], size=int(rng.integers(1, 6)))]
+        pieces = []
+        for w in widths:
+            piece_shape = list(shape)
+            piece_shape[axis] = w
+            pieces.append((rng.standard_normal(piece_shape) * 3).astype(dtype))
+        tensors = [ts.asarray(p) for p in pieces]
+        if trial % 4 == 3:  # a strided view among contiguous pieces
+            wide = rng.standard_normal([2 * n if d == len(shape) - 1 else n for d, n in enumerate(pieces[0].shape)]).astype(dtype)
+            pieces[0], tensors[0] = wide[..., ::2], ts.asarray(wide)[..., ::2]
+        for axis_arg in (axis, None):
+            np.testing.assert_array_equal(np.asarray(ts.concat(tensors, axis=axis_arg)),
+                                          np.concatenate(pieces, axis=axis_arg), strict=True)  # fmt: skip
+    promoted = ts.concat([ts.asarray(np.arange(70000, dtype=np.int16)), ts.asarray(np.ones(3, dtype=dtype))])
+    np.testing.assert_array_equal(np.asarray(promoted), np.concatenate([np.arange(70000, dtype=np.int16), np.ones(3, dtype=dtype)]),
+                                  strict=True)  # fmt: skip
+
+
 def test_composite_argument_errors_name_the_argument() -> None:
     x = ts.asarray(np.zeros((2, 3), dtype=np.float32))
     with pytest.raises(TypeError, match="copy"):
