@@ -25,10 +25,30 @@ struct remainder_cpu_kernel {
       out_t* o = reinterpret_cast<out_t*>(out);
       const T* p_x1 = reinterpret_cast<const T*>(in_x1);
       const T* p_x2 = reinterpret_cast<const T*>(in_x2);
-      for (int64_t i = 0; i < n; ++i) {
-        const compute_t x1 = static_cast<compute_t>(p_x1[i]);
-        const compute_t x2 = static_cast<compute_t>(p_x2[i]);
-        o[i] = static_cast<out_t>(ts::ops::remainder(x1, x2));
+      // Blocks whose every element meets the spec's fast_when take its fast_expr (the same values there, cheaper);
+      // the others the whole expression.
+      constexpr int64_t kFastBlock = 256;
+      for (int64_t start = 0; start < n; start += kFastBlock) {
+        const int64_t end = n - start < kFastBlock ? n : start + kFastBlock;
+        int32_t fast = 0;  // the block's elements that meet it: a count vectorises, a bool's &= did not
+        for (int64_t i = start; i < end; ++i) {
+          const compute_t x1 = static_cast<compute_t>(p_x1[i]);
+          const compute_t x2 = static_cast<compute_t>(p_x2[i]);
+          fast += static_cast<int32_t>(static_cast<bool>(ts::ops::divmod_near_ok(x1, x2)));
+        }
+        if (fast == end - start) {
+          for (int64_t i = start; i < end; ++i) {
+            const compute_t x1 = static_cast<compute_t>(p_x1[i]);
+            const compute_t x2 = static_cast<compute_t>(p_x2[i]);
+            o[i] = static_cast<out_t>(ts::ops::remainder_near(x1, x2));
+          }
+        } else {
+          for (int64_t i = start; i < end; ++i) {
+            const compute_t x1 = static_cast<compute_t>(p_x1[i]);
+            const compute_t x2 = static_cast<compute_t>(p_x2[i]);
+            o[i] = static_cast<out_t>(ts::ops::remainder(x1, x2));
+          }
+        }
       }
     } else if (strides[0] == sizeof(out_t) && strides[1] == 0 && strides[2] == sizeof(T)) {
       // x1 broadcast (stride 0), the rest contiguous: x1 is loaded once.

@@ -388,6 +388,27 @@ def test_integer_pow_wraps_as_numpy_for_every_exponent_bit(dtype: str) -> None:
         assert np.array_equal(np.asarray(ts.asarray(base) ** ts.asarray(np.array(k, dtype=dtype))), want), k
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64"])
+def test_integer_pow_is_the_same_wherever_an_element_sits(dtype: str) -> None:
+    # Contiguous blocks whose exponents are all below 16 take four fixed steps (the spec's fast_expr), the rest
+    # the loop over the exponent's bits: numpy's wrapped results either way, in blocks of small exponents, beside a
+    # large exponent (every block then takes the loop) and in a strided run.
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(8)
+    n = 256 * 40 - 5  # not whole blocks
+    base = rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+    base[::3] = rng.integers(max(info.min, -7), 8, base[::3].size)
+    exponent = rng.integers(0, 16, n).astype(dtype)
+    exponent[rng.integers(0, n, 40)] = 15
+    want = np.power(base, exponent)
+    assert np.array_equal(np.asarray(ts.pow(ts.asarray(base), ts.asarray(exponent))), want)
+    mixed = exponent.copy()
+    mixed[::256] = rng.integers(16, min(info.max, 1000), mixed[::256].size)
+    assert np.array_equal(np.asarray(ts.pow(ts.asarray(base), ts.asarray(mixed))), np.power(base, mixed))
+    strided = ts.pow(ts.asarray(np.repeat(base, 2))[::2], ts.asarray(np.repeat(exponent, 2))[::2])
+    assert np.array_equal(np.asarray(strided), want)
+
+
 def test_float64_exp_and_log_specials() -> None:
     tiny = float(np.finfo(np.float64).smallest_subnormal)
     x = np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 709.78, 709.79, -745.1, -746.0, -1000.0, 1e-300])
@@ -431,3 +452,28 @@ def test_float32_floor_divide_and_remainder_are_numpys_float64_rounded_once(op: 
     got = np.asarray(getattr(ts, op)(ts.asarray(a), ts.asarray(b)))
     same = (got.view(np.uint32) == exact.view(np.uint32)) | (np.isnan(got) & np.isnan(exact))
     assert same.all(), f"{op}({a[~same][:3]}, {b[~same][:3]}) = {got[~same][:3]}, expected {exact[~same][:3]}"
+
+
+@pytest.mark.parametrize("op", ["floor_divide", "remainder"])
+def test_float32_floor_divide_and_remainder_are_the_same_wherever_a_pair_sits(op: str) -> None:
+    # Contiguous blocks whose pairs all have |x1| < 2^27 |x2| and a finite x2 take the truncating forms without a
+    # per-element branch (the spec's fast_expr), the others the general path: a pair's result must not depend on
+    # which its block took: the float64 result rounded once, in whole blocks of such pairs, beside a pair that
+    # sends every block down the general path, and in a strided run (always the general path).
+    a, b = _division_pairs(np.random.default_rng(12))
+    with np.errstate(all="ignore"):
+        fast = (np.abs(a) < np.float32(2**27) * np.abs(b)) & (np.abs(b) <= np.finfo(np.float32).max)
+    order = np.argsort(~fast, kind="stable")  # the fast pairs first, so that they fill whole blocks
+    a, b = a[order], b[order]
+    assert fast.sum() > 256 * 1000
+    sends_to_general = a.copy(), b.copy()
+    sends_to_general[1][::256] = 0.0  # a zero divisor in every block
+    fn = getattr(ts, op)
+    for x, y, got in ((a, b, fn(ts.asarray(a), ts.asarray(b))),
+                      (*sends_to_general, fn(*map(ts.asarray, sends_to_general))),
+                      (a, b, fn(ts.asarray(np.repeat(a, 2))[::2], ts.asarray(np.repeat(b, 2))[::2]))):  # fmt: skip
+        with np.errstate(all="ignore"):
+            exact = getattr(np, op)(x.astype(np.float64), y.astype(np.float64)).astype(np.float32)
+        got = np.asarray(got)
+        same = (got.view(np.uint32) == exact.view(np.uint32)) | (np.isnan(got) & np.isnan(exact))
+        assert same.all(), f"{op}({x[~same][:3]}, {y[~same][:3]}) = {got[~same][:3]}, expected {exact[~same][:3]}"

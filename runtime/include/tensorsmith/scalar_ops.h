@@ -121,6 +121,30 @@ constexpr Acc multiply_add(Acc acc, T a, T b) {
 
 TS_HOST_DEVICE inline float pow_float(float base, float exponent);  // below, with the exp and log forms
 
+namespace detail {
+
+// base ** bits by kSteps fixed steps over the exponent's low bits, each multiplying by base or by 1 (a mask
+// picks), with wrap-around: no branch, so loops vectorise and random exponents leave nothing to mispredict.
+// Unrolled whole (GCC stops at 8 steps in a large kernel).
+template <int kSteps, typename T>
+constexpr T pow_by_fixed_steps(T base, std::make_unsigned_t<T> bits) {
+  using U = std::make_unsigned_t<T>;
+  using W = std::common_type_t<U, unsigned>;  // no signed overflow in the mask arithmetic
+  T result = 1;
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#pragma GCC unroll 16
+#endif
+  for (int step = 0; step < kSteps; ++step) {
+    const W take = W{0} - static_cast<W>(bits & 1u);  // all ones where this bit is set
+    result = multiply<T>(result, static_cast<T>(W{1} + ((static_cast<W>(base) - W{1}) & take)));
+    base = multiply<T>(base, base);
+    bits = static_cast<U>(bits >> 1);
+  }
+  return result;
+}
+
+}  // namespace detail
+
 // numpy.power. float: pow_float. Integers: exponentiation by squaring with wrap-around.
 template <typename T>
 constexpr T pow(T base, T exponent) {
@@ -136,30 +160,19 @@ constexpr T pow(T base, T exponent) {
     // the exponent's bits are walked unsigned, so no value can make this loop run forever.
     using U = std::make_unsigned_t<T>;
     U bits = static_cast<U>(exponent);
-    T result = 1;
     if constexpr (sizeof(T) <= 2) {
-      // An 8- or 16-bit exponent in a fixed step per bit, without a branch: each multiplies by base or by 1 (a
-      // mask picks), so loops vectorise and random exponents leave nothing to mispredict (4M int16 elements,
-      // exponents 0-3, one core: 23 -> 4.4 ms). Unrolled whole (GCC stops at 8 steps in a large kernel).
-      using W = std::common_type_t<U, unsigned>;  // no signed overflow in the mask arithmetic
-#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
-#pragma GCC unroll 16
-#endif
-      for (int step = 0; step < 8 * static_cast<int>(sizeof(T)); ++step) {
-        const W take = W{0} - static_cast<W>(bits & 1u);  // all ones where this bit is set
-        result = multiply<T>(result, static_cast<T>(W{1} + ((static_cast<W>(base) - W{1}) & take)));
-        base = multiply<T>(base, base);
-        bits = static_cast<U>(bits >> 1);
-      }
+      // An 8- or 16-bit exponent in a fixed step per bit (4M int16 elements, exponents 0-3, one core: 23 -> 4.4 ms).
+      return detail::pow_by_fixed_steps<8 * static_cast<int>(sizeof(T))>(base, bits);
     } else {
       // Wider exponents bit by bit up to the highest set one: fixed steps cost 32-bit loops of a repeated
-      // exponent (x**3) more than a predicted branch does.
+      // exponent (x**3) more than a predicted branch does. Blocks of small exponents take pow_small_exponent.
+      T result = 1;
       for (; bits != 0; bits >>= 1) {
         if (bits & 1) result = multiply<T>(result, base);
         base = multiply<T>(base, base);
       }
+      return result;
     }
-    return result;
   }
 }
 
@@ -1187,19 +1200,33 @@ constexpr T right_shift(T value, T count) {
 TS_HOST_DEVICE inline bool truncates_exactly(double quotient_of_floats, double divisor) {
   return std::fabs(quotient_of_floats) < 0x1p28 && std::fabs(divisor) <= 0x1.fffffffffffffp1023;
 }
+namespace detail {
+
+// float's floor_divide and remainder of x / y where truncates_exactly(q, y), q = x / y (all in double).
+TS_HOST_DEVICE inline float floor_divide_truncating(double x, double y, double q) {
+  const double t = std::trunc(q);
+  const double mod = x - t * y;
+  const double div = t - static_cast<double>((mod != 0.0) & ((y < 0.0) != (mod < 0.0)));
+  // A nonzero div has q's sign already, and a zero one takes it (numpy's -0.0 for a negative quotient):
+  // copysign, not a select on div == 0, which random operands mispredicted (64K elements 694 -> 590 us
+  // in a C++ loop).
+  return static_cast<float>(std::copysign(div, q));
+}
+TS_HOST_DEVICE inline float remainder_truncating(double x, double y, double q) {
+  // mod moved into y's sign; a remainder has y's sign in every case, a zero one too. Selects, not branches:
+  // the signs of random operands mispredicted half the time (2.5x slower).
+  const double mod = x - std::trunc(q) * y;
+  const double into_sign = static_cast<double>((mod != 0.0) & ((y < 0.0) != (mod < 0.0)));
+  return static_cast<float>(std::copysign(mod + into_sign * y, y));
+}
+
+}  // namespace detail
+
 template <typename T>
 TS_HOST_DEVICE inline T floor_divide(T a, T b) {
   if constexpr (std::is_same_v<T, float>) {
     const double x = a, y = b, q = x / y;
-    if (truncates_exactly(q, y)) {
-      const double t = std::trunc(q);
-      const double mod = x - t * y;
-      const double div = t - static_cast<double>((mod != 0.0) & ((y < 0.0) != (mod < 0.0)));
-      // A nonzero div has q's sign already, and a zero one takes it (numpy's -0.0 for a negative quotient):
-      // copysign, not a select on div == 0, which random operands mispredicted (64K elements 694 -> 590 us
-      // in a C++ loop).
-      return static_cast<float>(std::copysign(div, q));
-    }
+    if (truncates_exactly(q, y)) return detail::floor_divide_truncating(x, y, q);
     return static_cast<float>(floor_divide<double>(a, b));
   } else if constexpr (std::is_floating_point_v<T>) {
     if (b == T(0)) return a / b;
@@ -1226,13 +1253,7 @@ template <typename T>
 TS_HOST_DEVICE inline T remainder(T a, T b) {
   if constexpr (std::is_same_v<T, float>) {
     const double x = a, y = b, q = x / y;
-    if (truncates_exactly(q, y)) {
-      // mod moved into y's sign; a remainder has y's sign in every case, a zero one too. Selects, not branches:
-      // the signs of random operands mispredicted half the time (2.5x slower).
-      const double mod = x - std::trunc(q) * y;
-      const double into_sign = static_cast<double>((mod != 0.0) & ((y < 0.0) != (mod < 0.0)));
-      return static_cast<float>(std::copysign(mod + into_sign * y, y));
-    }
+    if (truncates_exactly(q, y)) return detail::remainder_truncating(x, y, q);
     return static_cast<float>(remainder<double>(a, b));
   } else if constexpr (std::is_floating_point_v<T>) {
     if (b == T(0)) return std::fmod(a, b);
@@ -1501,6 +1522,59 @@ TS_HOST_DEVICE inline T cos_near(T x) {
     return cos_float_near(x);
   } else {
     return cos(x);
+  }
+}
+
+// floor_divide's and remainder's fast blocks: float operands with |x1| < 2^27 |x2| and a finite x2, whose
+// quotient then truncates exactly (truncates_exactly: |q| stays below 2^28 however x1 / x2 rounds), so the
+// truncating forms are the values; the check needs no division and, like the forms, no branch, so blocks
+// vectorise where the per-element branch to the general path kept loops scalar. Never for other types.
+template <typename T>
+TS_HOST_DEVICE inline bool divmod_near_ok(T a, T b) {
+  if constexpr (std::is_same_v<T, float>) {
+    return (std::fabs(a) < 0x1p27f * std::fabs(b)) & (std::fabs(b) <= 0x1.fffffep127f);
+  } else {
+    (void)a;
+    (void)b;
+    return false;
+  }
+}
+template <typename T>
+TS_HOST_DEVICE inline T floor_divide_near(T a, T b) {
+  if constexpr (std::is_same_v<T, float>) {
+    const double x = a, y = b;
+    return detail::floor_divide_truncating(x, y, x / y);
+  } else {
+    return floor_divide(a, b);
+  }
+}
+template <typename T>
+TS_HOST_DEVICE inline T remainder_near(T a, T b) {
+  if constexpr (std::is_same_v<T, float>) {
+    const double x = a, y = b;
+    return detail::remainder_truncating(x, y, x / y);
+  } else {
+    return remainder(a, b);
+  }
+}
+
+// pow's fast blocks: integer exponents below 16 in four fixed steps, the value pow's loop up to the highest set
+// bit gives, without its branches (which mispredict on random exponents); never for other types.
+template <typename T>
+TS_HOST_DEVICE inline bool pow_small_exponent_ok(T exponent) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    return static_cast<std::make_unsigned_t<T>>(exponent) < 16u;
+  } else {
+    (void)exponent;
+    return false;
+  }
+}
+template <typename T>
+TS_HOST_DEVICE inline T pow_small_exponent(T base, T exponent) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    return detail::pow_by_fixed_steps<4>(base, static_cast<std::make_unsigned_t<T>>(exponent));
+  } else {
+    return pow(base, exponent);
   }
 }
 
