@@ -142,6 +142,25 @@ def test_boolean_and_integer_array_keys_follow_numpy() -> None:
     assert float(np.asarray(x)[0, 0, 0]) == 0.0
 
 
+@pytest.mark.parametrize("dtype", ["bool", "int16", "float32", "float64", "complex128"])
+def test_boolean_mask_reads_numpys_rows_for_any_density_width_and_layout(dtype: str) -> None:
+    # x[mask] copies the rows the mask keeps (rows of 1 to 16 bytes without a branch, wider ones with one) up to
+    # the last kept row: masks all true, all false, ending either way, over all axes or the leading ones, and of
+    # strided views as well as contiguous tensors.
+    rng = np.random.default_rng(4)
+    a = (rng.standard_normal((6, 10, 3)) * 4).astype(dtype)
+    for density in (0.0, 0.1, 0.5, 0.9, 1.0):
+        full = rng.random(a.shape) < density
+        for mask in (full, full[:, :, 0], full[:, 0, 0]):
+            for last in (True, False):
+                mask = mask.copy()
+                mask.reshape(-1)[-1] = last
+                np.testing.assert_array_equal(np.asarray(ts.asarray(a)[ts.asarray(mask)]), a[mask], strict=True)
+        strided_a, strided_mask = a[::2, ::-1], full[::2, ::-1]
+        np.testing.assert_array_equal(np.asarray(ts.asarray(a)[::2, ::-1][ts.asarray(full)[::2, ::-1]]),
+                                      strided_a[strided_mask], strict=True)  # fmt: skip
+
+
 MIXED_KEYS = [
     (slice(None), [0, 2]),
     (0, [1, 2]),

@@ -160,49 +160,50 @@ void check_mask(const Tensor& self, const Tensor& mask) {
   }
 }
 
-// Copies the rows of `from` whose `keep` byte is nonzero to `to`, in order. Every row is
-// stored and the output position advances by the keep byte: no branch to mispredict on a random mask. `to`
-// has room for one row more than are kept.
+// Copies the rows of `from` whose `keep` byte is nonzero (`count` of them) to `to`, in order. Every row is
+// stored and the output position advances by the keep byte: no branch to mispredict on a random mask. The
+// copy ends with the last kept row, so no store lands past `to`'s `count` rows.
 template <size_t RowBytes>
-void compact_rows(char* to, const char* from, const uint8_t* keep, int64_t rows) {
+void compact_rows(char* to, const char* from, const uint8_t* keep, int64_t rows, int64_t count) {
   int64_t kept = 0;
-  for (int64_t i = 0; i < rows; ++i) {
+  for (int64_t i = 0; i < rows && kept < count; ++i) {
     std::memcpy(to + kept * RowBytes, from + i * RowBytes, RowBytes);
     kept += keep[i] != 0;
   }
 }
 
 // x[mask] of a CPU tensor: x's rows over the mask's axes, copied in one pass where the mask is true.
+// Contiguous operands are read in place, without flattening views, and the result is made at its size: small
+// operands feel every view made.
 Tensor masked_on_host(const Tensor& self, const Tensor& mask) {
-  const Tensor keep_bytes = mask.reshape({-1}).contiguous();  // bool: one byte an element
+  const Tensor keep_bytes = mask.contiguous();  // bool: one byte an element, in the mask's row-major order
   const auto* keep = reinterpret_cast<const uint8_t*>(keep_bytes.data_ptr());
   const int64_t rows = keep_bytes.numel();
   int64_t count = 0;
   for (int64_t i = 0; i < rows; ++i) count += keep[i] != 0;
-  Shape flat{rows}, out_shape{count + 1};  // one spare row for the branch-free copy's last store
+  Shape out_shape{count};
   int64_t row_elements = 1;
   for (int64_t d = mask.ndim(); d < self.ndim(); ++d) {
-    flat.push_back(self.shape()[d]);
     out_shape.push_back(self.shape()[d]);
     row_elements *= self.shape()[d];
   }
-  const Tensor x = self.reshape(flat).contiguous();
+  const Tensor x = self.contiguous();  // rows: the mask's elements, in the same order
   Tensor out = Tensor::empty(out_shape, self.dtype());
   const size_t row_bytes = static_cast<size_t>(row_elements) * self.itemsize();
   char* to = out.data_ptr();
   const char* from = x.data_ptr();
   switch (row_bytes) {
-    case 1: compact_rows<1>(to, from, keep, rows); break;
-    case 2: compact_rows<2>(to, from, keep, rows); break;
-    case 4: compact_rows<4>(to, from, keep, rows); break;
-    case 8: compact_rows<8>(to, from, keep, rows); break;
-    case 16: compact_rows<16>(to, from, keep, rows); break;
+    case 1: compact_rows<1>(to, from, keep, rows, count); break;
+    case 2: compact_rows<2>(to, from, keep, rows, count); break;
+    case 4: compact_rows<4>(to, from, keep, rows, count); break;
+    case 8: compact_rows<8>(to, from, keep, rows, count); break;
+    case 16: compact_rows<16>(to, from, keep, rows, count); break;
     default:  // wide rows: a branch per row costs little beside the copy
       for (int64_t i = 0, kept = 0; i < rows; ++i) {
         if (keep[i] != 0) std::memcpy(to + kept++ * row_bytes, from + i * row_bytes, row_bytes);
       }
   }
-  return out.slice(0, 0, count, 1);
+  return out;
 }
 
 // x[mask]: the elements (or sub-tensors) where the mask, which covers x's leading axes, is true.
