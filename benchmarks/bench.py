@@ -6,7 +6,7 @@ Every case (benchmarks/cases.py: pointwise, reduction, index_reduction, normaliz
 medium and large sizes; a loop of ops on one Python thread and on two, at 64K and at 16K elements) is timed for
 each library in turn, round-robin, `repeats` times; a sample is the mean
 of enough calls to fill `min_sample_s`, taken after a short untimed pause (SETTLE_S: other libraries' idle
-threads stop spinning) and one untimed call (the library's own threads are awake, as in a loop of ops), and
+threads stop spinning) and untimed calls for WAKE_S (the library's own threads are awake, as in a loop of ops), and
 the table shows the median sample. Ratios are tensorsmith's time
 over the peer's (below 1: tensorsmith is faster). GB/s is bytes moved (inputs read + outputs written, at
 least once) over time, and "%bound" that as a fraction of the bandwidth bound (benchmarks/bandwidth.py):
@@ -128,6 +128,10 @@ def main(argv: list[str] | None = None) -> int:
 # 1.5x slower right after tensorsmith's workers had begun to spin.
 SETTLE_S = 0.03
 SETTLE_S_BLAS = 0.2
+# Untimed calls after the pause, for at least this long (and at least one call): a worker woken from sleep can
+# wait for the next scheduler tick (4 ms on this project's VMs) before it runs, so one untimed call left
+# tensorsmith's 64K-element ops running on one core through a 2 ms sample (sin 134 us, 74-81 us once awake).
+WAKE_S = 0.006
 
 
 def settle_seconds(family: str) -> float:
@@ -144,7 +148,10 @@ def time_case(impls: dict[str, Callable[[], Any]], repeats: int, min_sample_s: f
         for name in order[r % len(order):] + order[: r % len(order)]:
             fn, number = impls[name], numbers[name]
             time.sleep(settle_s)
+            waking = time.perf_counter()
             fn()
+            while time.perf_counter() - waking < WAKE_S:
+                fn()
             start = time.perf_counter()
             for _ in range(number):
                 fn()
@@ -264,7 +271,8 @@ def _print_header(args, repeats, min_sample_s, torch_note, threads, bound) -> No
         print(f"  note: {note}")
     print(f"mode: {'quick' if args.quick else 'full'}; median of {repeats} samples per library, each >= "
           f"{min_sample_s * 1e3:g} ms of calls after a {SETTLE_S * 1e3:g} ms pause ({SETTLE_S_BLAS * 1e3:g} ms for "
-          "matmul) and one untimed call; ratio = tensorsmith time / peer time (below 1: tensorsmith faster)\n")
+          f"matmul) and {WAKE_S * 1e3:g} ms of untimed calls; ratio = tensorsmith time / peer time (below 1: "
+          "tensorsmith faster)\n")
     print(f"{'case':<44} {'tensorsmith':>11} {'numpy':>11} {'torch':>11} {'ts/np':>7} {'ts/torch':>8}  throughput (ts; np; torch)")
 
 

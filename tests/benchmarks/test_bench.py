@@ -23,6 +23,16 @@ def test_time_case_reports_per_call_medians() -> None:
     assert medians["slow"] >= 0.002 > medians["fast"] >= 0
 
 
+def test_each_sample_follows_untimed_calls_that_wake_the_librarys_threads() -> None:
+    # A worker woken from sleep can wait a scheduler tick before it runs: one untimed call is not enough, so a
+    # sample's timed calls start only after WAKE_S of untimed ones.
+    times: list[float] = []
+    bench.time_case({"lib": lambda: times.append(time.perf_counter())}, repeats=1, min_sample_s=0.0, settle_s=0.0)
+    calibration, first_untimed, timed = times[0], times[1], times[-1]  # min_sample_s=0: one timed call
+    assert calibration <= first_untimed and len(times) >= 4
+    assert timed - first_untimed >= bench.WAKE_S * 0.99, (timed - first_untimed, bench.WAKE_S)
+
+
 def test_quick_run_writes_the_json_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "bench.json"
     assert bench.main(["--quick", "--only", "^pointwise/add/small$", "--repeats", "1", "--no-torch", "--json", str(out)]) == 0
