@@ -112,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
             pair = [("tensorsmith", ours), ("pytorch", theirs)]
             for library, step in pair[r % 2 :] + pair[: r % 2]:
                 # As bench.py does: the other library's idle threads (its OpenBLAS's spin for up to 0.1 s)
-                # stop before a sample, and one untimed step wakes this one's. Without the pause PyTorch's
+                # stop before a sample, and one untimed step (milliseconds of ops, longer than bench.py's WAKE_S)
+                # wakes this one's. Without the pause PyTorch's
                 # step ran 2x slower right after tensorsmith's had left its OpenBLAS threads spinning.
                 time.sleep(SETTLE_S_BLAS)
                 step()
