@@ -156,6 +156,14 @@ def test_joining_promotes_and_checks_like_numpy() -> None:
         ts.concat([a, [[1, 2]]])
     with pytest.raises(ValueError, match="at least one"):
         ts.concat([])
+
+    class Pieces:  # a sequence by __getitem__ alone: no len() to size anything by
+        def __getitem__(self, i: int) -> ts.Tensor:
+            if i < 2:
+                return a
+            raise IndexError(i)
+
+    assert np.asarray(ts.concat(Pieces())).tolist() == [[0, 1], [2, 3], [0, 1], [2, 3]]
     with pytest.raises(ValueError, match="repeated axis"):
         ts.flip(a, axis=(0, 0))
     x = ts.asarray(np.arange(6.0).reshape(2, 3))

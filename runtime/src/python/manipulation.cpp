@@ -27,8 +27,7 @@ std::vector<Tensor> tensor_list_arg(py::handle obj, const char* op) {
   TS_CHECK(PySequence_Check(obj.ptr()) && !py::isinstance<py::str>(obj), TypeError,
            op << ": arrays must be a sequence of Tensors, not " << type_name(obj));
   std::vector<Tensor> tensors;
-  tensors.reserve(static_cast<size_t>(PySequence_Size(obj.ptr())));
-  for (py::handle item : py::reinterpret_borrow<py::sequence>(obj)) {
+  for (py::handle item : py::iter(obj)) {  // by iteration: a sequence need not have a len()
     TS_CHECK(py::isinstance<Tensor>(item), TypeError, op << ": arrays must hold Tensors, but it holds a " << type_name(item));
     tensors.push_back(item.cast<Tensor>());
   }
