@@ -81,6 +81,15 @@ def test_dtype_equality_and_hash() -> None:
     for a, b in itertools.combinations(DTYPES, 2):
         assert getattr(ts, a) != getattr(ts, b), (a, b)
     assert ts.float32 != "float32"  # a DType is not a string; ts.dtype("float32") converts
+    assert ts.float32 != None and ts.float32 != np.float32  # noqa: E711 - __eq__ of other types is NotImplemented
+
+
+@pytest.mark.parametrize("name", DTYPES)
+def test_a_tensors_dtype_is_the_namespaces_object(name: str) -> None:
+    """t.dtype makes no new object per read (autograd reads it per formula): it is ts.<name> itself."""
+    dtype = getattr(ts, name)
+    assert ts.zeros(2, dtype=dtype).dtype is dtype
+    assert ts.zeros(2, dtype=dtype).dtype == ts.dtype(name) and ts.dtype(name) == dtype
 
 
 @pytest.mark.parametrize("name", DTYPES)

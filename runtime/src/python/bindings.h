@@ -43,6 +43,8 @@ void construct_in_new(py::handle cls, const py::cpp_function& factory);
 // ---- dtypes (dtypes.cpp) ------------------------------------------------------
 // A DType, a numpy dtype, a numpy scalar type or a dtype name; TypeError otherwise.
 DType dtype_arg(py::handle obj);
+// The Python object of a dtype: the same one every time (ts.float32).
+py::object dtype_object(DType d);
 // TypeError naming the numpy dtype when tensorsmith has no equivalent.
 DType dtype_from_numpy(const py::dtype& dt);
 py::dtype numpy_dtype(DType dtype);

@@ -48,6 +48,12 @@ DType dtype_arg(py::handle obj) {
   return dtype_from_numpy(py::dtype::from_args(py::reinterpret_borrow<py::object>(obj)));
 }
 
+// The one Python object of each dtype (ts.float32 is t.dtype): reading a tensor's dtype makes no new object, and
+// `is` compares them, as numpy's builtin dtypes.
+static py::object* dtype_objects[kNumDTypes];
+
+py::object dtype_object(DType d) { return *dtype_objects[static_cast<int>(d)]; }
+
 void bind_dtypes(py::module_& m) {
   py::class_<DType> cls(m, "DType", py::is_final(),
                         "A tensor element type, e.g. ts.float32; DType(x) takes whatever ts.dtype() takes.");
@@ -57,9 +63,13 @@ void bind_dtypes(py::module_& m) {
       .def_property_readonly("itemsize", [](DType d) { return itemsize(d); }, "Size of one element in bytes.")
       .def("__repr__", [](DType d) { return std::string("ts.") + dtype_name(d); })
       .def("__str__", [](DType d) { return dtype_name(d); })
-      .def("__eq__", [](DType a, DType b) { return a == b; })
-      .def("__eq__", [](DType, py::handle) { return py::handle(Py_NotImplemented); })
-      .def("__hash__", [](DType d) { return py::hash(py::str(dtype_name(d))); })
+      .def("__eq__",
+           [](py::handle self, py::handle other) -> py::object {  // one overload: pybind11 tries each in turn
+             if (self.is(other)) return py::bool_(true);             // the usual case: both are the one object
+             if (!py::isinstance<DType>(other)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+             return py::bool_(self.cast<DType>() == other.cast<DType>());
+           })
+      .def("__hash__", [](DType d) { return static_cast<Py_hash_t>(d) + 7919; })  // never -1, Python's error value
       // DType(name) again: pybind11's py::pickle would need an instance made by __new__ alone.
       .def("__reduce__", [](py::object self) {
         return py::make_tuple(py::type::of(self), py::make_tuple(dtype_name(self.cast<DType>())));
@@ -67,7 +77,8 @@ void bind_dtypes(py::module_& m) {
 
   for (int i = 0; i < kNumDTypes; ++i) {
     const auto d = static_cast<DType>(i);
-    m.attr(dtype_name(d)) = d;
+    dtype_objects[i] = new py::object(py::cast(d));  // never destroyed: it would outlive the interpreter
+    m.attr(dtype_name(d)) = *dtype_objects[i];
   }
 
   m.def("dtype", &dtype_arg, py::arg("dtype"),

@@ -123,7 +123,7 @@ py::class_<Tensor> bind_tensor_class(py::module_& m) {
 
   // Metadata.
   cls.def_property_readonly("shape", [](const Tensor& t) { return int_tuple(t.shape()); })
-      .def_property_readonly("dtype", &Tensor::dtype)
+      .def_property_readonly("dtype", [](const Tensor& t) { return dtype_object(t.dtype()); })
       .def_property_readonly("device", &Tensor::device)
       .def_property_readonly("ndim", &Tensor::ndim)
       .def_property_readonly("size", &Tensor::numel, "Number of elements.")
