@@ -1,7 +1,7 @@
 """Derivative formulas in a spec (torchgen's derivatives.yaml, kept in each op's own file).
 
     derivatives:
-      x: grad * (1 - result * result)        # one formula per tensor input, its vector-Jacobian product
+      x: grad * conjugate(1 - result * result)   # one formula per tensor input, its vector-Jacobian product
       condition: not_differentiable          # an input no gradient flows to (where's condition)
 
     derivatives: none                        # no output is differentiable (comparisons, argmax, integer results)
@@ -14,8 +14,18 @@ ops or of the helpers in HELPERS_MODULE, by name. The same text runs
 on tensorsmith tensors (the runtime's backward) and on the specs' numpy references in float64 (the gate's
 derivative check), each with its own namespace of ops, so a formula means one thing everywhere.
 
+An op with several results (a tuple, or `Tensor[]`) has a node per result; its formulas also read `output`,
+the index of the result whose gradient `grad` is (and `result` is that result): unstack's
+`x: unstacked_grad(grad, x, axis, output)`. The engine sums what the results send back.
+
 A formula's value is broadcast-reduced to its input's shape by the engine (sum over broadcast axes), so
-`add`'s formulas are just `grad`.
+`add`'s formulas are just `grad`; a complex value for a real input keeps its real part.
+
+Complex inputs (PyTorch's convention): a tensor's gradient is dL/dRe + i dL/dIm of the real loss L, so grad
+is the result's, and a holomorphic op's formula multiplies grad by its derivative's complex conjugate, written
+with the helper `conjugate` (a real tensor itself, so real dtypes pay nothing): `x1: grad * conjugate(x2)`
+for multiply. Ops that are not holomorphic say so in their formula (conj: `conjugate(grad)`; imag:
+`grad * 1j`). The gate checks each formula in complex128 too wherever the spec's dtypes hold it.
 """
 
 from __future__ import annotations
@@ -30,7 +40,7 @@ NOT_DIFFERENTIABLE = "not_differentiable"
 NO_DERIVATIVES = "none"
 
 # Names a formula may use besides the op's arguments and the catalog's ops.
-GRAD, RESULT = "grad", "result"
+GRAD, RESULT, OUTPUT = "grad", "result", "output"
 # Helpers for what catalog ops alone say clumsily, each written once over an Array API namespace (tensorsmith at
 # run time, the numpy references in the gate) in this module of the runtime; its __all__ lists them.
 HELPERS_MODULE = "runtime/python/tensorsmith/_derivative_helpers.py"
@@ -81,7 +91,7 @@ class Derivatives:
 
     def saved_arguments(self) -> tuple[str, ...]:
         """The arguments any formula reads: what the forward pass must keep for backward."""
-        return tuple(sorted({n for d in self.formulas for n in d.names} - {GRAD, RESULT}))
+        return tuple(sorted({n for d in self.formulas for n in d.names} - {GRAD, RESULT, OUTPUT}))
 
 
 def helper_names(root: Path) -> tuple[str, ...]:
@@ -95,16 +105,17 @@ def helper_names(root: Path) -> tuple[str, ...]:
     return ()
 
 
-def parse_formula(text: str, arguments: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def parse_formula(text: str, arguments: tuple[str, ...], several_results: bool = False) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Checks a formula's form and returns (names of functions it calls, argument names it reads). Which calls
-    name real ops is checked against the whole catalog later."""
+    name real ops is checked against the whole catalog later. `output` is a name only for an op with several
+    results."""
     try:
         tree = parse_python(text.strip(), mode="eval")
     except SyntaxError as exc:
         raise FormulaError(f"not a Python expression: {exc.msg}") from None
     calls: set[str] = set()
     names: set[str] = set()
-    known = set(arguments) | {GRAD, RESULT}
+    known = set(arguments) | {GRAD, RESULT} | ({OUTPUT} if several_results else set())
     called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
     for node in ast.walk(tree):
         if not isinstance(node, _NODES):
@@ -118,13 +129,16 @@ def parse_formula(text: str, arguments: tuple[str, ...]) -> tuple[tuple[str, ...
         elif isinstance(node, ast.Attribute):
             if node.attr not in ATTRIBUTES:
                 raise FormulaError(f"attribute {node.attr!r} is not allowed (known: {', '.join(ATTRIBUTES)})")
-        elif isinstance(node, ast.Constant) and not isinstance(node.value, (int, float, bool, str, type(None))):
-            raise FormulaError(f"constant {node.value!r}: only numbers, strings, True, False and None")
+        elif isinstance(node, ast.Constant) and not isinstance(node.value, (int, float, complex, bool, str, type(None))):
+            raise FormulaError(f"constant {node.value!r}: only numbers (1j too), strings, True, False and None")
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             if id(node) in called:
                 continue
+            if node.id == OUTPUT and not several_results:
+                raise FormulaError(f"{OUTPUT!r} (which result grad is of) is a name only for ops with several results")
             if node.id not in known:
-                raise FormulaError(f"unknown name {node.id!r} (the op's arguments: {', '.join(arguments)}; and grad, result)")
+                raise FormulaError(f"unknown name {node.id!r} (the op's arguments: {', '.join(arguments)}; and grad, result"
+                                   f"{', output' if several_results else ''})")  # fmt: skip
             names.add(node.id)
     if GRAD not in names:
         raise FormulaError("a formula must use grad (the gradient of the result)")
@@ -132,9 +146,9 @@ def parse_formula(text: str, arguments: tuple[str, ...]) -> tuple[tuple[str, ...
 
 
 def parse_derivatives(raw: object, tensor_arguments: tuple[str, ...], arguments: tuple[str, ...],
-                      entry_line: dict[str, int]) -> Derivatives:  # fmt: skip
-    """The `derivatives` field. `entry_line` gives the line of each key of the mapping. Raises FormulaError
-    naming the offending entry."""
+                      entry_line: dict[str, int], several_results: bool = False) -> Derivatives:  # fmt: skip
+    """The `derivatives` field. `entry_line` gives the line of each key of the mapping; `several_results`,
+    whether formulas may read `output`. Raises FormulaError naming the offending entry."""
     if raw == NO_DERIVATIVES:
         return Derivatives(differentiable=False)
     if not isinstance(raw, dict):
@@ -155,7 +169,7 @@ def parse_derivatives(raw: object, tensor_arguments: tuple[str, ...], arguments:
             formulas.append(Derivative(name, None, entry_line.get(name, 0)))
             continue
         try:
-            calls, names = parse_formula(text, arguments)
+            calls, names = parse_formula(text, arguments, several_results)
         except FormulaError as exc:
             raise FormulaError(str(exc), name) from None
         formulas.append(Derivative(name, text, entry_line.get(name, 0), calls, names))

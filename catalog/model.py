@@ -60,7 +60,7 @@ COMMON_FIELDS = ("func", "family", "dtypes", "promotion", "reference", "doc", "t
 ALIAS_FIELDS = ("func", "alias_of", "doc")
 # An op implemented by hand in the core (or by composing other ops) rather than by a generated kernel: its
 # binding, stub, docs and differential tests still come from its spec.
-COMPOSITE_FIELDS = ("func", "implementation", "reference", "doc", "examples", "tags", "derivatives")
+COMPOSITE_FIELDS = ("func", "implementation", "reference", "doc", "examples", "tags", "derivatives", "dtypes")
 # What a composite's C++ function may return: a Tensor, a list of them (py::list), a tuple (py::tuple) of
 # any length, or a tuple of named tensors (the Array API's named tuples, unique_all's).
 COMPOSITE_RETURNS = ("Tensor", "Tensor[]", "(Tensor, ...)", "(Tensor name, ...)")
@@ -196,6 +196,9 @@ class CompositeSpec:
     examples: tuple[tuple[tuple[str, Any], ...], ...]
     tags: tuple[str, ...] = ()
     derivatives: Derivatives | None = None
+    # The dtypes its unconstrained tensor arguments accept (`dtypes:`, all when absent): where its derivative
+    # formulas are checked in complex128 as well as float64.
+    dtypes: tuple[str, ...] = DTYPES
 
     @property
     def name(self) -> str:
@@ -331,7 +334,8 @@ class _SpecParser:
             raise self.error("implementation", f"expected a qualified C++ function name in namespace ts (ts::python::reshape), got {implementation!r}")
         params = [a.name for a in signature.arguments]
         return CompositeSpec(self.path, self.lines["func"], self.text, signature, implementation, self._reference(params),
-                             self._str("doc"), self._examples(signature), self._tags(), self._derivatives(signature))  # fmt: skip
+                             self._str("doc"), self._examples(signature), self._tags(), self._derivatives(signature),
+                             self._dtypes() if "dtypes" in self.values else DTYPES)  # fmt: skip
 
     def _examples(self, signature: Signature) -> tuple[tuple[tuple[str, Any], ...], ...]:
         raw = self._require("examples")
@@ -366,7 +370,8 @@ class _SpecParser:
         tensors = tuple(a.name for a in signature.arguments if a.type.is_tensor or a.type.is_tensor_list)
         lines = entry_lines(self.text, self.lines["derivatives"])
         try:
-            return parse_derivatives(self.values["derivatives"], tensors, tuple(a.name for a in signature.arguments), lines)
+            return parse_derivatives(self.values["derivatives"], tensors, tuple(a.name for a in signature.arguments), lines,
+                                     signature.returns_several)  # fmt: skip
         except FormulaError as exc:
             line = lines.get(exc.entry, self.lines["derivatives"]) if exc.entry else self.lines["derivatives"]
             raise SpecError(Location(self.path, line), "derivatives", str(exc)) from None

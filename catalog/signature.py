@@ -210,6 +210,11 @@ class Signature:
         return isinstance(self.returns, ReturnTuple)
 
     @property
+    def returns_several(self) -> bool:
+        """Whether a call gives several tensors (a tuple, or a list: `Tensor[]`)."""
+        return isinstance(self.returns, ReturnTuple) or self.returns.is_tensor_list
+
+    @property
     def return_types(self) -> tuple[Type, ...]:
         """The returned types in order: one for a single return."""
         if isinstance(self.returns, ReturnTuple):

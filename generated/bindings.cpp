@@ -704,7 +704,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   {
     const ts::OpDef* op = &registry.get("conj");
     static const ts::autograd::OpInfo autograd{
-        "conj", "specs/conj.yaml", ts::autograd::Kind::NotImplemented, {"x", "out"}, {0}, {}, 1, false};
+        "conj", "specs/conj.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {}, 1, false};
     ts::autograd::register_op(autograd);
     auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
@@ -765,12 +765,12 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     const ts::OpDef* op = &registry.get("cumulative_prod");
     static const ts::autograd::OpInfo autograd{"cumulative_prod",
                                                "specs/cumulative_prod.yaml",
-                                               ts::autograd::Kind::NotImplemented,
+                                               ts::autograd::Kind::Formulas,
                                                {"x", "axis", "dtype", "include_initial"},
                                                {0},
-                                               {},
+                                               {1, 3, 0},
                                                -1,
-                                               false};
+                                               true};
     ts::autograd::register_op(autograd);
     auto forward = [op](pybind11::object x, pybind11::object axis, pybind11::object dtype, bool include_initial) {
       return ts::python::scan(*op, ts::python::tensor_operands(*op, {x}, {"x"})[0], ts::python::axis_arg(axis),
@@ -1028,7 +1028,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   {
     const ts::OpDef* op = &registry.get("imag");
     static const ts::autograd::OpInfo autograd{
-        "imag", "specs/imag.yaml", ts::autograd::Kind::NotImplemented, {"x", "out"}, {0}, {}, 1, false};
+        "imag", "specs/imag.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {}, 1, false};
     ts::autograd::register_op(autograd);
     auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
@@ -1582,7 +1582,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   {
     const ts::OpDef* op = &registry.get("real");
     static const ts::autograd::OpInfo autograd{
-        "real", "specs/real.yaml", ts::autograd::Kind::NotImplemented, {"x", "out"}, {0}, {}, 1, false};
+        "real", "specs/real.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {}, 1, false};
     ts::autograd::register_op(autograd);
     auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
@@ -1687,7 +1687,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   {
     const ts::OpDef* op = &registry.get("sign");
     static const ts::autograd::OpInfo autograd{
-        "sign", "specs/sign.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {}, 1, false};
+        "sign", "specs/sign.yaml", ts::autograd::Kind::Formulas, {"x", "out"}, {0}, {0}, 1, true};
     ts::autograd::register_op(autograd);
     auto forward = [op](pybind11::object x, pybind11::object out) {
       return ts::python::pointwise_into(*op, ts::python::tensor_operands(*op, {x}, {"x"}), out);
@@ -1948,10 +1948,10 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   {
     static const ts::autograd::OpInfo autograd{"broadcast_arrays",
                                                "specs/broadcast_arrays.yaml",
-                                               ts::autograd::Kind::NotImplemented,
+                                               ts::autograd::Kind::Formulas,
                                                {"arrays"},
                                                {0},
-                                               {},
+                                               {0},
                                                -1,
                                                false};
     ts::autograd::register_op(autograd);
@@ -2022,10 +2022,10 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   {
     static const ts::autograd::OpInfo autograd{"diff",
                                                "specs/diff.yaml",
-                                               ts::autograd::Kind::NotImplemented,
+                                               ts::autograd::Kind::Formulas,
                                                {"x", "axis", "n", "prepend", "append"},
                                                {0, 3, 4},
-                                               {},
+                                               {4, 1, 2, 3, 0},
                                                -1,
                                                false};
     ts::autograd::register_op(autograd);
@@ -2177,7 +2177,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     static const ts::autograd::OpInfo autograd{
-        "meshgrid", "specs/meshgrid.yaml", ts::autograd::Kind::NotImplemented, {"arrays", "indexing"}, {0}, {}, -1,
+        "meshgrid", "specs/meshgrid.yaml", ts::autograd::Kind::Formulas, {"arrays", "indexing"}, {0}, {0, 1}, -1,
         false};
     ts::autograd::register_op(autograd);
     m.def("meshgrid", ts::autograd::recorded_function(autograd, &ts::python::meshgrid),
@@ -2343,7 +2343,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     static const ts::autograd::OpInfo autograd{
-        "tensordot", "specs/tensordot.yaml", ts::autograd::Kind::NotImplemented, {"x1", "x2", "axes"}, {0, 1}, {}, -1,
+        "tensordot", "specs/tensordot.yaml", ts::autograd::Kind::Formulas, {"x1", "x2", "axes"}, {0, 1}, {2, 0, 1}, -1,
         false};
     ts::autograd::register_op(autograd);
     m.def("tensordot", ts::autograd::recorded_function(autograd, &ts::python::tensordot), py::arg("x1"), py::arg("x2"),
@@ -2419,7 +2419,7 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
   }
   {
     static const ts::autograd::OpInfo autograd{
-        "unstack", "specs/unstack.yaml", ts::autograd::Kind::NotImplemented, {"x", "axis"}, {0}, {}, -1, false};
+        "unstack", "specs/unstack.yaml", ts::autograd::Kind::Formulas, {"x", "axis"}, {0}, {1, 0}, -1, false};
     ts::autograd::register_op(autograd);
     m.def("unstack", ts::autograd::recorded_function(autograd, &ts::python::unstack), py::arg("x"), py::pos_only(),
           py::kw_only(), py::arg("axis") = 0,
@@ -2448,8 +2448,8 @@ void bind_ops(py::module_& m, py::class_<ts::Tensor>& tensor_class) {
     ts::autograd::register_op(autograd);
     m.def("vecdot", ts::autograd::recorded_function(autograd, &ts::python::vecdot), py::arg("x1"), py::arg("x2"),
           py::pos_only(), py::kw_only(), py::arg("axis") = -1,
-          "The dot product of the vectors along `axis` of each operand, over their broadcast remaining axes, in the "
-          "dtype they promote to (integers wrap as numpy's do).");
+          "The dot product of the vectors along `axis` of each operand (x1's complex conjugate, for complex vectors), "
+          "over their broadcast remaining axes, in the dtype they promote to (integers wrap as numpy's do).");
   }
   {
     static const ts::autograd::OpInfo autograd{

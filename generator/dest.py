@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import json
 
+from tensorsmith_forge.catalog.derivatives import OUTPUT
 from tensorsmith_forge.catalog.dtypes import DTYPES
 from tensorsmith_forge.catalog.model import AliasSpec, Catalog, OpSpec, Variant
 from tensorsmith_forge.catalog.signature import Argument
@@ -175,7 +176,8 @@ def derivatives_context(catalog: Catalog, header: str) -> dict[str, object]:
         names = api.binding_argument_names(spec)
         wanted = [d for d in spec.derivatives.formulas if d.differentiable]
         formulas, shared = shared_calls([d.formula for d in wanted])
-        functions.append({"name": spec.name, "path": spec.path, "parameters": ", ".join(names),
+        parameters = [*names, *([OUTPUT] if spec.signature.returns_several else [])]  # which result grad is of
+        functions.append({"name": spec.name, "path": spec.path, "parameters": ", ".join(parameters),
                           "shared": [{"name": name, "call": call, "condition": " or ".join(f"wanted[{i}]" for i in readers)}
                                      for name, call, readers in shared],
                           "formulas": [{"input": d.input, "formula": f, "index": i} for i, (d, f) in enumerate(zip(wanted, formulas, strict=True))]})  # fmt: skip

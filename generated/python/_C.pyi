@@ -829,7 +829,7 @@ def var(
     """Variance over the given axes (all when axis is None): the sum of squared deviations from the mean divided by max(N - correction, 0), as numpy's var with ddof=correction (correction=1: the unbiased sample variance). Integer and bool inputs give float64; float16 and bfloat16 compute in float32."""
 
 def vecdot(x1: Tensor, x2: Tensor, /, *, axis: int = -1) -> Tensor:
-    """The dot product of the vectors along `axis` of each operand, over their broadcast remaining axes, in the dtype they promote to (integers wrap as numpy's do)."""
+    """The dot product of the vectors along `axis` of each operand (x1's complex conjugate, for complex vectors), over their broadcast remaining axes, in the dtype they promote to (integers wrap as numpy's do)."""
 
 def where(
     condition: Tensor | ArrayLike,

@@ -2,7 +2,8 @@
 # Do not edit: change the spec or the template and run `tsgen regen`.
 """The derivative formulas of the catalog: for each op with `derivatives` in its spec, a function of the
 gradient of its result, the result and the call's arguments that returns one gradient per differentiable
-tensor argument (None where `wanted` says no gradient is needed). The formulas are the specs' text, verbatim
+tensor argument (None where `wanted` says no gradient is needed); an op with several results takes `output`, the
+index of the result `grad` and `result` are of, last. The formulas are the specs' text, verbatim
 but where several make the same call: it is computed once, into a `_shared_` local, when one of them is wanted;
 the ops they call are tensorsmith's, the helpers tensorsmith/_derivative_helpers.py's. The engine reduces
 each gradient to its input's shape and dtype (tensorsmith.autograd._apply_formulas)."""
@@ -46,13 +47,13 @@ def abs_backward(wanted, grad, result, x, out):  # specs/abs.yaml
 
 def acos_backward(wanted, grad, result, x, out):  # specs/acos.yaml
     return (
-        (-grad / sqrt(1 - x * x)) if wanted[0] else None,  # x
+        (-grad / conjugate(sqrt(1 - x * x))) if wanted[0] else None,  # x
     )
 
 
 def acosh_backward(wanted, grad, result, x, out):  # specs/acosh.yaml
     return (
-        (grad / sqrt(x * x - 1)) if wanted[0] else None,  # x
+        (grad / conjugate(sqrt(x - 1) * sqrt(x + 1))) if wanted[0] else None,  # x
     )
 
 
@@ -65,19 +66,19 @@ def add_backward(wanted, grad, result, x1, x2, out):  # specs/add.yaml
 
 def asin_backward(wanted, grad, result, x, out):  # specs/asin.yaml
     return (
-        (grad / sqrt(1 - x * x)) if wanted[0] else None,  # x
+        (grad / conjugate(sqrt(1 - x * x))) if wanted[0] else None,  # x
     )
 
 
 def asinh_backward(wanted, grad, result, x, out):  # specs/asinh.yaml
     return (
-        (grad / sqrt(x * x + 1)) if wanted[0] else None,  # x
+        (grad / conjugate(sqrt(x * x + 1))) if wanted[0] else None,  # x
     )
 
 
 def atan_backward(wanted, grad, result, x, out):  # specs/atan.yaml
     return (
-        (grad / (1 + x * x)) if wanted[0] else None,  # x
+        (grad / conjugate(1 + x * x)) if wanted[0] else None,  # x
     )
 
 
@@ -90,13 +91,19 @@ def atan2_backward(wanted, grad, result, x1, x2, out):  # specs/atan2.yaml
 
 def atanh_backward(wanted, grad, result, x, out):  # specs/atanh.yaml
     return (
-        (grad / (1 - x * x)) if wanted[0] else None,  # x
+        (grad / conjugate(1 - x * x)) if wanted[0] else None,  # x
     )
 
 
 def ceil_backward(wanted, grad, result, x, out):  # specs/ceil.yaml
     return (
         (zeros_like(grad)) if wanted[0] else None,  # x
+    )
+
+
+def conj_backward(wanted, grad, result, x, out):  # specs/conj.yaml
+    return (
+        (conjugate(grad)) if wanted[0] else None,  # x
     )
 
 
@@ -109,13 +116,19 @@ def copysign_backward(wanted, grad, result, x1, x2, out):  # specs/copysign.yaml
 
 def cos_backward(wanted, grad, result, x, out):  # specs/cos.yaml
     return (
-        (-grad * sin(x)) if wanted[0] else None,  # x
+        (-grad * conjugate(sin(x))) if wanted[0] else None,  # x
     )
 
 
 def cosh_backward(wanted, grad, result, x, out):  # specs/cosh.yaml
     return (
-        (grad * sinh(x)) if wanted[0] else None,  # x
+        (grad * conjugate(sinh(x))) if wanted[0] else None,  # x
+    )
+
+
+def cumulative_prod_backward(wanted, grad, result, x, axis, dtype, include_initial):  # specs/cumulative_prod.yaml
+    return (
+        (cumulative_prod_grad(grad, x, result, axis, include_initial)) if wanted[0] else None,  # x
     )
 
 
@@ -127,8 +140,8 @@ def cumulative_sum_backward(wanted, grad, result, x, axis, dtype, include_initia
 
 def divide_backward(wanted, grad, result, x1, x2, out):  # specs/divide.yaml
     return (
-        (grad / x2) if wanted[0] else None,  # x1
-        (-grad * x1 / (x2 * x2)) if wanted[1] else None,  # x2
+        (grad / conjugate(x2)) if wanted[0] else None,  # x1
+        (-grad * conjugate(x1 / (x2 * x2))) if wanted[1] else None,  # x2
     )
 
 
@@ -140,13 +153,13 @@ def erf_backward(wanted, grad, result, x, out):  # specs/erf.yaml
 
 def exp_backward(wanted, grad, result, x, out):  # specs/exp.yaml
     return (
-        (grad * result) if wanted[0] else None,  # x
+        (grad * conjugate(result)) if wanted[0] else None,  # x
     )
 
 
 def expm1_backward(wanted, grad, result, x, out):  # specs/expm1.yaml
     return (
-        (grad * (result + 1)) if wanted[0] else None,  # x
+        (grad * conjugate(result + 1)) if wanted[0] else None,  # x
     )
 
 
@@ -163,27 +176,33 @@ def hypot_backward(wanted, grad, result, x1, x2, out):  # specs/hypot.yaml
     )
 
 
+def imag_backward(wanted, grad, result, x, out):  # specs/imag.yaml
+    return (
+        (grad * 1j) if wanted[0] else None,  # x
+    )
+
+
 def log_backward(wanted, grad, result, x, out):  # specs/log.yaml
     return (
-        (grad / x) if wanted[0] else None,  # x
+        (grad / conjugate(x)) if wanted[0] else None,  # x
     )
 
 
 def log10_backward(wanted, grad, result, x, out):  # specs/log10.yaml
     return (
-        (grad / (x * 2.302585092994046)) if wanted[0] else None,  # x
+        (grad / conjugate(x * 2.302585092994046)) if wanted[0] else None,  # x
     )
 
 
 def log1p_backward(wanted, grad, result, x, out):  # specs/log1p.yaml
     return (
-        (grad / (x + 1)) if wanted[0] else None,  # x
+        (grad / conjugate(x + 1)) if wanted[0] else None,  # x
     )
 
 
 def log2_backward(wanted, grad, result, x, out):  # specs/log2.yaml
     return (
-        (grad / (x * 0.6931471805599453)) if wanted[0] else None,  # x
+        (grad / conjugate(x * 0.6931471805599453)) if wanted[0] else None,  # x
     )
 
 
@@ -243,8 +262,8 @@ def minimum_backward(wanted, grad, result, x1, x2, out):  # specs/minimum.yaml
 
 def multiply_backward(wanted, grad, result, x1, x2, out):  # specs/multiply.yaml
     return (
-        (grad * x2) if wanted[0] else None,  # x1
-        (grad * x1) if wanted[1] else None,  # x2
+        (grad * conjugate(x2)) if wanted[0] else None,  # x1
+        (grad * conjugate(x1)) if wanted[1] else None,  # x2
     )
 
 
@@ -262,20 +281,26 @@ def positive_backward(wanted, grad, result, x, out):  # specs/positive.yaml
 
 def pow_backward(wanted, grad, result, x1, x2, out):  # specs/pow.yaml
     return (
-        (where(x2 == 0, 0.0, grad * x2 * pow(x1, x2 - 1))) if wanted[0] else None,  # x1
-        (where((x1 == 0) & (x2 >= 0), 0.0, grad * result * log(x1))) if wanted[1] else None,  # x2
+        (where(x2 == 0, 0.0, grad * conjugate(x2 * pow(x1, x2 - 1)))) if wanted[0] else None,  # x1
+        (where((x1 == 0) & (real(x2) >= 0), 0.0, grad * conjugate(result * log(x1)))) if wanted[1] else None,  # x2
     )
 
 
 def prod_backward(wanted, grad, result, x, axis, dtype, keepdims):  # specs/prod.yaml
     return (
-        (unreduce(grad, x, axis, keepdims) * product_of_others(x, axis)) if wanted[0] else None,  # x
+        (unreduce(grad, x, axis, keepdims) * conjugate(product_of_others(x, axis))) if wanted[0] else None,  # x
+    )
+
+
+def real_backward(wanted, grad, result, x, out):  # specs/real.yaml
+    return (
+        (grad) if wanted[0] else None,  # x
     )
 
 
 def reciprocal_backward(wanted, grad, result, x, out):  # specs/reciprocal.yaml
     return (
-        (-grad * result * result) if wanted[0] else None,  # x
+        (-grad * conjugate(result * result)) if wanted[0] else None,  # x
     )
 
 
@@ -306,19 +331,21 @@ def sigmoid_backward(wanted, grad, result, x, out):  # specs/sigmoid.yaml
 
 def sign_backward(wanted, grad, result, x, out):  # specs/sign.yaml
     return (
-        (zeros_like(grad)) if wanted[0] else None,  # x
+        (where(x == 0, 0.0, (grad - real(grad * conjugate(result)) * result) / where(x == 0, 1.0, abs(x))))
+        if wanted[0]
+        else None,  # x
     )
 
 
 def sin_backward(wanted, grad, result, x, out):  # specs/sin.yaml
     return (
-        (grad * cos(x)) if wanted[0] else None,  # x
+        (grad * conjugate(cos(x))) if wanted[0] else None,  # x
     )
 
 
 def sinh_backward(wanted, grad, result, x, out):  # specs/sinh.yaml
     return (
-        (grad * cosh(x)) if wanted[0] else None,  # x
+        (grad * conjugate(cosh(x))) if wanted[0] else None,  # x
     )
 
 
@@ -348,13 +375,13 @@ def sort_backward(wanted, grad, result, x, axis, descending, stable):  # specs/s
 
 def sqrt_backward(wanted, grad, result, x, out):  # specs/sqrt.yaml
     return (
-        (grad / (2 * result)) if wanted[0] else None,  # x
+        (grad / conjugate(2 * result)) if wanted[0] else None,  # x
     )
 
 
 def square_backward(wanted, grad, result, x, out):  # specs/square.yaml
     return (
-        (2 * grad * x) if wanted[0] else None,  # x
+        (2 * grad * conjugate(x)) if wanted[0] else None,  # x
     )
 
 
@@ -373,13 +400,13 @@ def sum_backward(wanted, grad, result, x, axis, dtype, keepdims):  # specs/sum.y
 
 def tan_backward(wanted, grad, result, x, out):  # specs/tan.yaml
     return (
-        (grad * (1 + result * result)) if wanted[0] else None,  # x
+        (grad * conjugate(1 + result * result)) if wanted[0] else None,  # x
     )
 
 
 def tanh_backward(wanted, grad, result, x, out):  # specs/tanh.yaml
     return (
-        (grad * (1 - result * result)) if wanted[0] else None,  # x
+        (grad * conjugate(1 - result * result)) if wanted[0] else None,  # x
     )
 
 
@@ -393,6 +420,12 @@ def where_backward(wanted, grad, result, condition, x1, x2, out):  # specs/where
     return (
         (where(condition, grad, 0.0)) if wanted[0] else None,  # x1
         (where(condition, 0.0, grad)) if wanted[1] else None,  # x2
+    )
+
+
+def broadcast_arrays_backward(wanted, grad, result, arrays, output):  # specs/broadcast_arrays.yaml
+    return (
+        (only_at(grad, arrays, output)) if wanted[0] else None,  # arrays
     )
 
 
@@ -423,6 +456,15 @@ def cross_entropy_backward(
         (cross_entropy_grad(grad, logits, target, ignore_index, reduction, label_smoothing))
         if wanted[0]
         else None,  # logits
+    )
+
+
+def diff_backward(wanted, grad, result, x, axis, n, prepend, append):  # specs/diff.yaml
+    _shared_0 = (diff_grads(grad, x, axis, n, prepend, append)) if wanted[0] or wanted[1] or wanted[2] else None
+    return (
+        (_shared_0[1]) if wanted[0] else None,  # x
+        (_shared_0[0]) if wanted[1] else None,  # prepend
+        (_shared_0[2]) if wanted[2] else None,  # append
     )
 
 
@@ -465,6 +507,12 @@ def layer_norm_backward(wanted, grad, result, x, normalized_shape, weight, bias,
 def matrix_transpose_backward(wanted, grad, result, x):  # specs/matrix_transpose.yaml
     return (
         (matrix_transpose(grad)) if wanted[0] else None,  # x
+    )
+
+
+def meshgrid_backward(wanted, grad, result, arrays, indexing, output):  # specs/meshgrid.yaml
+    return (
+        (meshgrid_grads(grad, arrays, indexing, output)) if wanted[0] else None,  # arrays
     )
 
 
@@ -540,6 +588,13 @@ def take_along_axis_backward(wanted, grad, result, x, indices, axis):  # specs/t
     )
 
 
+def tensordot_backward(wanted, grad, result, x1, x2, axes):  # specs/tensordot.yaml
+    return (
+        (tensordot_grad_x1(grad, x1, x2, axes)) if wanted[0] else None,  # x1
+        (tensordot_grad_x2(grad, x1, x2, axes)) if wanted[1] else None,  # x2
+    )
+
+
 def tile_backward(wanted, grad, result, x, repetitions):  # specs/tile.yaml
     return (
         (untile(grad, x, repetitions)) if wanted[0] else None,  # x
@@ -558,6 +613,12 @@ def triu_backward(wanted, grad, result, x, k):  # specs/triu.yaml
     )
 
 
+def unstack_backward(wanted, grad, result, x, axis, output):  # specs/unstack.yaml
+    return (
+        (unstacked_grad(grad, x, axis, output)) if wanted[0] else None,  # x
+    )
+
+
 def var_backward(wanted, grad, result, x, axis, correction, keepdims):  # specs/var.yaml
     return (
         (
@@ -572,10 +633,9 @@ def var_backward(wanted, grad, result, x, axis, correction, keepdims):  # specs/
 
 
 def vecdot_backward(wanted, grad, result, x1, x2, axis):  # specs/vecdot.yaml
-    _shared_0 = (unreduce(grad, x1 * x2, axis, False)) if wanted[0] or wanted[1] else None
     return (
-        (_shared_0 * x2) if wanted[0] else None,  # x1
-        (_shared_0 * x1) if wanted[1] else None,  # x2
+        (unreduce(conjugate(grad), x1 * x2, axis, False) * x2) if wanted[0] else None,  # x1
+        (unreduce(grad, x1 * x2, axis, False) * x1) if wanted[1] else None,  # x2
     )
 
 
@@ -594,9 +654,11 @@ FORMULAS = {
     "atan2": atan2_backward,
     "atanh": atanh_backward,
     "ceil": ceil_backward,
+    "conj": conj_backward,
     "copysign": copysign_backward,
     "cos": cos_backward,
     "cosh": cosh_backward,
+    "cumulative_prod": cumulative_prod_backward,
     "cumulative_sum": cumulative_sum_backward,
     "divide": divide_backward,
     "erf": erf_backward,
@@ -604,6 +666,7 @@ FORMULAS = {
     "expm1": expm1_backward,
     "floor": floor_backward,
     "hypot": hypot_backward,
+    "imag": imag_backward,
     "log": log_backward,
     "log10": log10_backward,
     "log1p": log1p_backward,
@@ -621,6 +684,7 @@ FORMULAS = {
     "positive": positive_backward,
     "pow": pow_backward,
     "prod": prod_backward,
+    "real": real_backward,
     "reciprocal": reciprocal_backward,
     "relu": relu_backward,
     "remainder": remainder_backward,
@@ -639,15 +703,18 @@ FORMULAS = {
     "tanh": tanh_backward,
     "trunc": trunc_backward,
     "where": where_backward,
+    "broadcast_arrays": broadcast_arrays_backward,
     "broadcast_to": broadcast_to_backward,
     "clip": clip_backward,
     "concat": concat_backward,
     "cross_entropy": cross_entropy_backward,
+    "diff": diff_backward,
     "expand_dims": expand_dims_backward,
     "flip": flip_backward,
     "gelu": gelu_backward,
     "layer_norm": layer_norm_backward,
     "matrix_transpose": matrix_transpose_backward,
+    "meshgrid": meshgrid_backward,
     "moveaxis": moveaxis_backward,
     "permute_dims": permute_dims_backward,
     "repeat": repeat_backward,
@@ -658,9 +725,11 @@ FORMULAS = {
     "std": std_backward,
     "take": take_backward,
     "take_along_axis": take_along_axis_backward,
+    "tensordot": tensordot_backward,
     "tile": tile_backward,
     "tril": tril_backward,
     "triu": triu_backward,
+    "unstack": unstack_backward,
     "var": var_backward,
     "vecdot": vecdot_backward,
 }

@@ -10,13 +10,14 @@ import numpy as np
 import pytest
 import tensorsmith as ts
 from tensorsmith_forge.catalog.model import load_catalog
-from tensorsmith_forge.validators.derivatives.check import sample_points
+from tensorsmith_forge.validators.derivatives.check import checked_dtypes, sample_points
 
 from tests.helpers import op_function
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = load_catalog(ROOT)
 DIFFERENTIABLE = [s for s in (*CATALOG.ops, *CATALOG.composites) if s.derivatives and s.derivatives.differentiable]
+CHECKED = [(s, dtype) for s in DIFFERENTIABLE for dtype in checked_dtypes(s)]  # float64, and complex128 where held
 
 
 def leaf(values, dtype=ts.float64):
@@ -25,15 +26,16 @@ def leaf(values, dtype=ts.float64):
     return t
 
 
-@pytest.mark.parametrize("spec", DIFFERENTIABLE, ids=lambda s: s.name)
-def test_op_passes_gradcheck_at_the_derivative_check_points(spec) -> None:
-    """backward of the runtime's op against finite differences of the runtime's own forward, float64."""
+@pytest.mark.parametrize(("spec", "dtype"), CHECKED, ids=[f"{s.name}-{d}" for s, d in CHECKED])
+def test_op_passes_gradcheck_at_the_derivative_check_points(spec, dtype) -> None:
+    """backward of the runtime's op against finite differences of the runtime's own forward, in float64 and,
+    where the op takes complex numbers, complex128 (complex inputs, and real results of them: abs, real)."""
     function = op_function(spec.name)
     tensor_names = [a.name for a in spec.signature.arguments if a.type.is_tensor or a.type.is_tensor_list]
     differentiable = {d.input for d in spec.derivatives.formulas if d.differentiable}
     checked = 0
     positional = [a.name for a in spec.signature.arguments if a.kind == "positional" and a.name not in tensor_names]
-    for args, options, described in sample_points(spec):
+    for args, options, described in sample_points(spec, dtype=dtype):
         flat, layout = [], []  # every tensor as one gradcheck input; layout rebuilds the call
         for name in tensor_names:
             if name not in args:  # an optional tensor this case leaves out (clip's max)
@@ -55,11 +57,15 @@ def test_op_passes_gradcheck_at_the_derivative_check_points(spec) -> None:
                 k += count
                 if kinds[name] == "positional":
                     given.append(value)
+                elif kinds[name] == "variadic":  # meshgrid(*arrays)
+                    given.extend(value)
                 else:
                     named[name] = value
             given += [options[name] for name in positional if name in options]
             return function(*given, **named, **{k: v for k, v in options.items() if k not in positional})
 
+        if not any(t.requires_grad for t in flat):
+            continue  # meshgrid() of no arrays: nothing to differentiate
         if spec.name == "std" and np.any(np.asarray(call(*flat).detach()) == 0):
             continue  # sqrt's kink: std has no derivative where it is 0 (one element per row)
         assert ts.autograd.gradcheck(call, flat), described
@@ -189,11 +195,13 @@ def test_in_place_writes_to_tensors_that_require_grad_are_refused_outside_no_gra
 
 
 def test_an_op_without_derivatives_names_its_spec_in_backward() -> None:
-    missing = [s for s in CATALOG.ops if s.derivatives is None and "float64" in s.dtypes and s.arity == 1 and s.family.name != "sort"]
-    assert missing, "every unary op has derivatives now: pick another way to reach an op without them"
+    """nextafter has no derivatives (as PyTorch's): its result requires grad, and backward raises naming the
+    spec rather than losing a gradient."""
+    missing = [s for s in CATALOG.ops if s.derivatives is None and "float64" in s.dtypes and s.family.name == "pointwise"]
+    assert missing, "every pointwise op has derivatives now: pick another way to reach an op without them"
     spec = missing[0]
     x = leaf([1.0, 2.0, 3.0])
-    y = op_function(spec.name)(x)
+    y = op_function(spec.name)(*[x] * spec.arity)
     assert y.requires_grad
     with pytest.raises(NotImplementedError, match=f"derivative of {spec.name} is not implemented: {spec.path}"):
         ts.sum(y).backward()
@@ -303,3 +311,245 @@ def test_out_is_refused_only_where_a_gradient_would_be_lost() -> None:
     np.testing.assert_array_equal(np.asarray(flags), [True, False])
     with pytest.raises(RuntimeError, match="out="):
         ts.exp(w, out=ts.zeros(2, dtype=ts.float64))
+
+
+def test_cumulative_prod_gradient_is_right_where_elements_are_zero() -> None:
+    """One zero, two zeros, a zero first and none, along each axis and with the initial one: backward against
+    finite differences (cumulative products are polynomials, smooth at zeros too)."""
+    values = np.array([[2.0, 0.0, 3.0, 0.5], [0.0, 5.0, 0.0, 2.0], [1.5, 4.0, 2.0, -1.0]])
+    for axis in (0, 1):
+        for include_initial in (False, True):
+            x = leaf(values)
+            assert ts.autograd.gradcheck(lambda t, a=axis, i=include_initial: ts.cumulative_prod(t, axis=a, include_initial=i), [x])
+    x = leaf([0.0, 0.0, 2.0])  # after the first zero nothing flows; at it, the products with it taken as one
+    ts.sum(ts.cumulative_prod(x)).backward()
+    np.testing.assert_array_equal(np.asarray(x.grad), [1.0, 0.0, 0.0])
+
+
+def test_complex_tensors_require_grad_and_integers_are_refused() -> None:
+    z = ts.asarray([1 + 2j, -0.5j], dtype=ts.complex64)
+    z.requires_grad = True
+    loss = ts.sum(ts.abs(z * z))  # |z|^2: its gradient is 2 |z| z / |z| = 2 z... per element, 2 |z| sign(z)
+    loss.backward()
+    assert z.grad.dtype == ts.complex64
+    np.testing.assert_allclose(np.asarray(z.grad), 2 * np.abs([1 + 2j, -0.5j]) * np.array([1 + 2j, -0.5j]) / np.abs([1 + 2j, -0.5j]), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="only floating-point and complex tensors can require gradients, not int64"):
+        ts.asarray([1, 2]).requires_grad = True
+
+
+def test_a_real_input_of_a_complex_op_gets_the_real_part() -> None:
+    """x real, w complex: d/dx of Re(sum(conj(v) x w)) is Re(v conj(w)), a real gradient in x's dtype."""
+    rng = np.random.default_rng(3)
+    x0, w0 = rng.standard_normal(4), rng.standard_normal(4) + 1j * rng.standard_normal(4)
+    v = rng.standard_normal(4) + 1j * rng.standard_normal(4)
+    x = leaf(x0)
+    w = ts.asarray(w0)
+    w.requires_grad = True
+    (gx, gw) = ts.autograd.grad(x * w, [x, w], grad_outputs=ts.asarray(v))
+    assert gx.dtype == ts.float64 and gw.dtype == ts.complex128
+    np.testing.assert_allclose(np.asarray(gx), np.real(v * np.conj(w0)), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(gw), v * x0, rtol=1e-12)
+
+
+def test_complex_gradients_match_pytorch() -> None:
+    """A chain of holomorphic and non-holomorphic ops (exp, sin, divide, matmul, conj, abs, real, imag, vecdot,
+    mean) in complex128: every gradient as PyTorch's (the same convention: dL/dRe + i dL/dIm)."""
+    torch = pytest.importorskip("torch", reason="PyTorch not installed: no second reference for complex gradients")
+    rng = np.random.default_rng(5)
+    a0 = rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))
+    b0 = rng.standard_normal((4, 2)) + 1j * rng.standard_normal((4, 2))
+    r0 = rng.standard_normal(2)
+
+    def loss(xp, a, b, r):
+        h = xp.exp(a) @ b / (xp.sin(a[:, :2]) + 3) * r
+        mixed = xp.sum(xp.abs(h) ** 2) + xp.sum(xp.real(xp.conj(h) * h[0]) - xp.imag(h))
+        return mixed + xp.real(xp.sum(xp.linalg.vecdot(a, xp.conj(a)) if xp is torch else xp.vecdot(a, xp.conj(a))))
+
+    tensors = [ts.asarray(v) for v in (a0, b0, r0)]
+    for t in tensors:
+        t.requires_grad = True
+    loss(ts, *tensors).backward()
+    twins = [torch.tensor(v, requires_grad=True) for v in (a0, b0, r0)]
+    loss(torch, *twins).backward()
+    for ours, theirs in zip(tensors, twins, strict=True):
+        assert ours.grad.dtype == getattr(ts, str(theirs.grad.dtype).removeprefix("torch."))
+        np.testing.assert_allclose(np.asarray(ours.grad), theirs.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("spec", [s for s in DIFFERENTIABLE if "complex128" not in s.dtypes and hasattr(s, "examples")],
+                         ids=lambda s: s.name)  # fmt: skip
+def test_a_composite_without_complex_dtypes_refuses_complex_inputs(spec) -> None:
+    """Its spec's dtypes are what the gate checks its formulas in: a composite that leaves complex out must
+    refuse complex inputs rather than differentiate them unchecked."""
+    args, options, _ = next(sample_points(spec))
+    first = next(a.name for a in spec.signature.arguments if a.type.is_tensor)
+    given = {**{n: ts.asarray(v) for n, v in args.items()}, first: ts.asarray(args[first] + 1j), **options}
+    positional = [given.pop(a.name) for a in spec.signature.arguments if a.kind == "positional" and a.name in given]
+    with pytest.raises((NotImplementedError, TypeError)):
+        op_function(spec.name)(*positional, **given)
+
+
+def test_ops_with_several_results_send_each_results_gradient_back() -> None:
+    """unstack, meshgrid and broadcast_arrays: a node per result, whose gradients the engine sums into the
+    inputs, as PyTorch's unbind, meshgrid and broadcast_tensors do."""
+    torch = pytest.importorskip("torch", reason="PyTorch not installed: no second reference for these gradients")
+    rng = np.random.default_rng(11)
+    x0, a0, b0 = rng.standard_normal((3, 4)), rng.standard_normal(3), rng.standard_normal(5)
+
+    def loss(xp, x, a, b):
+        q, k, v = (xp.unstack(x) if xp is ts else xp.unbind(x))  # noqa: N806 - one projection's three rows
+        gx, gy = xp.meshgrid(a, b, indexing="xy")
+        wide, col = xp.broadcast_arrays(q, xp.reshape(a, (3, 1))) if xp is ts else xp.broadcast_tensors(q, xp.reshape(a, (3, 1)))
+        return xp.sum(q * k * 2 + xp.exp(v)) + xp.sum(gx * gy * gx) + xp.sum(wide * col * col)
+
+    ours = [ts.asarray(v) for v in (x0, a0, b0)]
+    for t in ours:
+        t.requires_grad = True
+    loss(ts, *ours).backward()
+    theirs = [torch.tensor(v, requires_grad=True) for v in (x0, a0, b0)]
+    loss(torch, *theirs).backward()
+    for o, t in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(np.asarray(o.grad), t.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_an_unused_result_of_several_sends_nothing_back() -> None:
+    x = leaf([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    _, middle, _ = ts.unstack(x)
+    ts.sum(middle * middle).backward()
+    np.testing.assert_array_equal(np.asarray(x.grad), [[0.0, 0.0], [6.0, 8.0], [0.0, 0.0]])
+
+
+@pytest.mark.parametrize(("spec", "dtype"), CHECKED, ids=[f"{s.name}-{d}" for s, d in CHECKED])
+def test_op_passes_gradgradcheck_at_the_derivative_check_points(spec, dtype) -> None:
+    """Double backward: the gradient backward computes with create_graph, as a function of the inputs and of the
+    result's gradient, against its own finite differences (PyTorch's gradgradcheck): the formulas are themselves
+    differentiable, in grad too (what jvp's reverse mode twice needs: gathers' gradients scatter by a gather)."""
+    function = op_function(spec.name)
+    args, options, described = next(sample_points(spec, dtype=dtype))
+    tensor_names = [a.name for a in spec.signature.arguments if a.type.is_tensor or a.type.is_tensor_list]
+    differentiable = {d.input for d in spec.derivatives.formulas if d.differentiable}
+    kinds = {a.name: a.kind for a in spec.signature.arguments}
+    flat, layout = [], []
+    for name in (n for n in tensor_names if n in args):
+        pieces = args[name] if isinstance(args[name], list) else [args[name]]
+        layout.append((name, isinstance(args[name], list), len(pieces)))
+        for piece in pieces:
+            t = ts.asarray(piece)
+            t.requires_grad = name in differentiable
+            flat.append(t)
+
+    def call(*tensors):
+        given, named, k = [], {}, 0
+        for name, is_list, count in layout:
+            value = list(tensors[k : k + count]) if is_list else tensors[k]
+            k += count
+            if kinds[name] == "variadic":
+                given.extend(value)
+            elif kinds[name] == "positional":
+                given.append(value)
+            else:
+                named[name] = value
+        given += [options[a.name] for a in spec.signature.arguments if a.kind == "positional" and a.name in options]
+        return function(*given, **named, **{n: v for n, v in options.items() if kinds[n] != "positional"})
+
+    wanted = [t for t in flat if t.requires_grad]
+    if not wanted:
+        pytest.skip(f"{spec.name}: its first derivative-check point has no differentiable input ({described})")
+    outputs = call(*flat)
+    outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+    rng = np.random.default_rng(1)
+    weights = [ts.asarray(rng.standard_normal(o.shape) * (1 + 0.5j if o.dtype == ts.complex128 else 1), dtype=o.dtype) for o in outputs]
+    for w in weights:  # the result's gradient is an input too: formulas must be differentiable in grad (jvp needs it)
+        w.requires_grad = True
+    positions = [i for i, t in enumerate(flat) if t.requires_grad]
+
+    def first_gradients(*tensors):
+        with ts.autograd.enable_grad():  # gradcheck moves the inputs under no_grad, as plain tensors
+            inputs, grads_out = list(tensors[: len(flat)]), list(tensors[len(flat) :])
+            for t in [*(inputs[i] for i in positions), *grads_out]:
+                if not t.requires_grad:
+                    t.requires_grad = True
+            outs = call(*inputs)
+            outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+            grads = ts.autograd.grad(outs, [inputs[i] for i in positions], grad_outputs=grads_out, create_graph=True,
+                                     allow_unused=True)  # fmt: skip
+        return [g if g is not None else ts.zeros_like(inputs[i]) for g, i in zip(grads, positions, strict=True)]
+
+    assert ts.autograd.gradcheck(first_gradients, [*flat, *weights], atol=1e-4, rtol=1e-3), described
+
+
+@pytest.mark.parametrize(("spec", "dtype"), CHECKED, ids=[f"{s.name}-{d}" for s, d in CHECKED])
+def test_jvp_matches_finite_differences_at_the_derivative_check_points(spec, dtype) -> None:
+    """Forward-mode products (ts.autograd.jvp, reverse mode twice) against the directional derivative
+    (f(x + eps v) - f(x - eps v)) / 2 eps, for random tangents (complex ones for complex inputs)."""
+    function = op_function(spec.name)
+    args, options, described = next(sample_points(spec, dtype=dtype))
+    tensor_names = [a.name for a in spec.signature.arguments if a.type.is_tensor or a.type.is_tensor_list]
+    differentiable = {d.input for d in spec.derivatives.formulas if d.differentiable}
+    kinds = {a.name: a.kind for a in spec.signature.arguments}
+    moving = [(n, k) for n in tensor_names if n in differentiable and n in args
+              for k in (range(len(args[n])) if isinstance(args[n], list) else [None])]  # fmt: skip
+    if not moving:
+        pytest.skip(f"{spec.name}: its first derivative-check point has no differentiable input ({described})")
+
+    def call(*tensors):
+        values = {n: (list(v) if isinstance(v, list) else v) for n, v in args.items()}
+        values = {n: ([ts.asarray(p) for p in v] if isinstance(v, list) else ts.asarray(v)) for n, v in values.items()}
+        for (name, k), t in zip(moving, tensors, strict=True):
+            if k is None:
+                values[name] = t
+            else:
+                values[name][k] = t
+        given, named = [], {}
+        for a in spec.signature.arguments:
+            if a.name in values:
+                value = values[a.name]
+            elif a.name in options:
+                value = options[a.name]
+            else:
+                continue
+            if kinds[a.name] == "variadic":
+                given.extend(value)
+            elif kinds[a.name] == "positional":
+                given.append(value)
+            else:
+                named[a.name] = value
+        return function(*given, **named)
+
+    rng = np.random.default_rng(2)
+    bases = [np.asarray(args[n] if k is None else args[n][k]) for n, k in moving]
+    tangents = [rng.standard_normal(b.shape) * (1 - 0.7j if np.iscomplexobj(b) else 1) for b in bases]
+    outputs, products = ts.autograd.jvp(call, [ts.asarray(b) for b in bases], [ts.asarray(t) for t in tangents])
+    eps = 1e-6
+    with ts.no_grad():
+        above = call(*[ts.asarray(b + eps * t) for b, t in zip(bases, tangents, strict=True)])
+        below = call(*[ts.asarray(b - eps * t) for b, t in zip(bases, tangents, strict=True)])
+    several = isinstance(outputs, (list, tuple))
+    for got, up, down in zip(*(x if several else [x] for x in (products, above, below)), strict=True):
+        numeric = (np.asarray(up) - np.asarray(down)) / (2 * eps)
+        np.testing.assert_allclose(np.asarray(got), numeric, rtol=1e-4, atol=1e-5, err_msg=described)
+
+
+def test_vjp_and_jvp_are_adjoint_and_leave_their_inputs_alone() -> None:
+    """<u, J v> = <J^T u, v> (real inner products of complex values: Re(sum(conj(a) b))), for a function of two
+    inputs with a complex result; the inputs' .grad and graphs are untouched; errors are clear."""
+    rng = np.random.default_rng(4)
+    a = ts.asarray(rng.standard_normal((3, 2)) + 1j * rng.standard_normal((3, 2)))
+    b = leaf(rng.standard_normal(2))
+
+    def f(p, q):
+        return ts.exp(p) * q + ts.conj(p) * ts.sin(q)
+
+    v = [ts.asarray(rng.standard_normal((3, 2)) + 1j * rng.standard_normal((3, 2))), ts.asarray(rng.standard_normal(2))]
+    u = ts.asarray(rng.standard_normal((3, 2)) + 1j * rng.standard_normal((3, 2)))
+    out, jv = ts.autograd.jvp(f, [a, b], v)
+    out2, (ga, gb) = ts.autograd.vjp(f, [a, b], u)
+    np.testing.assert_array_equal(np.asarray(out), np.asarray(out2))
+    left = np.sum(np.real(np.conj(np.asarray(u)) * np.asarray(jv)))
+    right = np.sum(np.real(np.conj(np.asarray(ga)) * np.asarray(v[0]))) + np.sum(np.asarray(gb) * np.asarray(v[1]))
+    assert left == pytest.approx(right, rel=1e-12)
+    assert b.grad is None and not out.requires_grad and not jv.requires_grad
+    with pytest.raises(ValueError, match="jvp: 1 tangents for 2 inputs"):
+        ts.autograd.jvp(f, [a, b], [v[0]])
+    with pytest.raises(TypeError, match="input 1 must be a tensorsmith Tensor, not list"):
+        ts.autograd.vjp(f, [a, [1.0, 2.0]], u)

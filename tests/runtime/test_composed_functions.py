@@ -66,9 +66,12 @@ def test_clip_takes_scalars_tensors_and_none() -> None:
         ts.clip(x, 0, "9")
 
 
-@pytest.mark.parametrize("dtype", ["int16", "bool", "float16", "float32", "float64"])
+@pytest.mark.parametrize("dtype", ["int16", "bool", "float16", "float32", "float64", "complex64", "complex128"])
 def test_var_and_std_follow_numpy_dtypes_and_corrections(dtype: str) -> None:
-    a = np.random.default_rng(3).normal(10.0, 3.0, (6, 5, 4)).astype(dtype)
+    """Complex numbers too: their squared deviations are magnitudes, so the result is real, as numpy's."""
+    rng = np.random.default_rng(3)
+    a = rng.normal(10.0, 3.0, (6, 5, 4))
+    a = (a + 1j * rng.normal(-4.0, 2.0, a.shape) if dtype.startswith("complex") else a).astype(dtype)
     for kwargs in [{}, {"axis": 1}, {"axis": (0, 2), "correction": 1, "keepdims": True}, {"axis": -1, "correction": 2.5}]:
         ddof = {"ddof": kwargs["correction"]} if "correction" in kwargs else {}
         rest = {k: v for k, v in kwargs.items() if k != "correction"}

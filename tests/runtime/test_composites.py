@@ -16,10 +16,20 @@ from tensorsmith_forge.catalog.model import CompositeSpec, load_catalog
 ROOT = Path(__file__).resolve().parents[2]
 CATALOG = load_catalog(ROOT)
 CALLS = [(spec, i) for spec in CATALOG.composites for i in range(len(spec.examples))]
+# Each example in float32 and int64, and in complex128 where the composite's dtypes hold it.
+CASES = [(spec, i, dtype) for spec, i in CALLS for dtype in ("float32", "int64", "complex128") if dtype in spec.dtypes]
 # Composites that add up terms in an order of their own (numpy's is pairwise), or call ops whose formulas are
 # not the reference's (gelu's sigmoid): float results within these relative tolerances (of the element, or of
 # the largest result); every other composite gives numpy's values exactly.
-ROUNDED = {name: {"float32": 2e-6, "float64": 1e-13} for name in ("var", "std", "vecdot", "tensordot", "layer_norm", "gelu")}
+ROUNDED = {name: {"float32": 2e-6, "float64": 1e-13, "complex128": 1e-13} for name in ("var", "std", "vecdot", "tensordot", "layer_norm", "gelu")}
+
+
+def _values(rng: np.random.Generator, shape: Any, dtype: str) -> np.ndarray:
+    """Random values of a magnitude about 100 in `dtype` (complex: both parts)."""
+    values = rng.standard_normal(shape) * 100
+    if dtype.startswith("complex"):
+        values = values + 1j * rng.standard_normal(shape) * 100
+    return values.astype(dtype)
 
 
 def _call(spec: CompositeSpec, example: int, dtype: str, rng: np.random.Generator) -> tuple[list, dict, list]:
@@ -32,13 +42,13 @@ def _call(spec: CompositeSpec, example: int, dtype: str, rng: np.random.Generato
             continue
         value: Any = values[arg.name]
         if arg.type.is_tensor_list or arg.kind == "variadic":
-            arrays = [(rng.standard_normal(shape) * 100).astype(dtype) for shape in value]
+            arrays = [_values(rng, shape, dtype) for shape in value]
             value, ref = [ts.asarray(a) for a in arrays], arrays
         elif arg.type.is_tensor and arg.type.dtype_constraint:  # counts and indices: small non-negative integers
             array = rng.integers(0, 4, value).astype(np.int64)
             value, ref = ts.asarray(array), array
         elif arg.type.is_tensor:
-            array = (rng.standard_normal(value) * 100).astype(dtype)
+            array = _values(rng, value, dtype)
             value, ref = ts.asarray(array), array
         else:
             ref = value
@@ -65,8 +75,7 @@ def test_the_catalog_has_composites() -> None:
     assert {"reshape", "permute_dims", "squeeze", "broadcast_to", "zeros", "full_like", "concat", "roll"} <= names  # guards against a parser that finds none
 
 
-@pytest.mark.parametrize("dtype", ["float32", "int64"])
-@pytest.mark.parametrize(("spec", "example"), CALLS, ids=[f"{s.name}-{i}" for s, i in CALLS])
+@pytest.mark.parametrize(("spec", "example", "dtype"), CASES, ids=[f"{s.name}-{i}-{d}" for s, i, d in CASES])
 def test_composite_matches_numpy(spec: CompositeSpec, example: int, dtype: str) -> None:
     rng = np.random.default_rng(example)
     positional, keywords, reference = _call(spec, example, dtype, rng)
@@ -80,7 +89,7 @@ def test_composite_matches_numpy(spec: CompositeSpec, example: int, dtype: str) 
         assert (result.dtype, result.shape) == (want.dtype, want.shape)
         if "uninitialized" in spec.tags:  # empty(): contents are unspecified, only dtype and shape are the op's
             continue
-        if result.dtype.kind == "f" and spec.name in ROUNDED:
+        if result.dtype.kind in "fc" and spec.name in ROUNDED:
             # relative to the largest result too: an element that cancels to near 0 keeps its terms' error
             rtol = ROUNDED[spec.name][result.dtype.name]
             finite = np.abs(want[np.isfinite(want)])

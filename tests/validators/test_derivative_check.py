@@ -10,7 +10,7 @@ import pytest
 
 from tensorsmith_forge.catalog.errors import SpecError
 from tensorsmith_forge.catalog.model import load_catalog, parse_spec
-from tensorsmith_forge.validators.derivatives.check import check_catalog, check_spec
+from tensorsmith_forge.validators.derivatives.check import check_catalog, check_spec, checked_dtypes
 
 ROOT = Path(__file__).resolve().parents[2]
 KNOWN_BAD = sorted((ROOT / "tests" / "known_bad" / "derivatives").glob("*.yaml"))
@@ -40,6 +40,31 @@ def test_known_bad_formula_is_rejected(catalog, path: Path) -> None:
     assert str(failures[0]).startswith(f"specs/{op}.yaml:")
 
 
+@pytest.mark.parametrize("path", [p for p in KNOWN_BAD if "Complex only" in p.read_text(encoding="utf-8").splitlines()[0]],
+                         ids=lambda p: p.stem)  # fmt: skip
+def test_a_formula_right_only_for_real_inputs_is_rejected_in_complex128(catalog, path: Path) -> None:
+    """A holomorphic op's formula without its conjugate agrees with float64 finite differences: only the
+    complex128 check tells, and it names the complex case."""
+    text = path.read_text(encoding="utf-8")
+    op = text.split("func: ", 1)[1].split("(", 1)[0]
+    spec = parse_spec(text, f"specs/{op}.yaml")
+    assert checked_dtypes(spec) == ("float64", "complex128")
+    assert check_spec(spec, catalog, dtypes=("float64",)) == []
+    failures = check_spec(spec, catalog)
+    assert failures and str(failures[0]).endswith("complex128)")
+
+
+def test_a_composite_is_checked_in_complex128_only_where_its_dtypes_hold_it(catalog) -> None:
+    """clip orders values, so it declares no complex dtype: its formulas (whose where() compares) are checked in
+    float64 alone; a composite that declares nothing takes every dtype."""
+    composites = {s.name: s for s in catalog.composites}
+    clip = composites["clip"]
+    assert checked_dtypes(clip) == ("float64",)
+    assert checked_dtypes(composites["vecdot"]) == ("float64", "complex128")
+    with pytest.raises(SpecError, match=r"specs/clip.yaml:\d+: dtypes: unknown dtype or dtype class 'complex256'"):
+        parse_spec(clip.text.replace("dtypes: [bool, real]", "dtypes: [complex256]"), clip.path)
+
+
 def _spec_with(derivatives: str) -> str:
     return ("func: tanh(Tensor x, /) -> Tensor\nfamily: pointwise\npromotion: float\ndtypes: [all]\n"
             "expr: ts::ops::tanh(x)\nreference: np.tanh(x)\ndoc: d.\n" + derivatives)  # fmt: skip
@@ -56,6 +81,7 @@ def _spec_with(derivatives: str) -> str:
         ("derivatives:\n  x: not_differentiable\n", 8, "write 'derivatives: none'"),
         ("derivatives: [grad]\n", 8, "expected 'none' or a mapping"),
         ("derivatives:\n  x: grad * x(grad)\n", 9, "'x' is an argument here"),
+        ("derivatives:\n  x: grad * output\n", 9, "'output' (which result grad is of) is a name only for ops with several results"),
     ],
 )
 def test_malformed_derivatives_are_spec_errors_naming_the_line(derivatives: str, line: int, message: str) -> None:
@@ -78,5 +104,6 @@ def test_derivatives_change_no_kernel_hash(catalog) -> None:
     """A formula edit re-judges no kernel: the text kernels are keyed on leaves the derivatives out."""
     tanh = catalog.op("tanh")
     assert "derivatives" in tanh.text and "derivatives" not in tanh.kernel_text
-    edited = parse_spec(tanh.text.replace("grad * (1 - result * result)", "grad * (1 - result ** 2)"), tanh.path)
+    edited = parse_spec(tanh.text.replace("grad * conjugate(1 - result * result)", "grad * conjugate(1 - result ** 2)"), tanh.path)
+    assert edited.derivatives != tanh.derivatives
     assert edited.kernel_text == tanh.kernel_text

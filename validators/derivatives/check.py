@@ -1,8 +1,11 @@
 """Checks derivative formulas numerically, before any runtime is built: each formula of a spec runs on the
 specs' numpy references (the ops it calls) and on the derivative helpers, in float64, and must agree with
 central finite differences of the op's own reference, as a vector-Jacobian product <v, J> for a random v
-(PyTorch's gradcheck idea). Inputs come from the family's small gate cases (a composite's examples) with
-values drawn where the reference is finite and smooth; a wrong formula fails with its first differing entry."""
+(PyTorch's gradcheck idea). Where the spec's dtypes hold complex128 the formulas are checked there too, with
+complex inputs: the loss is Re(sum(conj(v) * result)) and an input's gradient dL/dRe + i dL/dIm, each part
+from differences along that part. Inputs come from the family's small gate cases (a composite's examples)
+with values drawn where the reference is finite and smooth; a wrong formula fails with its first differing
+entry."""
 
 from __future__ import annotations
 
@@ -18,10 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from tensorsmith_forge.catalog.derivatives import GRAD, HELPERS_MODULE, RESULT, Derivative
+from tensorsmith_forge.catalog.derivatives import GRAD, HELPERS_MODULE, OUTPUT, RESULT, Derivative
 from tensorsmith_forge.catalog.model import Catalog, CompositeSpec, OpSpec
 
 EPS = 1e-6
+DTYPES_CHECKED = ("float64", "complex128")  # each where the spec's dtypes hold it
 RTOL, ATOL = 1e-4, 1e-6
 SMOOTH = 1e-2  # one-sided differences further apart than this (relative): the point is not smooth
 MAX_ELEMENTS = 40  # per case: every element is moved twice per input
@@ -96,13 +100,22 @@ def _cases(spec: OpSpec | CompositeSpec) -> Iterator[tuple[dict[str, Any], dict[
             return
 
 
-def _draw(rng: np.random.Generator, spec: OpSpec | CompositeSpec, shapes: dict[str, Any], draw: Callable[..., np.ndarray]) -> dict[str, Any]:
+def checked_dtypes(spec: OpSpec | CompositeSpec) -> tuple[str, ...]:
+    """The dtypes a spec's formulas are checked in: float64, and complex128 where its dtypes hold it."""
+    return tuple(d for d in DTYPES_CHECKED if d in spec.dtypes)
+
+
+def _draw(rng: np.random.Generator, spec: OpSpec | CompositeSpec, shapes: dict[str, Any], draw: Callable[..., np.ndarray],
+          dtype: str) -> dict[str, Any]:  # fmt: skip
+    if dtype == "complex128":  # both parts from the draw: log's and acosh's values keep their real parts
+        real_draw = draw
+        draw = lambda rng, shape: np.asarray(real_draw(rng, shape) + 1j * real_draw(rng, shape))  # noqa: E731
     values: dict[str, Any] = {}
     for arg in spec.signature.arguments:
         if arg.name not in shapes:
             continue
         shape = shapes[arg.name]
-        if arg.type.is_tensor_list:
+        if arg.type.is_tensor_list or arg.kind == "variadic":
             values[arg.name] = [draw(rng, tuple(s)) for s in shape]
         elif "integer" in arg.type.dtype_constraint:  # indices (take) or counts (repeat): within the first tensor
             first = next(iter(shapes.values()))
@@ -122,15 +135,50 @@ def _elements(value: Any) -> Iterator[tuple[np.ndarray, tuple[int, ...]]]:
             yield array, index
 
 
-def check_spec(spec: OpSpec | CompositeSpec, catalog: Catalog, seed: int = 0) -> list[Failure]:
-    """The spec's formulas against finite differences; [] when they agree (or the spec has none)."""
+def _directions(array: np.ndarray) -> tuple[complex, ...]:
+    """The parts of an element finite differences move: its value, and for a complex one its imaginary part."""
+    return (1, 1j) if np.iscomplexobj(array) else (1,)
+
+
+def _numeric_gradient(array: np.ndarray, index: tuple[int, ...], objective: Callable[[], float]) -> complex:
+    """dL/dRe (+ i dL/dIm for a complex element) at array[index], by central differences."""
+    original = array[index]
+    gradient: complex = 0
+    for direction in _directions(array):
+        probes = []
+        for sign in (1, -1):
+            array[index] = original + sign * EPS * direction
+            with np.errstate(all="ignore"):
+                probes.append(objective())
+        array[index] = original
+        gradient += direction * (probes[0] - probes[1]) / (2 * EPS)
+    return gradient
+
+
+def _loss(result: np.ndarray, weight: np.ndarray) -> float:
+    """Re(sum(conj(weight) * result)): the real loss whose gradient at the result is `weight`."""
+    return float(np.sum(np.real(np.conj(weight) * result)))
+
+
+def _weight(rng: np.random.Generator, result: np.ndarray) -> np.ndarray:
+    weight = rng.standard_normal(result.shape)
+    return weight + 1j * rng.standard_normal(result.shape) if np.iscomplexobj(result) else weight
+
+
+def check_spec(spec: OpSpec | CompositeSpec, catalog: Catalog, seed: int = 0, dtypes: tuple[str, ...] | None = None) -> list[Failure]:
+    """The spec's formulas against finite differences in each checked dtype (or those of `dtypes` it holds);
+    [] when they agree (or the spec has none)."""
     with warnings.catch_warnings():  # the references warn where they are singular (var of one element)
         warnings.simplefilter("ignore", RuntimeWarning)
-        return _check_spec(spec, catalog, seed)
+        for dtype in (d for d in checked_dtypes(spec) if dtypes is None or d in dtypes):
+            failures = _check_spec(spec, catalog, seed, dtype)
+            if failures:
+                return failures
+        return []
 
 
-def sample_points(spec: OpSpec | CompositeSpec, seed: int = 0) -> Iterator[tuple[dict[str, Any], dict[str, Any], str]]:
-    """The points derivatives are checked at: (tensor arguments as float64 numpy arrays, options, a description),
+def sample_points(spec: OpSpec | CompositeSpec, seed: int = 0, dtype: str = "float64") -> Iterator[tuple[dict[str, Any], dict[str, Any], str]]:
+    """The points derivatives are checked at: (tensor arguments as `dtype` numpy arrays, options, a description),
     from the family's small gate cases (a composite's examples), values where the reference is finite and
     smooth (no jump, kink or pole within EPS of any element: remainder's steps). The runtime's gradcheck tests
     differentiate at the same points."""
@@ -139,12 +187,12 @@ def sample_points(spec: OpSpec | CompositeSpec, seed: int = 0) -> Iterator[tuple
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         for shapes, options in _cases(spec):
-            args = _usable_point(rng, spec, reference, shapes, options)
+            args = _usable_point(rng, spec, reference, shapes, options, dtype)
             if args is not None:
-                yield args, options, _describe(shapes, options)
+                yield args, options, _describe(shapes, options) + ("" if dtype == "float64" else f", {dtype}")
 
 
-def _check_spec(spec: OpSpec | CompositeSpec, catalog: Catalog, seed: int) -> list[Failure]:
+def _check_spec(spec: OpSpec | CompositeSpec, catalog: Catalog, seed: int, dtype: str) -> list[Failure]:
     if spec.derivatives is None or not spec.derivatives.differentiable:
         return []
     reference = spec.reference_callable()
@@ -153,70 +201,82 @@ def _check_spec(spec: OpSpec | CompositeSpec, catalog: Catalog, seed: int) -> li
     failures: list[Failure] = []
     checked = 0
     compared = {d.input: 0 for d in spec.derivatives.formulas}  # entries each formula was finite at and checked
-    for args, options, described in sample_points(spec, seed):
+    for args, options, described in sample_points(spec, seed, dtype):
         checked += 1
-        result = np.asarray(reference(**args, **options))
-        weight = rng.standard_normal(result.shape)
+        results = _results(spec, reference(**args, **options))
+        for output, result in enumerate(results):  # an op with several results: each one's formulas alone
+            weight = _weight(rng, result)
 
-        def objective(moved: dict[str, Any], options: dict[str, Any] = options, weight: np.ndarray = weight) -> float:
-            return float(np.sum(np.asarray(reference(**moved, **options)) * weight))
+            def objective(moved: dict[str, Any], options: dict[str, Any] = options, weight: np.ndarray = weight,
+                          output: int = output) -> float:  # fmt: skip
+                return _loss(_results(spec, reference(**moved, **options))[output], weight)
 
-        scope = {**{a.name: a.default_value for a in spec.signature.arguments if a.default is not None}, **args, **options,
-                 GRAD: weight, RESULT: result}  # fmt: skip
-        for derivative in spec.derivatives.formulas:
-            if not derivative.differentiable or not isinstance(args.get(derivative.input), (np.ndarray, list)):
-                continue  # not differentiable, or not a tensor in this case (clip's min=None)
-            message, entries = _compare(derivative, names, scope, args, objective)
-            compared[derivative.input] += entries
-            if message is not None:
-                failures.append(Failure(spec.path, derivative.line, derivative.input, f"{message} (case {described})"))
-        if failures:
-            return failures
+            scope = {**{a.name: a.default_value for a in spec.signature.arguments if a.default is not None}, **args, **options,
+                     GRAD: weight, RESULT: result, OUTPUT: output}  # fmt: skip
+            several = f", result {output}" if spec.signature.returns_several else ""
+            for derivative in spec.derivatives.formulas:
+                if not derivative.differentiable or not isinstance(args.get(derivative.input), (np.ndarray, list)):
+                    continue  # not differentiable, or not a tensor in this case (clip's min=None)
+                message, entries = _compare(derivative, names, scope, args, objective)
+                compared[derivative.input] += entries
+                if message is not None:
+                    failures.append(Failure(spec.path, derivative.line, derivative.input, f"{message} (case {described}{several})"))
+            if failures:
+                return failures
     if checked == 0:
         line = spec.derivatives.formulas[0].line
-        return [Failure(spec.path, line, spec.derivatives.formulas[0].input, "no gate case where the reference is finite to check it on")]
-    return [Failure(spec.path, d.line, d.input, "the formula is not finite at any point it was checked at")
+        return [Failure(spec.path, line, spec.derivatives.formulas[0].input, f"no gate case where the reference is finite to check it on ({dtype})")]
+    return [Failure(spec.path, d.line, d.input, f"the formula is not finite at any point it was checked at ({dtype})")
             for d in spec.derivatives.formulas if d.differentiable and compared[d.input] == 0]  # fmt: skip
 
 
 def _usable_point(rng: np.random.Generator, spec: OpSpec | CompositeSpec, reference: Callable[..., Any],
-                  shapes: dict[str, Any], options: dict[str, Any]) -> dict[str, Any] | None:  # fmt: skip
+                  shapes: dict[str, Any], options: dict[str, Any], dtype: str) -> dict[str, Any] | None:  # fmt: skip
     """Values for the case, from the first draw (each tried twice) where the reference is finite and smooth."""
     for draw in (d for d in DRAWS for _attempt in range(2)):
-        args = _draw(rng, spec, shapes, draw)
+        args = _draw(rng, spec, shapes, draw, dtype)
         with np.errstate(all="ignore"):
             try:
-                out = np.asarray(reference(**args, **options))
+                outs = _results(spec, reference(**args, **options))
             except (ValueError, TypeError, IndexError):
                 continue
-        if np.issubdtype(out.dtype, np.floating) and np.all(np.isfinite(out)) and _smooth(spec, reference, args, options, out):
+        if all(np.issubdtype(o.dtype, np.inexact) and np.all(np.isfinite(o)) for o in outs) and _smooth(spec, reference, args, options, outs):
             return args
     return None
 
 
+def _results(spec: OpSpec | CompositeSpec, value: Any) -> list[np.ndarray]:
+    """A reference's results as a list: its several arrays, or its one."""
+    return [np.asarray(v) for v in value] if spec.signature.returns_several else [np.asarray(value)]
+
+
 def _smooth(spec: OpSpec | CompositeSpec, reference: Callable[..., Any], args: dict[str, Any], options: dict[str, Any],
-            out: np.ndarray) -> bool:  # fmt: skip
-    """Whether one-sided differences of a weighted sum of the reference agree at every element of the inputs
-    gradients flow to (relative to SMOOTH)."""
-    weight = np.cos(np.arange(out.size, dtype=np.float64)).reshape(out.shape)  # fixed, with no zero or ties
+            outs: list[np.ndarray]) -> bool:  # fmt: skip
+    """Whether one-sided differences of a weighted sum of the reference's results agree at every element of
+    the inputs gradients flow to, along each of its parts (relative to SMOOTH)."""
+    weights = []
+    for k, out in enumerate(outs):  # fixed, with no zero or ties
+        steps = np.arange(out.size, dtype=np.float64).reshape(out.shape) + 0.5 * k
+        weights.append(np.cos(steps) + 1j * np.sin(steps) if np.iscomplexobj(out) else np.cos(steps))
     flowing = {d.input for d in spec.derivatives.formulas if d.differentiable} if spec.derivatives else set()
 
     def objective() -> float:
         with np.errstate(all="ignore"):
-            return float(np.sum(np.asarray(reference(**args, **options)) * weight))
+            return sum(_loss(o, w) for o, w in zip(_results(spec, reference(**args, **options)), weights, strict=True))
 
     centre = objective()
     for name in flowing & set(args):
         for array, index in _elements(args[name]):
             original = array[index]
-            array[index] = original + EPS
-            above = objective()
-            array[index] = original - EPS
-            below = objective()
-            array[index] = original
-            forward, backward = (above - centre) / EPS, (centre - below) / EPS
-            if not (math.isfinite(forward) and math.isfinite(backward)) or abs(forward - backward) > SMOOTH * (1 + abs(forward)):
-                return False
+            for direction in _directions(array):
+                array[index] = original + EPS * direction
+                above = objective()
+                array[index] = original - EPS * direction
+                below = objective()
+                array[index] = original
+                forward, backward = (above - centre) / EPS, (centre - below) / EPS
+                if not (math.isfinite(forward) and math.isfinite(backward)) or abs(forward - backward) > SMOOTH * (1 + abs(forward)):
+                    return False
     return True
 
 
@@ -236,17 +296,13 @@ def _compare(derivative: Derivative, names: dict[str, Any], scope: dict[str, Any
         return f"the formula gives {len(pieces)} gradients for {len(arrays)} tensors", 0
     entries = 0
     for k, (array, piece) in enumerate(zip(arrays, pieces, strict=True)):
-        got = _helpers().sum_to(np.broadcast_to(np.asarray(piece, dtype=np.float64), np.broadcast_shapes(np.shape(piece), array.shape)), array.shape)
+        piece = np.zeros_like(array) if piece is None else np.asarray(piece)  # None: no gradient flows to it
+        if not np.iscomplexobj(array):  # a real input keeps the real part (the runtime's engine does the same)
+            piece = np.real(piece)
+        got = _helpers().sum_to(np.broadcast_to(piece.astype(array.dtype), np.broadcast_shapes(piece.shape, array.shape)), array.shape)
         for index in np.ndindex(array.shape):
-            original = array[index]
-            probes = []
-            for sign in (1, -1):
-                array[index] = original + sign * EPS
-                with np.errstate(all="ignore"):
-                    probes.append(objective(args))
-            array[index] = original
-            numeric = (probes[0] - probes[1]) / (2 * EPS)
-            if not math.isfinite(got[index]):
+            numeric = _numeric_gradient(array, index, lambda: objective(args))
+            if not np.isfinite(got[index]):
                 continue  # the formula's own singular point (std where it is 0: sqrt's kink), at a smooth point of its op
             entries += 1
             if not abs(got[index] - numeric) <= ATOL + RTOL * abs(numeric):

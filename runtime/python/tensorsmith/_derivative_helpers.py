@@ -8,8 +8,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["unreduce", "reduced_count", "extreme_share", "matmul_grad_x1", "matmul_grad_x2", "inverse_permutation",
-           "split_like", "negated", "untile", "positions_of", "scatter_add", "within", "reverse_cumulative_sum", "product_of_others", "scatter_add_rows", "sum_to", "rows_of", "standardize_grad_x", "gelu_grad", "gelu_tanh_second", "cross_entropy_grad"]  # fmt: skip
+__all__ = ["conjugate", "unreduce", "reduced_count", "extreme_share", "matmul_grad_x1", "matmul_grad_x2", "inverse_permutation",
+           "split_like", "negated", "untile", "positions_of", "scatter_add", "within", "reverse_cumulative_sum", "product_of_others", "scatter_add_rows", "sum_to", "rows_of", "standardize_grad_x", "gelu_grad", "gelu_tanh_second", "cross_entropy_grad", "cumulative_prod_grad", "tensordot_grad_x1", "tensordot_grad_x2", "diff_grads", "unstacked_grad", "only_at", "meshgrid_grads"]  # fmt: skip
 
 
 def _namespace(*arrays: Any) -> Any:
@@ -24,6 +24,28 @@ def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
         return tuple(range(ndim))
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
     return tuple(sorted(a % ndim for a in axes)) if ndim else ()
+
+
+_COMPLEX_DTYPE: dict[Any, bool] = {}  # dtype -> whether it is complex: backward asks per formula, so it is cached
+
+
+def _is_complex(xp: Any, a: Any) -> bool:
+    known = _COMPLEX_DTYPE.get(a.dtype)
+    if known is None:
+        known = _COMPLEX_DTYPE[a.dtype] = bool(xp.isdtype(a.dtype, "complex floating"))
+    return known
+
+
+def conjugate(x: Any) -> Any:
+    """x's complex conjugate, and a real x itself (no copy). A complex input's gradient is dL/dRe + i dL/dIm
+    (PyTorch's convention), so a holomorphic op's formula multiplies grad by its derivative's conjugate;
+    written with this, the same formula costs a real op nothing."""
+    if not hasattr(x, "__array_namespace__"):
+        return x.conjugate() if isinstance(x, complex) else x
+    if x.dtype in _COMPLEX_DTYPE and not _COMPLEX_DTYPE[x.dtype]:
+        return x
+    xp = _namespace(x)
+    return xp.conj(x) if _is_complex(xp, x) else x
 
 
 def sum_to(g: Any, shape: tuple[int, ...]) -> Any:
@@ -67,6 +89,7 @@ def matmul_grad_x1(grad: Any, x1: Any, x2: Any) -> Any:
     """The gradient of x1 @ x2 with respect to x1 (numpy's matmul: 1-D operands become matrices, batch
     dimensions broadcast; the engine sums the broadcast ones away)."""
     xp = _namespace(grad, x1, x2)
+    x2 = conjugate(x2)
     if x1.ndim == 1 and x2.ndim == 1:
         return grad * x2
     if x2.ndim == 1:  # (..., n, k) @ (k,) -> (..., n)
@@ -79,6 +102,7 @@ def matmul_grad_x1(grad: Any, x1: Any, x2: Any) -> Any:
 def matmul_grad_x2(grad: Any, x1: Any, x2: Any) -> Any:
     """The gradient of x1 @ x2 with respect to x2."""
     xp = _namespace(grad, x1, x2)
+    x1 = conjugate(x1)
     if x1.ndim == 1 and x2.ndim == 1:
         return grad * x1
     if x1.ndim == 1:  # (k,) @ (..., k, m) -> (..., m)
@@ -242,22 +266,34 @@ def positions_of(x: Any) -> Any:
     return xp.reshape(xp.arange(math.prod(x.shape), device=x.device), x.shape)
 
 
+def _wide(xp: Any, values: Any) -> Any:
+    """The dtype runs of gathered gradients are summed in: float64, complex128 for complex values."""
+    return xp.complex128 if _is_complex(xp, values) else xp.float64
+
+
+def _gather_map(xp: Any, slots: Any, count: int, length: int, device: Any) -> Any:
+    """For each of `length` places, which of `count` values lands there (slots[k] is value k's place), or
+    `count` (a zero appended after the values) where none does: a scatter written as a gather, which autograd
+    differentiates again (a jvp, double backward), as it does not an assignment of values that require grad."""
+    where_from = xp.full((length,), count, dtype=xp.int64, device=device)
+    where_from[slots] = xp.arange(count, dtype=xp.int64, device=device)
+    return where_from
+
+
 def scatter_add(x: Any, positions: Any, values: Any) -> Any:
     """Zeros in x's shape with each of `values` added at its row-major position (repeated positions sum): the
     gradient of any gather (indexing, take, repeat). Runs of equal positions are summed by prefix sums in
-    float64 over the sorted order."""
+    float64 (complex128) over the sorted order."""
     xp = _namespace(values, positions)
     flat, vals = xp.reshape(positions, (-1,)), xp.reshape(values, (-1,))
-    out = xp.zeros((math.prod(x.shape),), dtype=values.dtype, device=values.device)
     unique, counts = xp.unique_counts(flat)
-    if unique.shape[0] == flat.shape[0]:  # each position once: an assignment
-        out[flat] = vals
-        return xp.reshape(out, x.shape)
-    ordered = xp.take(vals, xp.argsort(flat, stable=True))
-    prefix = xp.cumulative_sum(xp.astype(ordered, xp.float64), include_initial=True)
-    ends = xp.cumulative_sum(counts)
-    out[unique] = xp.astype(xp.take(prefix, ends) - xp.take(prefix, ends - counts), values.dtype)
-    return xp.reshape(out, x.shape)
+    if unique.shape[0] != flat.shape[0]:  # repeated positions: each run's sum, at its position
+        ordered = xp.take(vals, xp.argsort(flat, stable=True))
+        prefix = xp.cumulative_sum(xp.astype(ordered, _wide(xp, values)), include_initial=True)
+        ends = xp.cumulative_sum(counts)
+        vals, flat = xp.astype(xp.take(prefix, ends) - xp.take(prefix, ends - counts), values.dtype), unique
+    padded = xp.concat([vals, xp.zeros((1,), dtype=vals.dtype, device=vals.device)])
+    return xp.reshape(xp.take(padded, _gather_map(xp, flat, flat.shape[0], math.prod(x.shape), vals.device)), x.shape)
 
 
 def scatter_add_rows(x: Any, rows: Any, values: Any) -> Any:
@@ -265,20 +301,20 @@ def scatter_add_rows(x: Any, rows: Any, values: Any) -> Any:
     along axis 0 (repeated rows sum): the gradient of x[rows] and take(x, rows, axis=0), an embedding's. Sorts
     the row indices, not every element's position."""
     xp = _namespace(values, rows)
-    rest = tuple(x.shape[1:])
+    width = math.prod(x.shape[1:])
     flat_rows = xp.reshape(rows, (-1,))
     flat_rows = xp.where(flat_rows < 0, flat_rows + x.shape[0], flat_rows)
-    vals = xp.reshape(values, (flat_rows.shape[0], math.prod(rest)))
-    out = xp.zeros((x.shape[0], math.prod(rest)), dtype=values.dtype, device=values.device)
+    vals = xp.reshape(values, (flat_rows.shape[0], width))
     unique, counts = xp.unique_counts(flat_rows)
-    if unique.shape[0] == flat_rows.shape[0]:
-        out[flat_rows] = vals
-        return xp.reshape(out, x.shape)
-    ordered = xp.take(vals, xp.argsort(flat_rows, stable=True), axis=0)
-    prefix = xp.cumulative_sum(xp.astype(ordered, xp.float64), axis=0, include_initial=True)
-    ends = xp.cumulative_sum(counts)
-    out[unique] = xp.astype(xp.take(prefix, ends, axis=0) - xp.take(prefix, ends - counts, axis=0), values.dtype)
-    return xp.reshape(out, x.shape)
+    if unique.shape[0] != flat_rows.shape[0]:  # repeated rows: each run's sum, at its row
+        ordered = xp.take(vals, xp.argsort(flat_rows, stable=True), axis=0)
+        prefix = xp.cumulative_sum(xp.astype(ordered, _wide(xp, values)), axis=0, include_initial=True)
+        ends = xp.cumulative_sum(counts)
+        sums = xp.take(prefix, ends, axis=0) - xp.take(prefix, ends - counts, axis=0)
+        vals, flat_rows = xp.astype(sums, values.dtype), unique
+    padded = xp.concat([vals, xp.zeros((1, width), dtype=vals.dtype, device=vals.device)], axis=0)
+    gathered = xp.take(padded, _gather_map(xp, flat_rows, flat_rows.shape[0], x.shape[0], vals.device), axis=0)
+    return xp.reshape(gathered, x.shape)
 
 
 def within(x: Any, low: Any, high: Any) -> Any:
@@ -316,3 +352,113 @@ def product_of_others(x: Any, axis: Any) -> Any:
     left = xp.cumulative_prod(lines, axis=-1, include_initial=True)[..., :-1]
     right = xp.flip(xp.cumulative_prod(xp.flip(lines, axis=-1), axis=-1, include_initial=True)[..., :-1], axis=-1)
     return xp.permute_dims(xp.reshape(left * right, moved.shape), inverse_permutation(order))
+
+
+def cumulative_prod_grad(grad: Any, x: Any, result: Any, axis: Any, include_initial: bool) -> Any:
+    """cumulative_prod's gradient, right where x holds zeros: before a line's first zero, the reverse sum of
+    grad * result from each position, over x there; at the first zero, the reverse sum of grad times the
+    products with that zero taken as one; after it, zero (every product there keeps the first zero)."""
+    xp = _namespace(grad, x)
+    axis = -1 if axis is None else axis
+    if include_initial:  # the initial one's gradient goes nowhere
+        index = [slice(None)] * grad.ndim
+        index[axis] = slice(1, None)
+        grad, result = grad[tuple(index)], result[tuple(index)]
+    zero = x == 0
+    zeros_so_far = xp.cumulative_sum(xp.astype(zero, xp.int64), axis=axis)
+    before, first = zeros_so_far == 0, zero & (zeros_so_far == 1)
+    one = xp.ones_like(x)
+    ahead = reverse_cumulative_sum(grad * conjugate(result), axis, False) / conjugate(xp.where(before, x, one))
+    with_one = xp.cumulative_prod(xp.where(first, one, x), axis=axis)
+    at_first_zero = reverse_cumulative_sum(grad * conjugate(with_one), axis, False)
+    return xp.where(before, ahead, xp.where(first, at_first_zero, xp.zeros_like(ahead)))
+
+
+def _contracted_axes(x1: Any, x2: Any, axes: Any) -> tuple[list[int], list[int]]:
+    """tensordot's contracted axes of x1 and of x2, pairwise: the last `axes` of x1 with the first of x2 for an
+    int, else the pair of sequences given."""
+    if isinstance(axes, int):
+        return list(range(x1.ndim - axes, x1.ndim)), list(range(axes))
+    first, second = ([a] if isinstance(a, int) else list(a) for a in axes)
+    return [a % x1.ndim for a in first], [a % x2.ndim for a in second]
+
+
+def _tensordot_grad(grad: Any, other: Any, mine: list[int], theirs: list[int], ndim: int, grad_first: bool) -> Any:
+    """The gradient of one tensordot operand (of `ndim` axes, `mine` contracted with the other's `theirs`):
+    grad contracted with the other operand's conjugate over the other's free axes, then put in the operand's
+    axis order (tensordot leaves the other's contracted axes in the other's own order)."""
+    xp = _namespace(grad, other)
+    free_other = [d for d in range(other.ndim) if d not in theirs]
+    free_mine = [d for d in range(ndim) if d not in mine]
+    at = list(range(len(free_mine), grad.ndim)) if grad_first else list(range(len(free_other)))
+    if grad_first:  # x1: result axes are x1's free ones, then the other's contracted ones
+        t = xp.tensordot(grad, conjugate(other), axes=(at, free_other))
+        free_at, contracted_at = 0, len(free_mine)
+    else:  # x2: the other's contracted axes come first
+        t = xp.tensordot(conjugate(other), grad, axes=(free_other, at))
+        free_at, contracted_at = len(mine), 0
+    source = [0] * ndim
+    for i, d in enumerate(free_mine):
+        source[d] = free_at + i
+    ordered = sorted(theirs)
+    for d_mine, d_theirs in zip(mine, theirs, strict=True):
+        source[d_mine] = contracted_at + ordered.index(d_theirs)
+    return xp.permute_dims(t, tuple(source))
+
+
+def tensordot_grad_x1(grad: Any, x1: Any, x2: Any, axes: Any) -> Any:
+    """The gradient of tensordot(x1, x2, axes=axes) with respect to x1."""
+    first, second = _contracted_axes(x1, x2, axes)
+    return _tensordot_grad(grad, x2, first, second, x1.ndim, grad_first=True)
+
+
+def tensordot_grad_x2(grad: Any, x1: Any, x2: Any, axes: Any) -> Any:
+    """The gradient of tensordot(x1, x2, axes=axes) with respect to x2."""
+    first, second = _contracted_axes(x1, x2, axes)
+    return _tensordot_grad(grad, x1, second, first, x2.ndim, grad_first=False)
+
+
+def diff_grads(grad: Any, x: Any, axis: int, n: int, prepend: Any, append: Any) -> list[Any]:
+    """diff's gradients for [prepend, x, append] (None for an absent one): the adjoint of each of the n
+    differences (a gradient g of z[1:] - z[:-1] is g[i-1] - g[i] at z[i], zero beyond g's ends), cut at the
+    joined input's pieces."""
+    xp = _namespace(grad, x)
+    for _ in range(n):
+        edge = list(grad.shape)
+        edge[axis] = 1
+        zero = xp.zeros(tuple(edge), dtype=grad.dtype, device=grad.device)
+        grad = -xp.diff(xp.concat([zero, grad, zero], axis=axis), axis=axis)
+    pieces: list[Any] = []
+    start = 0
+    for part in (prepend, x, append):
+        if part is None:
+            pieces.append(None)
+            continue
+        extent = part.shape[axis] if part.ndim else 1  # a 0-d piece is broadcast to one slice
+        index = [slice(None)] * grad.ndim
+        index[axis] = slice(start, start + extent)
+        pieces.append(grad[tuple(index)])
+        start += extent
+    return pieces
+
+
+def unstacked_grad(grad: Any, x: Any, axis: int, output: int) -> Any:
+    """unstack's gradient from its result `output`: grad at that index along `axis`, zeros elsewhere."""
+    xp = _namespace(grad, x)
+    zero = xp.zeros_like(grad)
+    return xp.stack([grad if k == output else zero for k in range(x.shape[axis])], axis=axis)
+
+
+def only_at(grad: Any, arrays: Any, output: int) -> list[Any]:
+    """A list argument's gradients when only its element `output` gets one, grad (None for the others): the
+    results of broadcast_arrays are each its own input broadcast, which the engine sums back."""
+    return [grad if k == output else None for k in range(len(arrays))]
+
+
+def meshgrid_grads(grad: Any, arrays: Any, indexing: str, output: int) -> list[Any]:
+    """meshgrid's gradients from its result `output`: grad summed over every axis but the one its array runs
+    along (the first two swapped by 'xy' indexing), for that array only."""
+    xp = _namespace(grad)
+    axis = 1 - output if indexing == "xy" and len(arrays) >= 2 and output < 2 else output
+    summed = xp.sum(grad, axis=tuple(d for d in range(grad.ndim) if d != axis))
+    return only_at(xp.reshape(summed, arrays[output].shape), arrays, output)

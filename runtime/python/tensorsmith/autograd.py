@@ -5,6 +5,7 @@
     y = ts.sum(ts.tanh(x) * x)
     y.backward()                       # x.grad now holds dy/dx
     (g,) = ts.autograd.grad(y, [x])    # or: gradients returned rather than accumulated
+    y, jv = ts.autograd.jvp(f, [x], [v])   # forward-mode products J v (reverse mode twice); vjp: J^T u
 
 Every op records itself when grad mode is on and an input requires grad; its backward runs the derivative
 formulas of its spec (generated into tensorsmith/_derivatives.py). Ops whose spec has no derivatives yet
@@ -20,7 +21,7 @@ from typing import Any, NamedTuple
 from tensorsmith import _C, _derivatives
 from tensorsmith import _derivative_helpers as _helpers
 
-__all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "gradcheck"]
+__all__ = ["backward", "grad", "vjp", "jvp", "no_grad", "enable_grad", "set_grad_enabled", "is_grad_enabled", "gradcheck"]
 
 
 def is_grad_enabled() -> bool:
@@ -101,12 +102,72 @@ def grad(outputs: Any, inputs: Any, grad_outputs: Any = None, retain_graph: bool
     return tuple(_C._run_backward(outs, _root_gradients(outs, grad_outputs), ins, keep, create_graph, False, allow_unused))
 
 
+def vjp(fn: Callable[..., Any], inputs: Sequence[Any], v: Any = None) -> tuple[Any, tuple[Any, ...]]:
+    """(fn(*inputs), J^T v): the vector-Jacobian product of fn at `inputs` (tensors) for `v`, one per output
+    of its shape (None for a single-element output), as torch.autograd.functional.vjp: each input's gradient,
+    zeros where none flows. Computed on detached copies under enable_grad: the inputs' .grad and graphs are
+    untouched, and the results are plain tensors."""
+    with enable_grad():
+        leaves = _differentiable_copies(inputs)
+        outputs = fn(*leaves)
+        gradients = grad(outputs, leaves, grad_outputs=v, allow_unused=True)
+    return _detached(outputs), _zeros_where_none(gradients, leaves)
+
+
+def jvp(fn: Callable[..., Any], inputs: Sequence[Any], v: Sequence[Any]) -> tuple[Any, Any]:
+    """(fn(*inputs), J v): the Jacobian-vector product of fn at `inputs` along the tangents `v` (one per input,
+    of its shape), as torch.autograd.functional.jvp, from reverse mode twice: J^T u is linear in u (a stand-in
+    for the output's gradient), so its vector-Jacobian product along v is J v. Every formula of the catalog is
+    itself differentiable (tests/runtime/test_autograd.py checks each twice), so every op has it. Inputs and
+    results as vjp's."""
+    tangents = _as_list(v)
+    if len(tangents) != len(inputs):
+        raise ValueError(f"jvp: {len(tangents)} tangents for {len(inputs)} inputs")
+    with enable_grad():
+        leaves = _differentiable_copies(inputs)
+        outputs = fn(*leaves)
+        outs = _as_list(outputs)
+        stand_ins = [_C.zeros_like(out.detach()) for out in outs]  # u: J^T u is linear in it, so any value does
+        for u in stand_ins:
+            u.requires_grad = True
+        pulled = grad(outs, leaves, grad_outputs=stand_ins, create_graph=True, allow_unused=True)
+        live = [(g, _C.asarray(t, dtype=g.dtype, device=g.device)) for g, t in zip(pulled, tangents, strict=True)
+                if g is not None and g.requires_grad]  # fmt: skip
+        pushed = grad([g for g, _ in live], stand_ins, grad_outputs=[t for _, t in live], allow_unused=True) if live else [None] * len(outs)
+    products = _zeros_where_none(pushed, outs)
+    return _detached(outputs), (list(products) if isinstance(outputs, (list, tuple)) else products[0])
+
+
+def _differentiable_copies(inputs: Sequence[Any]) -> list[Any]:
+    """The inputs as leaves that require grad: detached views, so the callers' tensors and graphs are untouched."""
+    leaves = []
+    for i, x in enumerate(inputs):
+        if not isinstance(x, _C.Tensor):
+            raise TypeError(f"input {i} must be a tensorsmith Tensor, not {type(x).__name__}")
+        leaf = x.detach()
+        leaf.requires_grad = True
+        leaves.append(leaf)
+    return leaves
+
+
+def _zeros_where_none(values: Sequence[Any], like: Sequence[Any]) -> tuple[Any, ...]:
+    return tuple(_C.zeros_like(t.detach()) if g is None else g.detach() for g, t in zip(values, like, strict=True))
+
+
+def _detached(outputs: Any) -> Any:
+    return type(outputs)(o.detach() for o in outputs) if isinstance(outputs, (list, tuple)) else outputs.detach()
+
+
 # ---- what the engine calls --------------------------------------------------------------------------------
+
+
+_COMPLEX = (_C.complex64, _C.complex128)
 
 
 def _fit(g: Any, shape: tuple[int, ...], dtype: Any, device: Any) -> Any:
     """A formula's value as the gradient of an input: the input's shape (broadcasting summed away), dtype
-    and device. A Python number (a formula like `grad * 0`) becomes a full tensor."""
+    and device; a complex value for a real input, its real part (dL/dRe: a real x times a complex y). A
+    Python number (a formula like `grad * 0`) becomes a full tensor."""
     if not isinstance(g, _C.Tensor):
         g = _C.asarray(g, dtype=dtype, device=device)
     if g.shape != shape:
@@ -114,6 +175,8 @@ def _fit(g: Any, shape: tuple[int, ...], dtype: Any, device: Any) -> Any:
             g = _C.broadcast_to(g, shape) if _broadcasts_to(g.shape, shape) else _helpers.sum_to(g, shape)
         except ValueError:
             raise RuntimeError(f"a derivative formula gave shape {g.shape} for an input of shape {shape}") from None
+    if g.dtype in _COMPLEX and dtype not in _COMPLEX:
+        g = _C.real(g)
     if g.dtype != dtype:
         g = g.astype(dtype)
     if g.device != device:
@@ -128,14 +191,15 @@ def _broadcasts_to(source: tuple[int, ...], target: tuple[int, ...]) -> bool:
 
 
 def _apply_formulas(op: str, grad_: Any, result: Any, arguments: tuple[Any, ...], differentiable: Sequence[int],
-                    slots: Sequence[tuple[int, int, bool]]) -> list[Any]:  # fmt: skip
+                    slots: Sequence[tuple[int, int, bool]], output: int = -1) -> list[Any]:  # fmt: skip
     """One node's backward: the op's formulas on (grad, result, arguments), and each slot's value picked out
     (None where no gradient is wanted or the formula gives none). `slots` describe the inputs gradients go to:
-    (argument position, element of a list argument or -1, whether a gradient is wanted). The engine takes a
-    value that already has its input's shape, dtype and device as it is, and fits any other with _fit."""
+    (argument position, element of a list argument or -1, whether a gradient is wanted); `output`, for an op
+    with several results, which one grad and result are of (-1: the only one). The engine takes a value that
+    already has its input's shape, dtype and device as it is, and fits any other with _fit."""
     formulas = _derivatives.FORMULAS.get(op) or RUNTIME_FORMULAS[op]
     wanted = tuple(any(s[2] for s in slots if s[0] == position) for position in differentiable)
-    values = formulas(wanted, grad_, result, *arguments)
+    values = formulas(wanted, grad_, result, *arguments, *((output,) if output >= 0 else ()))
     by_argument = dict(zip(differentiable, values, strict=True))
     picked = []
     for position, element, flows in slots:
@@ -185,39 +249,49 @@ RUNTIME_FORMULAS: dict[str, Callable[..., tuple[Any, ...]]] = {
 
 def gradcheck(fn: Callable[..., Any], inputs: Sequence[Any], eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
               seed: int = 0) -> bool:  # fmt: skip
-    """Compares the gradient backward computes for fn(*inputs) (float64 inputs that require grad) with
-    central finite differences of fn: <v, J> for a random v of the output's shape. Raises AssertionError
-    naming the first differing entry; returns True otherwise (PyTorch's gradcheck, in vector form)."""
+    """Compares the gradient backward computes for fn(*inputs) (float64 or complex128 inputs that require
+    grad; fn gives a tensor or a sequence of them) with central finite differences of fn: <v, J> for a random
+    v of each output's shape, the loss
+    Re(sum(conj(v) * output)) for a complex output; a complex input's gradient is dL/dRe + i dL/dIm, each part
+    from differences along that part. Raises AssertionError naming the first differing entry; returns True
+    otherwise (PyTorch's gradcheck, in vector form)."""
     import numpy as np
 
     differentiable = [i for i, a in enumerate(inputs) if isinstance(a, _C.Tensor) and a.requires_grad]
     if not differentiable:
         raise ValueError("gradcheck: no input requires grad")
     for i in differentiable:
-        if inputs[i].dtype != _C.float64:
-            raise ValueError(f"gradcheck: input {i} is {inputs[i].dtype}; finite differences need float64")
-    output = fn(*inputs)
+        if inputs[i].dtype not in (_C.float64, _C.complex128):
+            raise ValueError(f"gradcheck: input {i} is {inputs[i].dtype}; finite differences need float64 or complex128")
+    outputs = _as_list(fn(*inputs))  # several results: the loss sums each one's
     rng = np.random.default_rng(seed)
-    weight = _C.asarray(rng.standard_normal(output.shape), dtype=output.dtype, device=output.device)
-    analytic = grad(output, [inputs[i] for i in differentiable], grad_outputs=weight, allow_unused=True)
-    w = np.asarray(weight.to_device("cpu"))
+    ws = []
+    for out in outputs:
+        w = rng.standard_normal(out.shape)
+        ws.append(w + 1j * rng.standard_normal(out.shape) if out.dtype in _COMPLEX else w)
+    weights = [_C.asarray(w, dtype=out.dtype, device=out.device) for w, out in zip(ws, outputs, strict=True)]
+    live = [k for k, out in enumerate(outputs) if out.requires_grad]  # the others are constants: no gradient
+    analytic = (grad([outputs[k] for k in live], [inputs[i] for i in differentiable], grad_outputs=[weights[k] for k in live],
+                     allow_unused=True) if live else (None,) * len(differentiable))  # fmt: skip
 
     def weighted(args: list[Any]) -> float:
         with no_grad():
-            return float(np.sum(np.asarray(fn(*args).to_device("cpu")) * w))
+            outs = _as_list(fn(*args))
+            return sum(float(np.sum(np.real(np.conj(w) * np.asarray(o.to_device("cpu"))))) for o, w in zip(outs, ws, strict=True))
 
     for which, i in enumerate(differentiable):
         base = np.asarray(inputs[i].to_device("cpu")).copy()
-        numeric = np.zeros(base.shape)
+        numeric = np.zeros(base.shape, dtype=base.dtype)
         for index in np.ndindex(base.shape):
-            probe = []
-            for sign in (1, -1):
-                moved = base.copy()
-                moved[index] += sign * eps
-                args = list(inputs)
-                args[i] = _C.asarray(moved, device=inputs[i].device)
-                probe.append(weighted(args))
-            numeric[index] = (probe[0] - probe[1]) / (2 * eps)
+            for direction in (1, 1j) if np.iscomplexobj(base) else (1,):
+                probe = []
+                for sign in (1, -1):
+                    moved = base.copy()
+                    moved[index] += sign * eps * direction
+                    args = list(inputs)
+                    args[i] = _C.asarray(moved, device=inputs[i].device)
+                    probe.append(weighted(args))
+                numeric[index] += direction * (probe[0] - probe[1]) / (2 * eps)
         got = np.zeros(base.shape) if analytic[which] is None else np.asarray(analytic[which].to_device("cpu"))
         bad = ~np.isclose(got, numeric, rtol=rtol, atol=atol)
         if bad.any():

@@ -75,7 +75,8 @@ bool is_tensor(py::handle h) { return py::isinstance<Tensor>(h); }
 
 bool is_sequence(py::handle h) { return py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h); }
 
-bool differentiable_dtype(DType dtype) { return is_floating(dtype) && !is_complex(dtype); }
+// Real floating and complex: a complex input's gradient is dL/dRe + i dL/dIm (PyTorch's convention).
+bool differentiable_dtype(DType dtype) { return is_floating(dtype) || is_complex(dtype); }
 
 Tensor detached(Tensor t) {
   t.set_autograd(nullptr);
@@ -231,7 +232,7 @@ struct FormulaNode final : Node {
     py::list described;  // (argument, element, whether a gradient flows) per slot
     for (size_t i = 0; i < slots.size(); ++i) described.append(py::make_tuple(slots[i].argument, slots[i].element, next[i] != nullptr));
     const py::object grads = apply_formulas()(
-        info.name, py::cast(grad), result_object, arguments, py::cast(info.differentiable), described);
+        info.name, py::cast(grad), result_object, arguments, py::cast(info.differentiable), described, output);
     std::vector<Gradient> out(slots.size());
     const py::list list = grads;
     TS_CHECK(list.size() == slots.size(), RuntimeError, name() << ": the formulas gave " << list.size() << " gradients for "
@@ -255,6 +256,7 @@ struct FormulaNode final : Node {
   }
 
   const OpInfo& info;
+  int output = -1;      // of an op with several results: which one this node's gradient is of
   py::tuple arguments;  // the call's arguments, tensors no formula reads left out (None)
   Tensor result;        // detached: a result holding its own node would never be freed
   std::vector<SavedVersion> versions;
@@ -306,13 +308,15 @@ void save_version(std::vector<SavedVersion>& versions, py::handle value, const s
   }
 }
 
-std::shared_ptr<Node> make_node(const OpInfo& info, const py::tuple& call, const Tensor* result) {
-  if (info.kind == Kind::NotImplemented || result == nullptr) {
+// `output`: the result's index among an op's several results (-1: its only result).
+std::shared_ptr<Node> make_node(const OpInfo& info, const py::tuple& call, const Tensor& result, int output = -1) {
+  if (info.kind == Kind::NotImplemented) {
     auto node = std::make_shared<NotImplementedNode>(info);
     add_slots(*node, info, call);
     return node;
   }
   auto node = std::make_shared<FormulaNode>(info);
+  node->output = output;
   add_slots(*node, info, call);
   py::list arguments;
   for (size_t i = 0; i < call.size(); ++i) {
@@ -324,8 +328,8 @@ std::shared_ptr<Node> make_node(const OpInfo& info, const py::tuple& call, const
   }
   node->arguments = py::tuple(arguments);
   if (info.saves_result) {
-    node->result = detached(*result);
-    node->versions.push_back({result->storage(), result->storage()->version(), "its result"});
+    node->result = detached(result);
+    node->versions.push_back({result.storage(), result.storage()->version(), "its result"});
   }
   return node;
 }
@@ -375,7 +379,7 @@ void refuse_out(const OpInfo& info, const py::tuple& call) {
 
 Tensor record(const OpInfo& info, const py::tuple& call, Tensor result) {
   if (info.kind == Kind::NotDifferentiable || !differentiable_dtype(result.dtype())) return result;
-  attach(result, make_node(info, call, &result));
+  attach(result, make_node(info, call, result));
   return result;
 }
 
@@ -384,16 +388,18 @@ py::object record(const OpInfo& info, const py::tuple& call, py::object result) 
   if (is_tensor(result)) {
     Tensor value = result.cast<Tensor>();
     if (!differentiable_dtype(value.dtype())) return result;
-    attach(value, make_node(info, call, &value));
+    attach(value, make_node(info, call, value));
     if (same_object_as_argument(result, call)) return py::cast(std::move(value));  // a new object, the input untouched
     result.cast<Tensor&>() = std::move(value);
     return result;
   }
-  if (is_sequence(result)) {  // several results: each requires grad, through a node that cannot run yet
+  if (is_sequence(result)) {  // several results: a node each, whose formulas know which result it is
+    int output = 0;
     for (py::handle item : result) {
+      const int index = output++;
       if (!is_tensor(item) || same_object_as_argument(item, call)) continue;
       Tensor& value = item.cast<Tensor&>();
-      if (differentiable_dtype(value.dtype())) attach(value, make_node(info, call, nullptr));
+      if (differentiable_dtype(value.dtype())) attach(value, make_node(info, call, value, index));
     }
   }
   return result;
@@ -612,9 +618,8 @@ void set_requires_grad(Tensor& t, bool flag) {
            "requires_grad can only be changed on leaf tensors (this one was computed by "
                << meta_of(t)->grad_fn->name() << "); use .detach() for a tensor outside the graph");
   if (flag) {
-    TS_CHECK(!is_complex(t.dtype()), NotImplementedError, "autograd of complex tensors is not supported yet");
-    TS_CHECK(is_floating(t.dtype()), RuntimeError,
-             "only floating-point tensors can require gradients, not " << dtype_name(t.dtype()));
+    TS_CHECK(autograd::differentiable_dtype(t.dtype()), RuntimeError,
+             "only floating-point and complex tensors can require gradients, not " << dtype_name(t.dtype()));
   }
   if (meta_of(t) == nullptr) {
     if (!flag) return;

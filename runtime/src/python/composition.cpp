@@ -38,7 +38,9 @@ double real_arg(py::handle value, const char* what) {
 }
 
 // numpy's var: the mean (kept as an axis of 1), the squared deviations summed, divided by max(N - correction,
-// 0). Integers and bool in float64 (the dtype of their mean); float16 and bfloat16 in float32, rounded at the end.
+// 0). Integers and bool in float64 (the dtype of their mean); float16 and bfloat16 in float32, rounded at the end;
+// a complex deviation's square is its squared magnitude, the real part of d * conj(d) (numpy's), so the result
+// is real.
 Tensor numpy_var(const Tensor& input, py::handle axis, py::handle correction, bool keepdims) {
   const std::optional<std::vector<int64_t>> axes = axes_arg(axis);
   const double ddof = real_arg(correction, "correction");
@@ -48,7 +50,9 @@ Tensor numpy_var(const Tensor& input, py::handle axis, py::handle correction, bo
   int64_t count = 1;  // the elements each mean is of: x's extent where mean keeps a 1
   for (int64_t i = 0; i < x.ndim(); ++i) count *= mean.shape()[i] == 1 ? x.shape()[i] : 1;
   const Tensor deviation = apply("subtract", {x, mean});
-  const Tensor squares = python::reduce(op("sum"), apply("multiply", {deviation, deviation}), axes, keepdims, py::none());
+  const Tensor squared = is_complex(x.dtype()) ? apply("real", {apply("multiply", {deviation, apply("conj", {deviation})})})
+                                                : apply("multiply", {deviation, deviation});
+  const Tensor squares = python::reduce(op("sum"), squared, axes, keepdims, py::none());
   const Tensor result =
       apply("divide", squares, py::float_(std::max(static_cast<double>(count) - ddof, 0.0)), "correction");
   return half ? result.astype(input.dtype()) : result;
@@ -236,7 +240,8 @@ Tensor vecdot(const Tensor& x1, const Tensor& x2, py::handle axis_arg) {
   const Tensor b = moveaxis(x2, py::int_(axis), py::int_(-1));
   TS_CHECK(a.shape().back() == b.shape().back(), ValueError,
            "vecdot: the vectors along axis " << axis << " have lengths " << a.shape().back() << " and " << b.shape().back());
-  const Tensor products = apply("multiply", {a, b});
+  // x1's complex conjugate, as numpy's and the Array API's vecdot: <x1, x2> of complex vectors.
+  const Tensor products = apply("multiply", {is_complex(a.dtype()) ? apply("conj", {a}) : a, b});
   // Summed in sum's dtype (int64 for small integers, which wrap back to the same bits numpy's own loop
   // gives; bool counts, whose truth is numpy's or), then in the promoted dtype.
   const Tensor sums = python::reduce(op("sum"), products, std::vector<int64_t>{-1}, false, py::none());
