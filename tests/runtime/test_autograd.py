@@ -26,63 +26,58 @@ def leaf(values, dtype=ts.float64):
     return t
 
 
+def point_call(spec, args, options):
+    """(call, tensors, owners) for a derivative-check point: `tensors` are the point's tensor arguments (each
+    element of a list argument its own), `owners` the argument each belongs to, and `call(*tensors)` calls the
+    runtime's op with them and the point's options as its signature passes them (variadic ones spread)."""
+    function = op_function(spec.name)
+    names = [a.name for a in spec.signature.arguments if (a.type.is_tensor or a.type.is_tensor_list) and a.name in args]
+    counts = {n: len(args[n]) if isinstance(args[n], list) else None for n in names}
+    owners = [n for n in names for _ in range(1 if counts[n] is None else counts[n])]
+    tensors = [ts.asarray(p) for n in names for p in (args[n] if counts[n] is not None else [args[n]])]
+
+    def call(*given_tensors):
+        values, k = {}, 0
+        for n in names:
+            values[n] = list(given_tensors[k : k + counts[n]]) if counts[n] is not None else given_tensors[k]
+            k += 1 if counts[n] is None else counts[n]
+        positional, named = [], {}
+        for a in spec.signature.arguments:
+            if a.name not in values and a.name not in options:
+                continue
+            value = values[a.name] if a.name in values else options[a.name]
+            if a.kind == "variadic":
+                positional.extend(value)
+            elif a.kind == "positional":
+                positional.append(value)
+            else:
+                named[a.name] = value
+        return function(*positional, **named)
+
+    return call, tensors, owners
+
+
+def flowing(spec) -> set[str]:
+    return {d.input for d in spec.derivatives.formulas if d.differentiable}
+
+
 @pytest.mark.parametrize(("spec", "dtype"), CHECKED, ids=[f"{s.name}-{d}" for s, d in CHECKED])
 def test_op_passes_gradcheck_at_the_derivative_check_points(spec, dtype) -> None:
     """backward of the runtime's op against finite differences of the runtime's own forward, in float64 and,
     where the op takes complex numbers, complex128 (complex inputs, and real results of them: abs, real)."""
-    function = op_function(spec.name)
-    tensor_names = [a.name for a in spec.signature.arguments if a.type.is_tensor or a.type.is_tensor_list]
-    differentiable = {d.input for d in spec.derivatives.formulas if d.differentiable}
     checked = 0
-    positional = [a.name for a in spec.signature.arguments if a.kind == "positional" and a.name not in tensor_names]
     for args, options, described in sample_points(spec, dtype=dtype):
-        flat, layout = [], []  # every tensor as one gradcheck input; layout rebuilds the call
-        for name in tensor_names:
-            if name not in args:  # an optional tensor this case leaves out (clip's max)
-                continue
-            values = args[name]
-            pieces = values if isinstance(values, list) else [values]
-            layout.append((name, isinstance(values, list), len(pieces)))
-            for piece in pieces:
-                t = ts.asarray(piece)
-                if name in differentiable:
-                    t.requires_grad = True
-                flat.append(t)
-        kinds = {a.name: a.kind for a in spec.signature.arguments}
-
-        def call(*tensors):
-            given, named, k = [], {}, 0
-            for name, is_list, count in layout:
-                value = list(tensors[k : k + count]) if is_list else tensors[k]
-                k += count
-                if kinds[name] == "positional":
-                    given.append(value)
-                elif kinds[name] == "variadic":  # meshgrid(*arrays)
-                    given.extend(value)
-                else:
-                    named[name] = value
-            given += [options[name] for name in positional if name in options]
-            return function(*given, **named, **{k: v for k, v in options.items() if k not in positional})
-
-        if not any(t.requires_grad for t in flat):
+        call, tensors, owners = point_call(spec, args, options)
+        for t, owner in zip(tensors, owners, strict=True):
+            t.requires_grad = owner in flowing(spec)
+        if not any(t.requires_grad for t in tensors):
             continue  # meshgrid() of no arrays: nothing to differentiate
-        if spec.name == "std" and np.any(np.asarray(call(*flat).detach()) == 0):
+        if spec.name == "std" and np.any(np.asarray(call(*tensors).detach()) == 0):
             continue  # sqrt's kink: std has no derivative where it is 0 (one element per row)
-        assert ts.autograd.gradcheck(call, flat), described
+        assert ts.autograd.gradcheck(call, tensors), described
         checked += 1
     assert checked > 0
 
-
-def test_backward_accumulates_into_leaves_with_broadcasting() -> None:
-    a = leaf(np.arange(6.0).reshape(2, 3))
-    b = leaf([1.0, 2.0, 3.0])
-    y = ts.sum(a * b + ts.tanh(a))
-    y.backward()
-    np.testing.assert_allclose(np.asarray(a.grad), np.broadcast_to([1.0, 2.0, 3.0], (2, 3)) + 1 - np.tanh(np.arange(6.0).reshape(2, 3)) ** 2)
-    np.testing.assert_allclose(np.asarray(b.grad), np.arange(6.0).reshape(2, 3).sum(axis=0))
-    assert b.grad.shape == b.shape and b.grad.dtype == ts.float64
-    (a * 2.0).sum().backward()  # gradients add up across backward calls
-    np.testing.assert_allclose(np.asarray(a.grad), np.broadcast_to([3.0, 4.0, 5.0], (2, 3)) + 1 - np.tanh(np.arange(6.0).reshape(2, 3)) ** 2)
 
 
 @pytest.mark.parametrize("dtype", [ts.float64, ts.float32, ts.float16])
@@ -365,15 +360,21 @@ def test_complex_gradients_match_pytorch() -> None:
         mixed = xp.sum(xp.abs(h) ** 2) + xp.sum(xp.real(xp.conj(h) * h[0]) - xp.imag(h))
         return mixed + xp.real(xp.sum(xp.linalg.vecdot(a, xp.conj(a)) if xp is torch else xp.vecdot(a, xp.conj(a))))
 
-    tensors = [ts.asarray(v) for v in (a0, b0, r0)]
-    for t in tensors:
+    assert_gradients_match_pytorch(torch, loss, (a0, b0, r0), rtol=1e-10)
+
+
+def assert_gradients_match_pytorch(torch, loss, values, rtol: float) -> None:
+    """loss(namespace, *leaves) backward in tensorsmith and in PyTorch from the same values: the same gradients,
+    in the same dtypes."""
+    ours = [ts.asarray(v) for v in values]
+    for t in ours:
         t.requires_grad = True
-    loss(ts, *tensors).backward()
-    twins = [torch.tensor(v, requires_grad=True) for v in (a0, b0, r0)]
-    loss(torch, *twins).backward()
-    for ours, theirs in zip(tensors, twins, strict=True):
-        assert ours.grad.dtype == getattr(ts, str(theirs.grad.dtype).removeprefix("torch."))
-        np.testing.assert_allclose(np.asarray(ours.grad), theirs.grad.numpy(), rtol=1e-10, atol=1e-12)
+    loss(ts, *ours).backward()
+    theirs = [torch.tensor(v, requires_grad=True) for v in values]
+    loss(torch, *theirs).backward()
+    for o, t in zip(ours, theirs, strict=True):
+        assert o.grad.dtype == getattr(ts, str(t.grad.dtype).removeprefix("torch."))
+        np.testing.assert_allclose(np.asarray(o.grad), t.grad.numpy(), rtol=rtol, atol=1e-12)
 
 
 @pytest.mark.parametrize("spec", [s for s in DIFFERENTIABLE if "complex128" not in s.dtypes and hasattr(s, "examples")],
@@ -382,11 +383,10 @@ def test_a_composite_without_complex_dtypes_refuses_complex_inputs(spec) -> None
     """Its spec's dtypes are what the gate checks its formulas in: a composite that leaves complex out must
     refuse complex inputs rather than differentiate them unchecked."""
     args, options, _ = next(sample_points(spec))
-    first = next(a.name for a in spec.signature.arguments if a.type.is_tensor)
-    given = {**{n: ts.asarray(v) for n, v in args.items()}, first: ts.asarray(args[first] + 1j), **options}
-    positional = [given.pop(a.name) for a in spec.signature.arguments if a.kind == "positional" and a.name in given]
+    call, tensors, _ = point_call(spec, args, options)
+    tensors[0] = ts.asarray(np.asarray(tensors[0]) + 1j)
     with pytest.raises((NotImplementedError, TypeError)):
-        op_function(spec.name)(*positional, **given)
+        call(*tensors)
 
 
 def test_ops_with_several_results_send_each_results_gradient_back() -> None:
@@ -402,14 +402,7 @@ def test_ops_with_several_results_send_each_results_gradient_back() -> None:
         wide, col = xp.broadcast_arrays(q, xp.reshape(a, (3, 1))) if xp is ts else xp.broadcast_tensors(q, xp.reshape(a, (3, 1)))
         return xp.sum(q * k * 2 + xp.exp(v)) + xp.sum(gx * gy * gx) + xp.sum(wide * col * col)
 
-    ours = [ts.asarray(v) for v in (x0, a0, b0)]
-    for t in ours:
-        t.requires_grad = True
-    loss(ts, *ours).backward()
-    theirs = [torch.tensor(v, requires_grad=True) for v in (x0, a0, b0)]
-    loss(torch, *theirs).backward()
-    for o, t in zip(ours, theirs, strict=True):
-        np.testing.assert_allclose(np.asarray(o.grad), t.grad.numpy(), rtol=1e-12, atol=1e-12)
+    assert_gradients_match_pytorch(torch, loss, (x0, a0, b0), rtol=1e-12)
 
 
 def test_an_unused_result_of_several_sends_nothing_back() -> None:
@@ -424,48 +417,23 @@ def test_op_passes_gradgradcheck_at_the_derivative_check_points(spec, dtype) -> 
     """Double backward: the gradient backward computes with create_graph, as a function of the inputs and of the
     result's gradient, against its own finite differences (PyTorch's gradgradcheck): the formulas are themselves
     differentiable, in grad too (what jvp's reverse mode twice needs: gathers' gradients scatter by a gather)."""
-    function = op_function(spec.name)
     args, options, described = next(sample_points(spec, dtype=dtype))
-    tensor_names = [a.name for a in spec.signature.arguments if a.type.is_tensor or a.type.is_tensor_list]
-    differentiable = {d.input for d in spec.derivatives.formulas if d.differentiable}
-    kinds = {a.name: a.kind for a in spec.signature.arguments}
-    flat, layout = [], []
-    for name in (n for n in tensor_names if n in args):
-        pieces = args[name] if isinstance(args[name], list) else [args[name]]
-        layout.append((name, isinstance(args[name], list), len(pieces)))
-        for piece in pieces:
-            t = ts.asarray(piece)
-            t.requires_grad = name in differentiable
-            flat.append(t)
-
-    def call(*tensors):
-        given, named, k = [], {}, 0
-        for name, is_list, count in layout:
-            value = list(tensors[k : k + count]) if is_list else tensors[k]
-            k += count
-            if kinds[name] == "variadic":
-                given.extend(value)
-            elif kinds[name] == "positional":
-                given.append(value)
-            else:
-                named[name] = value
-        given += [options[a.name] for a in spec.signature.arguments if a.kind == "positional" and a.name in options]
-        return function(*given, **named, **{n: v for n, v in options.items() if kinds[n] != "positional"})
-
-    wanted = [t for t in flat if t.requires_grad]
-    if not wanted:
+    call, tensors, owners = point_call(spec, args, options)
+    positions = [i for i, owner in enumerate(owners) if owner in flowing(spec)]
+    if not positions:
         pytest.skip(f"{spec.name}: its first derivative-check point has no differentiable input ({described})")
-    outputs = call(*flat)
+    for i in positions:
+        tensors[i].requires_grad = True
+    outputs = call(*tensors)
     outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
     rng = np.random.default_rng(1)
     weights = [ts.asarray(rng.standard_normal(o.shape) * (1 + 0.5j if o.dtype == ts.complex128 else 1), dtype=o.dtype) for o in outputs]
     for w in weights:  # the result's gradient is an input too: formulas must be differentiable in grad (jvp needs it)
         w.requires_grad = True
-    positions = [i for i, t in enumerate(flat) if t.requires_grad]
 
-    def first_gradients(*tensors):
+    def first_gradients(*given):
         with ts.autograd.enable_grad():  # gradcheck moves the inputs under no_grad, as plain tensors
-            inputs, grads_out = list(tensors[: len(flat)]), list(tensors[len(flat) :])
+            inputs, grads_out = list(given[: len(tensors)]), list(given[len(tensors) :])
             for t in [*(inputs[i] for i in positions), *grads_out]:
                 if not t.requires_grad:
                     t.requires_grad = True
@@ -475,59 +443,39 @@ def test_op_passes_gradgradcheck_at_the_derivative_check_points(spec, dtype) -> 
                                      allow_unused=True)  # fmt: skip
         return [g if g is not None else ts.zeros_like(inputs[i]) for g, i in zip(grads, positions, strict=True)]
 
-    assert ts.autograd.gradcheck(first_gradients, [*flat, *weights], atol=1e-4, rtol=1e-3), described
+    assert ts.autograd.gradcheck(first_gradients, [*tensors, *weights], atol=1e-4, rtol=1e-3), described
+
 
 
 @pytest.mark.parametrize(("spec", "dtype"), CHECKED, ids=[f"{s.name}-{d}" for s, d in CHECKED])
 def test_jvp_matches_finite_differences_at_the_derivative_check_points(spec, dtype) -> None:
     """Forward-mode products (ts.autograd.jvp, reverse mode twice) against the directional derivative
     (f(x + eps v) - f(x - eps v)) / 2 eps, for random tangents (complex ones for complex inputs)."""
-    function = op_function(spec.name)
     args, options, described = next(sample_points(spec, dtype=dtype))
-    tensor_names = [a.name for a in spec.signature.arguments if a.type.is_tensor or a.type.is_tensor_list]
-    differentiable = {d.input for d in spec.derivatives.formulas if d.differentiable}
-    kinds = {a.name: a.kind for a in spec.signature.arguments}
-    moving = [(n, k) for n in tensor_names if n in differentiable and n in args
-              for k in (range(len(args[n])) if isinstance(args[n], list) else [None])]  # fmt: skip
-    if not moving:
+    call, tensors, owners = point_call(spec, args, options)
+    positions = [i for i, owner in enumerate(owners) if owner in flowing(spec)]
+    if not positions:
         pytest.skip(f"{spec.name}: its first derivative-check point has no differentiable input ({described})")
 
-    def call(*tensors):
-        values = {n: (list(v) if isinstance(v, list) else v) for n, v in args.items()}
-        values = {n: ([ts.asarray(p) for p in v] if isinstance(v, list) else ts.asarray(v)) for n, v in values.items()}
-        for (name, k), t in zip(moving, tensors, strict=True):
-            if k is None:
-                values[name] = t
-            else:
-                values[name][k] = t
-        given, named = [], {}
-        for a in spec.signature.arguments:
-            if a.name in values:
-                value = values[a.name]
-            elif a.name in options:
-                value = options[a.name]
-            else:
-                continue
-            if kinds[a.name] == "variadic":
-                given.extend(value)
-            elif kinds[a.name] == "positional":
-                given.append(value)
-            else:
-                named[a.name] = value
-        return function(*given, **named)
+    def moved(*values):  # the op as a function of the tensors gradients flow to; the others as drawn
+        given = list(tensors)
+        for i, value in zip(positions, values, strict=True):
+            given[i] = value
+        return call(*given)
 
     rng = np.random.default_rng(2)
-    bases = [np.asarray(args[n] if k is None else args[n][k]) for n, k in moving]
+    bases = [np.asarray(tensors[i]) for i in positions]
     tangents = [rng.standard_normal(b.shape) * (1 - 0.7j if np.iscomplexobj(b) else 1) for b in bases]
-    outputs, products = ts.autograd.jvp(call, [ts.asarray(b) for b in bases], [ts.asarray(t) for t in tangents])
+    outputs, products = ts.autograd.jvp(moved, [ts.asarray(b) for b in bases], [ts.asarray(t) for t in tangents])
     eps = 1e-6
     with ts.no_grad():
-        above = call(*[ts.asarray(b + eps * t) for b, t in zip(bases, tangents, strict=True)])
-        below = call(*[ts.asarray(b - eps * t) for b, t in zip(bases, tangents, strict=True)])
+        above = moved(*[ts.asarray(b + eps * t) for b, t in zip(bases, tangents, strict=True)])
+        below = moved(*[ts.asarray(b - eps * t) for b, t in zip(bases, tangents, strict=True)])
     several = isinstance(outputs, (list, tuple))
     for got, up, down in zip(*(x if several else [x] for x in (products, above, below)), strict=True):
         numeric = (np.asarray(up) - np.asarray(down)) / (2 * eps)
         np.testing.assert_allclose(np.asarray(got), numeric, rtol=1e-4, atol=1e-5, err_msg=described)
+
 
 
 def test_vjp_and_jvp_are_adjoint_and_leave_their_inputs_alone() -> None:
