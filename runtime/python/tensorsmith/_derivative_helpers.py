@@ -29,10 +29,10 @@ def _axes(axis: Any, ndim: int) -> tuple[int, ...]:
 _COMPLEX_DTYPE: dict[Any, bool] = {}  # dtype -> whether it is complex: backward asks per formula, so it is cached
 
 
-def _is_complex(xp: Any, a: Any) -> bool:
+def _is_complex(a: Any) -> bool:
     known = _COMPLEX_DTYPE.get(a.dtype)
     if known is None:
-        known = _COMPLEX_DTYPE[a.dtype] = bool(xp.isdtype(a.dtype, "complex floating"))
+        known = _COMPLEX_DTYPE[a.dtype] = bool(_namespace(a).isdtype(a.dtype, "complex floating"))
     return known
 
 
@@ -42,10 +42,7 @@ def conjugate(x: Any) -> Any:
     written with this, the same formula costs a real op nothing."""
     if not hasattr(x, "__array_namespace__"):
         return x.conjugate() if isinstance(x, complex) else x
-    if x.dtype in _COMPLEX_DTYPE and not _COMPLEX_DTYPE[x.dtype]:
-        return x
-    xp = _namespace(x)
-    return xp.conj(x) if _is_complex(xp, x) else x
+    return _namespace(x).conj(x) if _is_complex(x) else x
 
 
 def sum_to(g: Any, shape: tuple[int, ...]) -> Any:
@@ -268,7 +265,7 @@ def positions_of(x: Any) -> Any:
 
 def _wide(xp: Any, values: Any) -> Any:
     """The dtype runs of gathered gradients are summed in: float64, complex128 for complex values."""
-    return xp.complex128 if _is_complex(xp, values) else xp.float64
+    return xp.complex128 if _is_complex(values) else xp.float64
 
 
 def _gather_map(xp: Any, slots: Any, count: int, length: int, device: Any) -> Any:

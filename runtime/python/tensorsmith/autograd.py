@@ -251,9 +251,9 @@ def gradcheck(fn: Callable[..., Any], inputs: Sequence[Any], eps: float = 1e-6, 
               seed: int = 0) -> bool:  # fmt: skip
     """Compares the gradient backward computes for fn(*inputs) (float64 or complex128 inputs that require
     grad; fn gives a tensor or a sequence of them) with central finite differences of fn: <v, J> for a random
-    v of each output's shape, the loss
-    Re(sum(conj(v) * output)) for a complex output; a complex input's gradient is dL/dRe + i dL/dIm, each part
-    from differences along that part. Raises AssertionError naming the first differing entry; returns True
+    v of each output's shape, the loss Re(sum(conj(v) * output)) for a complex output; a complex input's
+    gradient is dL/dRe + i dL/dIm, each part from differences along that part. An output that does not require
+    grad is a constant (zero gradient). Raises AssertionError naming the first differing entry; returns True
     otherwise (PyTorch's gradcheck, in vector form)."""
     import numpy as np
 
