@@ -501,3 +501,17 @@ def test_vjp_and_jvp_are_adjoint_and_leave_their_inputs_alone() -> None:
         ts.autograd.jvp(f, [a, b], [v[0]])
     with pytest.raises(TypeError, match="input 1 must be a tensorsmith Tensor, not list"):
         ts.autograd.vjp(f, [a, [1.0, 2.0]], u)
+
+
+def test_unstack_sends_each_result_back_as_its_own_slice() -> None:
+    """Each result's gradient is added into x's at its index (a scattered gradient), not as an array of x's size
+    per result: unstacking n rows costs n slices. Along a negative axis too."""
+    x = leaf(np.arange(12.0).reshape(3, 4))
+    parts = ts.unstack(x, axis=-1)
+    with ts.no_grad():  # as backward runs formulas without create_graph
+        (value,) = ts._derivatives.unstack_backward((True,), ts.ones(3, dtype=ts.float64), None, x, -1, 2)
+    assert isinstance(value, ts.autograd._ScatteredGradient) and value.key == (slice(None), 2)
+    ts.sum(parts[1] * 2.0 + parts[3]).backward()
+    expected = np.zeros((3, 4))
+    expected[:, 1], expected[:, 3] = 2.0, 1.0
+    np.testing.assert_array_equal(np.asarray(x.grad), expected)

@@ -22,6 +22,7 @@ from tensorsmith._namespace_info import __array_namespace_info__  # noqa: E402
 from tensorsmith import random  # noqa: E402  (ts.random.Generator)
 from tensorsmith import autograd  # noqa: E402
 from tensorsmith.autograd import enable_grad, no_grad, set_grad_enabled  # noqa: E402
+from tensorsmith.autograd import _gradient_at  # noqa: E402, F401  (the derivative helpers' at_index finds it here)
 from tensorsmith import nn, optim  # noqa: E402
 
 # The Array API's constants (newaxis indexes as None does).

@@ -439,11 +439,23 @@ def diff_grads(grad: Any, x: Any, axis: int, n: int, prepend: Any, append: Any) 
     return pieces
 
 
-def unstacked_grad(grad: Any, x: Any, axis: int, output: int) -> Any:
-    """unstack's gradient from its result `output`: grad at that index along `axis`, zeros elsewhere."""
+def at_index(grad: Any, x: Any, key: tuple[Any, ...]) -> Any:
+    """grad at the basic index `key` of x's shape, zeros elsewhere. The runtime's namespace places it with no
+    zeros of x's size (tensorsmith._gradient_at: the engine adds it into x's gradient at the key); another
+    (numpy's, in the gate) gets the dense array."""
     xp = _namespace(grad, x)
-    zero = xp.zeros_like(grad)
-    return xp.stack([grad if k == output else zero for k in range(x.shape[axis])], axis=axis)
+    place = getattr(xp, "_gradient_at", None)
+    if place is not None:
+        return place(key, grad, tuple(x.shape))
+    out = xp.zeros(x.shape, dtype=grad.dtype, device=x.device)
+    out[key] = grad
+    return out
+
+
+def unstacked_grad(grad: Any, x: Any, axis: int, output: int) -> Any:
+    """unstack's gradient from its result `output`: grad at that index along `axis`, zeros elsewhere (so each
+    result adds only its own slice: unstacking n rows costs n slices, not n arrays of x's size)."""
+    return at_index(grad, x, (slice(None),) * (axis % x.ndim) + (output,))
 
 
 def only_at(grad: Any, arrays: Any, output: int) -> list[Any]:

@@ -216,13 +216,21 @@ class _ScatteredGradient(NamedTuple):
     value: Any
 
 
+def _gradient_at(key: Any, value: Any, shape: tuple[int, ...]) -> Any:
+    """A gradient that is `value` at the basic index `key` of an input of `shape` and zero elsewhere: one the
+    engine adds into the input's gradient at the key (no zeros of the input's size), or under create_graph
+    (double backward, jvp) a recorded op, itself differentiable. The derivative helpers reach it as the
+    namespace's `_gradient_at` (helpers.at_index)."""
+    if _C._is_grad_enabled():
+        return _C._scatter_view(value, key, shape)
+    return _ScatteredGradient(key, value)
+
+
 def _getitem_backward(wanted: tuple[bool, ...], grad_: Any, result: Any, x: Any, key: Any) -> tuple[Any, ...]:
     if not wanted[0]:
         return (None,)
     if _is_basic_key(key):  # a view picks each element at most once: grad belongs at the key, zeros elsewhere
-        if _C._is_grad_enabled():  # double backward: a recorded op, itself differentiable
-            return (_C._scatter_view(grad_, key, x.shape),)
-        return (_ScatteredGradient(key, grad_),)  # the engine adds it into x's gradient at the key
+        return (_gradient_at(key, grad_, x.shape),)
     if isinstance(key, _C.Tensor) and key.ndim >= 1 and key.dtype != _C.bool and x.ndim >= 1:  # x[ids]: whole rows
         return (_helpers.scatter_add_rows(x, key, grad_),)
     return (_helpers.scatter_add(x, _helpers.positions_of(x)[key], grad_),)
