@@ -105,11 +105,17 @@ def checked_dtypes(spec: OpSpec | CompositeSpec) -> tuple[str, ...]:
     return tuple(d for d in DTYPES_CHECKED if d in spec.dtypes)
 
 
+def _complex_draw(real_draw: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+    def draw(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+        return np.asarray(real_draw(rng, shape) + 1j * real_draw(rng, shape))
+
+    return draw
+
+
 def _draw(rng: np.random.Generator, spec: OpSpec | CompositeSpec, shapes: dict[str, Any], draw: Callable[..., np.ndarray],
           dtype: str) -> dict[str, Any]:  # fmt: skip
     if dtype == "complex128":  # both parts from the draw: log's and acosh's values keep their real parts
-        real_draw = draw
-        draw = lambda rng, shape: np.asarray(real_draw(rng, shape) + 1j * real_draw(rng, shape))  # noqa: E731
+        draw = _complex_draw(draw)
     values: dict[str, Any] = {}
     for arg in spec.signature.arguments:
         if arg.name not in shapes:
