@@ -21,6 +21,13 @@ the index of the result whose gradient `grad` is (and `result` is that result): 
 A formula's value is broadcast-reduced to its input's shape by the engine (sum over broadcast axes), so
 `add`'s formulas are just `grad`; a complex value for a real input keeps its real part.
 
+The entry `result` (torchgen's forward-derivative entry), optional, is the forward formula: the Jacobian-vector
+product J u, the result's tangent, from each differentiable input's tangent `<input>_t` (0 where the input is
+not a tensor in a call), the arguments and `result`, never `grad`: tanh's `result: x_t * (1 - result * result)`,
+multiply's `x1_t * x2 + x1 * x2_t`; no conjugates, J u is linear in u (abs of a complex x:
+`real(conjugate(x) * x_t) / result`). Only for ops with one result. The gate checks it against finite
+differences along random tangents and against the backward formulas (<v, J u> = <J^T v, u>).
+
 Complex inputs (PyTorch's convention): a tensor's gradient is dL/dRe + i dL/dIm of the real loss L, so grad
 is the result's, and a holomorphic op's formula multiplies grad by its derivative's complex conjugate, written
 with the helper `conjugate` (a real tensor itself, so real dtypes pay nothing): `x1: grad * conjugate(x2)`
@@ -41,6 +48,7 @@ NO_DERIVATIVES = "none"
 
 # Names a formula may use besides the op's arguments and the catalog's ops.
 GRAD, RESULT, OUTPUT = "grad", "result", "output"
+TANGENT_SUFFIX = "_t"  # a forward formula's name for an input's tangent: x_t
 # Helpers for what catalog ops alone say clumsily, each written once over an Array API namespace (tensorsmith at
 # run time, the numpy references in the gate) in this module of the runtime; its __all__ lists them.
 HELPERS_MODULE = "runtime/python/tensorsmith/_derivative_helpers.py"
@@ -77,13 +85,23 @@ class Derivative:
         return self.formula is not None
 
 
+def tangent_name(input_name: str) -> str:
+    return input_name + TANGENT_SUFFIX
+
+
 @dataclass(frozen=True)
 class Derivatives:
-    """An op's derivatives: `formulas` per tensor input in signature order, or none for an op whose outputs
-    are not differentiable (`differentiable` False)."""
+    """An op's derivatives: `formulas` per tensor input in signature order and the `forward` formula (its
+    `input` is `result`) where the spec has one, or none for an op whose outputs are not differentiable
+    (`differentiable` False)."""
 
     differentiable: bool
     formulas: tuple[Derivative, ...] = ()
+    forward: Derivative | None = None
+
+    @property
+    def every_formula(self) -> tuple[Derivative, ...]:
+        return self.formulas + ((self.forward,) if self.forward is not None else ())
 
     @property
     def uses_result(self) -> bool:
@@ -105,17 +123,19 @@ def helper_names(root: Path) -> tuple[str, ...]:
     return ()
 
 
-def parse_formula(text: str, arguments: tuple[str, ...], several_results: bool = False) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def parse_formula(text: str, arguments: tuple[str, ...], several_results: bool = False,
+                  tangents: tuple[str, ...] | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:  # fmt: skip
     """Checks a formula's form and returns (names of functions it calls, argument names it reads). Which calls
     name real ops is checked against the whole catalog later. `output` is a name only for an op with several
-    results."""
+    results. `tangents`: a forward formula's tangent names (it reads those instead of grad)."""
     try:
         tree = parse_python(text.strip(), mode="eval")
     except SyntaxError as exc:
         raise FormulaError(f"not a Python expression: {exc.msg}") from None
     calls: set[str] = set()
     names: set[str] = set()
-    known = set(arguments) | {GRAD, RESULT} | ({OUTPUT} if several_results else set())
+    forward = tangents is not None
+    known = set(arguments) | {RESULT} | (set(tangents or ()) if forward else {GRAD}) | ({OUTPUT} if several_results else set())
     called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
     for node in ast.walk(tree):
         if not isinstance(node, _NODES):
@@ -137,10 +157,13 @@ def parse_formula(text: str, arguments: tuple[str, ...], several_results: bool =
             if node.id == OUTPUT and not several_results:
                 raise FormulaError(f"{OUTPUT!r} (which result grad is of) is a name only for ops with several results")
             if node.id not in known:
-                raise FormulaError(f"unknown name {node.id!r} (the op's arguments: {', '.join(arguments)}; and grad, result"
+                others = f"the tangents {', '.join(tangents or ())} and result" if forward else "grad, result"
+                raise FormulaError(f"unknown name {node.id!r} (the op's arguments: {', '.join(arguments)}; and {others}"
                                    f"{', output' if several_results else ''})")  # fmt: skip
             names.add(node.id)
-    if GRAD not in names:
+    if forward and not names & set(tangents or ()):
+        raise FormulaError(f"a forward formula must use a tangent ({', '.join(tangents or ())})")
+    if not forward and GRAD not in names:
         raise FormulaError("a formula must use grad (the gradient of the result)")
     return tuple(sorted(calls)), tuple(sorted(names))
 
@@ -154,8 +177,9 @@ def parse_derivatives(raw: object, tensor_arguments: tuple[str, ...], arguments:
     if not isinstance(raw, dict):
         raise FormulaError(f"expected '{NO_DERIVATIVES}' or a mapping input -> formula ({NOT_DIFFERENTIABLE} where none flows)")
     for name in raw:
-        if name not in tensor_arguments:
-            raise FormulaError(f"not a tensor argument of this op ({', '.join(tensor_arguments)})", name)
+        if name not in tensor_arguments and name != RESULT:
+            raise FormulaError(f"not a tensor argument of this op ({', '.join(tensor_arguments)}), nor '{RESULT}' (the "
+                               "forward formula)", name)  # fmt: skip
     missing = [n for n in tensor_arguments if n not in raw]
     if missing:
         raise FormulaError(f"no entry for tensor argument {missing[0]!r} (write '{NOT_DIFFERENTIABLE}' where no gradient flows)")
@@ -175,7 +199,28 @@ def parse_derivatives(raw: object, tensor_arguments: tuple[str, ...], arguments:
         formulas.append(Derivative(name, text, entry_line.get(name, 0), calls, names))
     if not any(d.differentiable for d in formulas):
         raise FormulaError(f"every input is {NOT_DIFFERENTIABLE}: write 'derivatives: {NO_DERIVATIVES}'")
-    return Derivatives(differentiable=True, formulas=tuple(formulas))
+    forward = _forward(raw, formulas, arguments, entry_line, several_results) if RESULT in raw else None
+    return Derivatives(differentiable=True, formulas=tuple(formulas), forward=forward)
+
+
+def _forward(raw: dict, formulas: list[Derivative], arguments: tuple[str, ...], entry_line: dict[str, int],
+             several_results: bool) -> Derivative:  # fmt: skip
+    """The `result` entry: the forward formula, over the tangents of the inputs with backward formulas."""
+    text = raw[RESULT]
+    if several_results:
+        raise FormulaError("a forward formula is for ops with one result", RESULT)
+    if not isinstance(text, str) or not text.strip():
+        raise FormulaError(f"expected a forward formula (the result's tangent), got {text!r}", RESULT)
+    text = " ".join(text.split())
+    tangents = tuple(tangent_name(d.input) for d in formulas if d.differentiable)
+    clashes = sorted(set(tangents) & set(arguments))
+    if clashes:
+        raise FormulaError(f"{clashes[0]!r} is an argument of this op and a tangent's name", RESULT)
+    try:
+        calls, names = parse_formula(text, arguments, tangents=tangents)
+    except FormulaError as exc:
+        raise FormulaError(str(exc), RESULT) from None
+    return Derivative(RESULT, text, entry_line.get(RESULT, 0), calls, names)
 
 
 def entry_lines(text: str, field_line: int) -> dict[str, int]:

@@ -696,7 +696,7 @@ def _check_catalog(parsed: list[OpSpec | AliasSpec | CompositeSpec], helpers: tu
             raise SpecError(Location(spec.path, spec.line), "func", f"{spec.name!r} is the name of a derivative helper")
     callable_names = set(seen) | set(helpers)
     for spec in (*ops, *composites):
-        for derivative in spec.derivatives.formulas if spec.derivatives else ():
+        for derivative in spec.derivatives.every_formula if spec.derivatives else ():
             unknown = sorted(set(derivative.calls) - callable_names)
             if unknown:
                 raise SpecError(Location(spec.path, derivative.line), "derivatives",

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from tensorsmith_forge.catalog.derivatives import RESULT
 from tensorsmith_forge.catalog.dtypes import DTYPE_CLASSES
 from tensorsmith_forge.catalog.errors import SpecError
 from tensorsmith_forge.catalog.files import write_atomic
@@ -526,13 +527,15 @@ def _ops(project: Project, args: argparse.Namespace) -> int:
 
 
 def _derivatives_row(spec: OpSpec | CompositeSpec) -> dict[str, str | None] | str:
-    """An op's derivatives for `tsgen ops`: input -> formula (None: not differentiable), 'none' for an op
-    whose results are not differentiable, 'missing' where the spec has none yet."""
+    """An op's derivatives for `tsgen ops`: input -> formula (None: not differentiable), and `result` -> its
+    forward formula where it has one; 'none' for an op whose results are not differentiable, 'missing' where the
+    spec has none yet."""
     if spec.derivatives is None:
         return "missing"
     if not spec.derivatives.differentiable:
         return "none"
-    return {d.input: d.formula for d in spec.derivatives.formulas}
+    forward = spec.derivatives.forward
+    return {d.input: d.formula for d in spec.derivatives.formulas} | ({RESULT: forward.formula} if forward else {})
 
 
 def _print_derivatives(rows: list[dict]) -> None:
@@ -540,9 +543,11 @@ def _print_derivatives(rows: list[dict]) -> None:
     print(f"\nderivatives: {len(with_formulas)} ops with formulas, "
           f"{sum(r['derivatives'] == 'none' for r in rows)} not differentiable, "
           f"{sum(r['derivatives'] == 'missing' for r in rows)} without derivatives yet")  # fmt: skip
+    forward = sum(RESULT in r["derivatives"] for r in with_formulas)
+    print(f"forward formulas (Jacobian-vector products, from the inputs' tangents): {forward} ops")
     for row in with_formulas:
         for name, formula in row["derivatives"].items():
-            print(f"  {row['op']}: d/d{name} = {formula or 'not differentiable'}")
+            print(f"  {row['op']}: " + (f"J u = {formula}" if name == RESULT else f"d/d{name} = {formula or 'not differentiable'}"))
 
 
 def _status(plans) -> str:

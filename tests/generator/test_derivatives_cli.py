@@ -10,14 +10,15 @@ from pathlib import Path
 def test_ops_lists_the_formulas(pristine_checkout: Path, tsgen) -> None:
     result = tsgen(pristine_checkout, "ops", "--json")
     rows = {row["op"]: row for row in json.loads(result.stdout)}
-    assert rows["tanh"]["derivatives"] == {"x": "grad * conjugate(1 - result * result)"}
+    assert rows["tanh"]["derivatives"] == {"x": "grad * conjugate(1 - result * result)", "result": "x_t * (1 - result * result)"}
     assert rows["where"]["derivatives"]["condition"] is None
     assert rows["argmax"]["derivatives"] == "none"
     assert rows["reshape"]["derivatives"] == {"x": "reshape(grad, x.shape)"}  # composites too
     assert any(row["derivatives"] == "missing" for row in rows.values())
     text = tsgen(pristine_checkout, "ops").stdout
     assert "  tanh: d/dx = grad * conjugate(1 - result * result)" in text
-    assert "derivatives: " in text and "ops with formulas" in text
+    assert "  tanh: J u = x_t * (1 - result * result)" in text  # the forward formula
+    assert "derivatives: " in text and "ops with formulas" in text and "forward formulas (Jacobian-vector products" in text
 
 
 def test_regen_refuses_a_wrong_formula_and_writes_nothing(checkout: Path, tsgen, hash_tree) -> None:
@@ -30,6 +31,18 @@ def test_regen_refuses_a_wrong_formula_and_writes_nothing(checkout: Path, tsgen,
     assert result.returncode != 0
     assert f"rejected derivative: specs/tanh.yaml:{line}: derivative of x: at x" in result.stdout
     assert "disagree with finite differences" in result.stderr
+    assert hash_tree(checkout / "generated") == before
+
+
+def test_regen_refuses_a_wrong_forward_formula_naming_its_line(checkout: Path, tsgen, hash_tree) -> None:
+    before = hash_tree(checkout / "generated")
+    spec = checkout / "specs" / "multiply.yaml"
+    text = spec.read_text(encoding="utf-8")
+    spec.write_text(text.replace("x1_t * x2 + x1 * x2_t", "x1_t * x2 + x1 * x1_t"), encoding="utf-8")
+    line = next(i for i, row in enumerate(text.splitlines(), start=1) if row.strip().startswith("result:"))
+    result = tsgen(checkout, "regen", "--no-build")
+    assert result.returncode != 0
+    assert f"rejected derivative: specs/multiply.yaml:{line}: derivative of result: at result" in result.stdout
     assert hash_tree(checkout / "generated") == before
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tensorsmith as ts
+from tensorsmith_forge.catalog.derivatives import tangent_name
 from tensorsmith_forge.catalog.model import load_catalog
 from tensorsmith_forge.validators.derivatives.check import checked_dtypes, sample_points
 
@@ -454,10 +455,11 @@ def test_op_passes_gradgradcheck_at_the_derivative_check_points(spec, dtype) -> 
 
 
 
-@pytest.mark.parametrize(("spec", "dtype"), CHECKED, ids=[f"{s.name}-{d}" for s, d in CHECKED])
-def test_jvp_matches_finite_differences_at_the_derivative_check_points(spec, dtype) -> None:
-    """Forward-mode products (ts.autograd.jvp, reverse mode twice) against the directional derivative
-    (f(x + eps v) - f(x - eps v)) / 2 eps, for random tangents (complex ones for complex inputs)."""
+def jvp_at_first_point(spec, dtype):
+    """ts.autograd.jvp of the op at its first derivative-check point, along random tangents (complex ones for
+    complex inputs) of the tensors gradients flow to: (moved, bases, tangents, outputs, products, point), where
+    `moved(*values)` calls the op with those tensors replaced and `point` is (args, options, described, tensors,
+    owners, positions)."""
     args, options, described = next(sample_points(spec, dtype=dtype))
     call, tensors, owners = point_call(spec, args, options)
     positions = [i for i, owner in enumerate(owners) if owner in flowing(spec)]
@@ -474,6 +476,14 @@ def test_jvp_matches_finite_differences_at_the_derivative_check_points(spec, dty
     bases = [np.asarray(tensors[i]) for i in positions]
     tangents = [rng.standard_normal(b.shape) * (1 - 0.7j if np.iscomplexobj(b) else 1) for b in bases]
     outputs, products = ts.autograd.jvp(moved, [ts.asarray(b) for b in bases], [ts.asarray(t) for t in tangents])
+    return moved, bases, tangents, outputs, products, (args, options, described, tensors, owners, positions)
+
+
+@pytest.mark.parametrize(("spec", "dtype"), CHECKED, ids=[f"{s.name}-{d}" for s, d in CHECKED])
+def test_jvp_matches_finite_differences_at_the_derivative_check_points(spec, dtype) -> None:
+    """Forward-mode products (ts.autograd.jvp, reverse mode twice) against the directional derivative
+    (f(x + eps v) - f(x - eps v)) / 2 eps, for random tangents (complex ones for complex inputs)."""
+    moved, bases, tangents, outputs, products, point = jvp_at_first_point(spec, dtype)
     eps = 1e-6
     with ts.no_grad():
         above = moved(*[ts.asarray(b + eps * t) for b, t in zip(bases, tangents, strict=True)])
@@ -481,8 +491,43 @@ def test_jvp_matches_finite_differences_at_the_derivative_check_points(spec, dty
     several = isinstance(outputs, (list, tuple))
     for got, up, down in zip(*(x if several else [x] for x in (products, above, below)), strict=True):
         numeric = (np.asarray(up) - np.asarray(down)) / (2 * eps)
-        np.testing.assert_allclose(np.asarray(got), numeric, rtol=1e-4, atol=1e-5, err_msg=described)
+        np.testing.assert_allclose(np.asarray(got), numeric, rtol=1e-4, atol=1e-5, err_msg=point[2])
 
+
+FORWARD = [(s, d) for s, d in CHECKED if s.derivatives.forward is not None]
+
+
+def test_forward_formulas_are_checked_on_the_runtime() -> None:
+    """The test below is parametrized by them: an empty list would leave it running nothing."""
+    assert len(FORWARD) >= 100
+
+
+@pytest.mark.parametrize(("spec", "dtype"), FORWARD, ids=[f"{s.name}-{d}" for s, d in FORWARD])
+def test_jvp_equals_the_spec_forward_formula_run_on_the_runtime(spec, dtype) -> None:
+    """ts.autograd.jvp (reverse mode twice, through the backward formulas) against the spec's forward formula
+    (its `result:` entry) run on tensorsmith tensors, with the ops and helpers the runtime's backward formulas
+    call: the two derivations agree to rounding."""
+    import tensorsmith._derivatives as runtime_formulas
+
+    _moved, _bases, tangents, outputs, products, point = jvp_at_first_point(spec, dtype)
+    args, options, described, tensors, owners, positions = point
+    scope = {a.name: a.default_value for a in spec.signature.arguments if a.default is not None} | dict(options)
+    tangent_of = dict(zip(positions, tangents, strict=True))
+    for name in dict.fromkeys(owners):
+        mine = [i for i, owner in enumerate(owners) if owner == name]
+        listed = isinstance(args[name], list)
+        scope[name] = [tensors[i] for i in mine] if listed else tensors[mine[0]]
+        if name in flowing(spec):
+            moved_tangents = [ts.asarray(tangent_of[i]) for i in mine]
+            scope[tangent_name(name)] = moved_tangents if listed else moved_tangents[0]
+    for name in flowing(spec) - set(owners):  # not a tensor at this point (clip's min=None): no tangent
+        scope[tangent_name(name)] = 0.0
+    scope["result"] = outputs
+    expected = np.asarray(eval(spec.derivatives.forward.formula, dict(vars(runtime_formulas)), scope))  # noqa: S307
+    got = np.asarray(products)
+    if not np.iscomplexobj(got):
+        expected = np.real(expected)
+    np.testing.assert_allclose(got, np.broadcast_to(expected, got.shape), rtol=1e-9, atol=1e-12, err_msg=described)
 
 
 def test_vjp_and_jvp_are_adjoint_and_leave_their_inputs_alone() -> None:

@@ -37,7 +37,7 @@ def test_known_bad_formula_is_rejected(catalog, path: Path) -> None:
     failures = check_spec(spec, catalog)
     assert failures, f"{path.name}: the derivative check accepted a wrong formula"
     failing_lines = {f.line for f in failures}
-    formula_lines = {d.line for d in spec.derivatives.formulas}
+    formula_lines = {d.line for d in spec.derivatives.every_formula}
     assert failing_lines <= formula_lines  # each failure names the formula's own line
     assert str(failures[0]).startswith(f"specs/{op}.yaml:")
 
@@ -88,6 +88,10 @@ def _spec_with(derivatives: str) -> str:
         ("derivatives: [grad]\n", 8, "expected 'none' or a mapping"),
         ("derivatives:\n  x: grad * x(grad)\n", 9, "'x' is an argument here"),
         ("derivatives:\n  x: grad * output\n", 9, "'output' (which result grad is of) is a name only for ops with several results"),
+        ("derivatives:\n  x: grad\n  result: grad * x_t\n", 10, "unknown name 'grad'"),
+        ("derivatives:\n  x: grad\n  result: x * 2\n", 10, "a forward formula must use a tangent (x_t)"),
+        ("derivatives:\n  x: grad\n  result: y_t\n", 10, "unknown name 'y_t'"),
+        ("derivatives:\n  x: grad\n  result: ''\n", 10, "expected a forward formula"),
     ],
 )
 def test_malformed_derivatives_are_spec_errors_naming_the_line(derivatives: str, line: int, message: str) -> None:
@@ -113,3 +117,37 @@ def test_derivatives_change_no_kernel_hash(catalog) -> None:
     edited = parse_spec(tanh.text.replace("grad * conjugate(1 - result * result)", "grad * conjugate(1 - result ** 2)"), tanh.path)
     assert edited.derivatives != tanh.derivatives
     assert edited.kernel_text == tanh.kernel_text
+
+
+def test_forward_formulas_name_only_the_tangents_of_differentiable_inputs(catalog) -> None:
+    """where's condition takes no gradient, so its tangent is no name; an op with several results has no forward
+    formula (one J u per result would need one formula each)."""
+    where = catalog.op("where")
+    with pytest.raises(SpecError, match=r"specs/where.yaml:\d+: derivatives: result: unknown name 'condition_t'"):
+        parse_spec(where.text.replace('result: "where(condition, x1_t, x2_t)"', 'result: "where(condition_t, x1_t, x2_t)"'), where.path)
+    unstack = next(s for s in catalog.composites if s.name == "unstack")
+    with pytest.raises(SpecError, match="a forward formula is for ops with one result"):
+        parse_spec(unstack.text.rstrip("\n") + "\n  result: x_t\n", unstack.path)
+
+
+def test_the_catalog_states_forward_formulas_and_the_gate_checks_them(catalog) -> None:
+    """Forward formulas are in the specs (the test above checks every formula, these among them), and a right
+    one is accepted in float64 and complex128."""
+    with_forward = [s for s in (*catalog.ops, *catalog.composites) if s.derivatives and s.derivatives.forward]
+    assert len(with_forward) >= 70
+    multiply = catalog.op("multiply")
+    assert multiply.derivatives.forward.formula == "x1_t * x2 + x1 * x2_t"
+    assert checked_dtypes(multiply) == ("float64", "complex128") and check_spec(multiply, catalog) == []
+
+
+def test_forward_and_backward_formulas_that_are_not_adjoint_are_rejected(catalog, monkeypatch) -> None:
+    """The adjoint check alone (the backward formulas' own finite-difference comparison switched off): a backward
+    formula off by a factor disagrees with the forward formula's <v, J u>, named at the forward formula's line."""
+    import tensorsmith_forge.validators.derivatives.check as check
+
+    monkeypatch.setattr(check, "_compare", lambda *args: (None, 1))
+    tanh = catalog.op("tanh")
+    wrong = parse_spec(tanh.text.replace("grad * conjugate(1 - result * result)", "2 * grad * conjugate(1 - result * result)"), tanh.path)
+    failures = check.check_spec(wrong, catalog)
+    assert failures and failures[0].line == wrong.derivatives.forward.line
+    assert "they are not each other's adjoint" in str(failures[0])

@@ -3,9 +3,11 @@ specs' numpy references (the ops it calls) and on the derivative helpers, in flo
 central finite differences of the op's own reference, as a vector-Jacobian product <v, J> for a random v
 (PyTorch's gradcheck idea). Where the spec's dtypes hold complex128 the formulas are checked there too, with
 complex inputs: the loss is Re(sum(conj(v) * result)) and an input's gradient dL/dRe + i dL/dIm, each part
-from differences along that part. Inputs come from the family's small gate cases (a composite's examples)
-with values drawn where the reference is finite and smooth; a wrong formula fails with its first differing
-entry."""
+from differences along that part. A spec's forward formula (its `result:` entry: the Jacobian-vector product
+J u from the inputs' tangents u) is checked the same way, against central differences of the reference along
+u, and against its backward formulas: <v, J u> must equal the sum of <J^T v, u> over the inputs (the two are
+each other's adjoint). Inputs come from the family's small gate cases (a composite's examples) with values
+drawn where the reference is finite and smooth; a wrong formula fails with its first differing entry."""
 
 from __future__ import annotations
 
@@ -21,12 +23,13 @@ from typing import Any
 
 import numpy as np
 
-from tensorsmith_forge.catalog.derivatives import GRAD, HELPERS_MODULE, OUTPUT, RESULT, Derivative
+from tensorsmith_forge.catalog.derivatives import GRAD, HELPERS_MODULE, OUTPUT, RESULT, Derivative, tangent_name
 from tensorsmith_forge.catalog.model import Catalog, CompositeSpec, OpSpec
 
 EPS = 1e-6
 DTYPES_CHECKED = ("float64", "complex128")  # each where the spec's dtypes hold it
 RTOL, ATOL = 1e-4, 1e-6
+ADJOINT_RTOL = 1e-9  # <v, J u> against <J^T v, u>: both analytic, so rounding alone parts them
 SMOOTH = 1e-2  # one-sided differences further apart than this (relative): the point is not smooth
 MAX_ELEMENTS = 40  # per case: every element is moved twice per input
 MAX_CASES = 12
@@ -206,7 +209,8 @@ def _check_spec(spec: OpSpec | CompositeSpec, catalog: Catalog, seed: int, dtype
     rng = np.random.default_rng(seed + 1)
     failures: list[Failure] = []
     checked = 0
-    compared = {d.input: 0 for d in spec.derivatives.formulas}  # entries each formula was finite at and checked
+    formulas = spec.derivatives.formulas + ((spec.derivatives.forward,) if spec.derivatives.forward else ())
+    compared = {d.input: 0 for d in formulas}  # entries each formula was finite at and checked
     for args, options, described in sample_points(spec, seed, dtype):
         checked += 1
         results = _results(spec, reference(**args, **options))
@@ -229,11 +233,17 @@ def _check_spec(spec: OpSpec | CompositeSpec, catalog: Catalog, seed: int, dtype
                     failures.append(Failure(spec.path, derivative.line, derivative.input, f"{message} (case {described}{several})"))
             if failures:
                 return failures
+            forward = spec.derivatives.forward
+            if forward is not None:
+                message, entries = _compare_forward(spec, names, scope, args, options, result, rng)
+                compared[forward.input] += entries
+                if message is not None:
+                    return [Failure(spec.path, forward.line, forward.input, f"{message} (case {described})")]
     if checked == 0:
         line = spec.derivatives.formulas[0].line
         return [Failure(spec.path, line, spec.derivatives.formulas[0].input, f"no gate case where the reference is finite to check it on ({dtype})")]
     return [Failure(spec.path, d.line, d.input, f"the formula is not finite at any point it was checked at ({dtype})")
-            for d in spec.derivatives.formulas if d.differentiable and compared[d.input] == 0]  # fmt: skip
+            for d in formulas if d.differentiable and compared[d.input] == 0]  # fmt: skip
 
 
 def _usable_point(rng: np.random.Generator, spec: OpSpec | CompositeSpec, reference: Callable[..., Any],
@@ -290,22 +300,13 @@ def _compare(derivative: Derivative, names: dict[str, Any], scope: dict[str, Any
              objective: Callable[[dict[str, Any]], float]) -> tuple[str | None, int]:  # fmt: skip
     """The first entry where the formula and finite differences disagree (None when none does), and how many
     entries were compared."""
-    try:
-        with np.errstate(all="ignore"):
-            analytic = eval(derivative.formula, names, dict(scope))  # noqa: S307 - parsed and checked by the catalog
-    except Exception as exc:  # noqa: BLE001 - a formula that does not run is a wrong formula
-        return f"the formula raises {type(exc).__name__}: {exc}", 0
     value = args[derivative.input]
-    pieces = list(analytic) if isinstance(value, list) else [analytic]
     arrays = value if isinstance(value, list) else [value]
-    if len(pieces) != len(arrays):
-        return f"the formula gives {len(pieces)} gradients for {len(arrays)} tensors", 0
+    gradients = _gradients(derivative, names, scope, arrays, isinstance(value, list))
+    if isinstance(gradients, str):
+        return gradients, 0
     entries = 0
-    for k, (array, piece) in enumerate(zip(arrays, pieces, strict=True)):
-        piece = np.zeros_like(array) if piece is None else np.asarray(piece)  # None: no gradient flows to it
-        if not np.iscomplexobj(array):  # a real input keeps the real part (the runtime's engine does the same)
-            piece = np.real(piece)
-        got = _helpers().sum_to(np.broadcast_to(piece.astype(array.dtype), np.broadcast_shapes(piece.shape, array.shape)), array.shape)
+    for k, (array, got) in enumerate(zip(arrays, gradients, strict=True)):
         for index in np.ndindex(array.shape):
             numeric = _numeric_gradient(array, index, lambda: objective(args))
             if not np.isfinite(got[index]):
@@ -314,6 +315,89 @@ def _compare(derivative: Derivative, names: dict[str, Any], scope: dict[str, Any
             if not abs(got[index] - numeric) <= ATOL + RTOL * abs(numeric):
                 where = f"[{k}]{list(index)}" if isinstance(value, list) else f"{list(index)}"
                 return f"at {derivative.input}{where} the formula gives {got[index]!r}, finite differences {numeric!r}", entries
+    return None, entries
+
+
+def _gradients(derivative: Derivative, names: dict[str, Any], scope: dict[str, Any], arrays: list[np.ndarray],
+               listed: bool) -> list[np.ndarray] | str:  # fmt: skip
+    """The backward formula's value for each of the input's arrays (a tensor list's several), reduced to the
+    array's shape as the engine reduces it; or what is wrong with the formula."""
+    try:
+        with np.errstate(all="ignore"):
+            analytic = eval(derivative.formula, names, dict(scope))  # noqa: S307 - parsed and checked by the catalog
+    except Exception as exc:  # noqa: BLE001 - a formula that does not run is a wrong formula
+        return f"the formula raises {type(exc).__name__}: {exc}"
+    pieces = list(analytic) if listed else [analytic]
+    if len(pieces) != len(arrays):
+        return f"the formula gives {len(pieces)} gradients for {len(arrays)} tensors"
+    gradients = []
+    for array, piece in zip(arrays, pieces, strict=True):
+        piece = np.zeros_like(array) if piece is None else np.asarray(piece)  # None: no gradient flows to it
+        if not np.iscomplexobj(array):  # a real input keeps the real part (the runtime's engine does the same)
+            piece = np.real(piece)
+        shape = np.broadcast_shapes(piece.shape, array.shape)
+        gradients.append(_helpers().sum_to(np.broadcast_to(piece.astype(array.dtype), shape), array.shape))
+    return gradients
+
+
+def _compare_forward(spec: OpSpec | CompositeSpec, names: dict[str, Any], scope: dict[str, Any], args: dict[str, Any],
+                     options: dict[str, Any], result: np.ndarray, rng: np.random.Generator) -> tuple[str | None, int]:  # fmt: skip
+    """The forward formula's J u for random tangents u against central differences of the reference along u
+    (every input moved at once), then <v, J u> against the backward formulas' sum of <J^T v, u> for a random v:
+    the first disagreement (None when none), and how many entries were compared."""
+    assert spec.derivatives is not None and spec.derivatives.forward is not None
+    flowing = [d for d in spec.derivatives.formulas if d.differentiable and isinstance(args.get(d.input), (np.ndarray, list))]
+    tangents = {d.input: [_weight(rng, a) for a in args[d.input]] if isinstance(args[d.input], list) else _weight(rng, args[d.input])
+                for d in flowing}  # fmt: skip
+    # An input that is not a tensor in this case (clip's min=None) has no tangent: 0 in the formula.
+    forward_scope = {k: v for k, v in scope.items() if k not in (GRAD, OUTPUT)}
+    forward_scope.update({tangent_name(d.input): 0.0 for d in spec.derivatives.formulas if d.differentiable})
+    forward_scope.update({tangent_name(name): u for name, u in tangents.items()})
+    try:
+        with np.errstate(all="ignore"):
+            value = np.asarray(eval(spec.derivatives.forward.formula, names, forward_scope))  # noqa: S307 - parsed and checked by the catalog
+    except Exception as exc:  # noqa: BLE001 - a formula that does not run is a wrong formula
+        return f"the forward formula raises {type(exc).__name__}: {exc}", 0
+    if not np.iscomplexobj(result):  # a real result's tangent is real (as a real input's gradient)
+        value = np.real(value)
+    try:
+        jvp = np.broadcast_to(value, result.shape)
+    except ValueError:
+        return f"the forward formula's value has shape {value.shape}, the result {result.shape}", 0
+
+    def moved(sign: int) -> np.ndarray:
+        shifted = {**args}
+        for name, u in tangents.items():
+            shifted[name] = [a + sign * EPS * t for a, t in zip(args[name], u, strict=True)] if isinstance(u, list) else args[name] + sign * EPS * u
+        with np.errstate(all="ignore"):
+            return _results(spec, spec.reference_callable()(**shifted, **options))[0]
+
+    numeric = (moved(1) - moved(-1)) / (2 * EPS)
+    entries = 0
+    for index in np.ndindex(result.shape):
+        if not np.isfinite(jvp[index]):
+            continue  # the formula's own singular point, as for backward formulas
+        entries += 1
+        if not abs(jvp[index] - numeric[index]) <= ATOL + RTOL * abs(numeric[index]):
+            return f"at result{list(index)} the forward formula gives {jvp[index]!r}, finite differences along the tangents {numeric[index]!r}", entries
+    if not np.all(np.isfinite(jvp)):
+        return None, entries
+    weight = _weight(rng, result)
+    pushed = float(np.sum(np.real(np.conj(weight) * jvp)))
+    pulled, scale = 0.0, float(np.sum(np.abs(weight) * np.abs(jvp)))
+    for derivative in flowing:
+        listed = isinstance(args[derivative.input], list)
+        arrays = args[derivative.input] if listed else [args[derivative.input]]
+        gradients = _gradients(derivative, names, {**scope, GRAD: weight}, arrays, listed)
+        if isinstance(gradients, str):
+            return None, entries  # the backward check above reports it
+        u = tangents[derivative.input] if listed else [tangents[derivative.input]]
+        for g, t in zip(gradients, u, strict=True):
+            pulled += float(np.sum(np.real(np.conj(g) * t)))
+            scale += float(np.sum(np.abs(g) * np.abs(t)))
+    if not abs(pushed - pulled) <= ADJOINT_RTOL * (1 + scale):
+        return (f"<v, J u> from the forward formula is {pushed!r}, the backward formulas' <J^T v, u> {pulled!r}: "
+                "they are not each other's adjoint"), entries  # fmt: skip
     return None, entries
 
 
