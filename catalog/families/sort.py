@@ -1,7 +1,10 @@
 """Sort: each line along one axis in order (stable; descending keeps ties in order too), as the sorted
 values (sort) or the positions they came from (argsort). The kernel's body is the comparator; the runtime's
-stable sorts (tensorsmith/sort_rows.h: a sample sort into ordered buckets placed by rank on the CPU, a
-branch-free merge sort for complex values, short rows and CUDA) are the loop around it."""
+stable sorts are the loop around it (tensorsmith/sort_rows.h): on the CPU, rows of real numbers from 128
+elements (512 for 64-bit types) by a radix sort of keys in numpy's order, each result checked pair by pair
+with the comparator (tensorsmith/radix_sort.h), other rows and those where the comparator disagrees by a
+sample sort into ordered buckets placed by rank; a branch-free merge sort for complex values, short rows
+and CUDA."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from ..dtypes import Promotion
 from .base import FamilyDef
 
 # Ties and special values decide a sort's correctness (stability, where NaN and -0.0 go); ordinary data
-# reaches the bucket splits and merge passes.
+# reaches the radix passes, bucket splits and merge passes.
 _DISTS = ("ties", "ties", "specials", "normal", "uniform", "mixed", "heavy", "ascending", "descending")
 
 _SHOWN = [

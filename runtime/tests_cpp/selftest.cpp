@@ -18,6 +18,7 @@
 #include <iostream>
 #include <iterator>
 #include <limits>
+#include <numeric>
 #include <string>
 #include <thread>
 #include <vector>
@@ -482,6 +483,51 @@ void test_sort() {
   EXPECT_THROW(sort(op("sort"), make({}, {1}), -1, false), AxisError, "");
 }
 
+// sort_row's radix path (rows from 128 long, 8- and 11-bit digits; values alone by their keys, or keys with
+// positions where some value does not come back from its key, -0.0 here) against std::stable_sort by the same
+// comparator: ties (-0.0 among the zeros) keep their order, ascending and descending. A comparator that is not
+// numpy's order (here reversed) fails the radix path's check, and the row is sorted by the comparator after all.
+struct ReversedLess {
+  static bool less(double a, double b) { return a > b; }
+};
+
+template <typename Less, bool kDescending>
+void check_long_sort(const std::vector<double>& row, bool radix_agrees) {
+  const int64_t n = static_cast<int64_t>(row.size());
+  std::vector<int64_t> expected(row.size());
+  std::iota(expected.begin(), expected.end(), 0);
+  std::stable_sort(expected.begin(), expected.end(), [&](int64_t a, int64_t b) {
+    return kDescending ? Less::less(row[b], row[a]) : Less::less(row[a], row[b]);
+  });
+  for (const bool with_positions : {true, false}) {
+    std::vector<double> values(row.size());
+    std::vector<int64_t> positions(row.size());
+    std::vector<uint64_t> scratch(row.size() * kSortScratchPerElement / sizeof(uint64_t));
+    SortArgs args{reinterpret_cast<char*>(values.data()), with_positions ? positions.data() : nullptr,
+                  reinterpret_cast<const char*>(row.data()), 1, n, kDescending, reinterpret_cast<char*>(scratch.data())};
+    EXPECT((ts::sorting::radix::sort_row<Less, double, double, kDescending>(args, 0)) == radix_agrees);
+    ts::sorting::sort_row<Less, double, double>(args, 0);
+    if (with_positions) EXPECT(positions == expected);
+    bool same_bits = true;
+    for (int64_t i = 0; i < n; ++i) same_bits &= std::memcmp(&values[i], &row[expected[i]], sizeof(double)) == 0;
+    EXPECT(same_bits);
+  }
+}
+
+void test_sort_radix() {
+  for (const int64_t n : {200, 3001}) {
+    for (const bool signed_zeros : {false, true}) {
+      std::vector<double> row(n);
+      for (int64_t i = 0; i < n; ++i) row[i] = static_cast<double>((i * 7919) % 37) - 18.0;  // 37 values, many ties
+      for (int64_t i = 0; signed_zeros && i < n; i += 5) row[i] = (i / 5) % 2 == 0 ? 0.0 : -0.0;
+      check_long_sort<PlainLess, false>(row, true);
+      check_long_sort<PlainLess, true>(row, true);
+      check_long_sort<ReversedLess, false>(row, false);
+      check_long_sort<ReversedLess, true>(row, false);
+    }
+  }
+}
+
 void test_contract() {
   const OpDef& matmul = op("matmul");
   const Tensor a = arange({2, 3}), b = arange({3, 2});
@@ -907,6 +953,7 @@ int main() {
   test_normalize();
   test_scan();
   test_sort();
+  test_sort_radix();
   test_contract();
   test_registry();
   test_domain();

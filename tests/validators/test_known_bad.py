@@ -73,8 +73,10 @@ def failures_of_each_kind(report: dict) -> list[str]:
 def judge():
     project = Project.locate(Path(__file__))
     # The production gate's 240 s run limit would make the hang body cost 4 minutes, its 120 s compile budget
-    # the compile-time bomb 2; an honest body compiles in a few seconds even on a loaded machine.
-    gate = Gate(project.root, wall_s=30, compile_s={"cpu": 30.0, "cuda": 120.0})
+    # the compile-time bomb 2. An honest body compiles in seconds, but a sort kernel's translation unit (its
+    # comparator in every dtype, direction and instruction-set level, with the bucket and radix sorts around
+    # it) takes 26 s at -O2 on an idle core of this project's VMs: 45 s leaves it room on a loaded machine.
+    gate = Gate(project.root, wall_s=30, compile_s={"cpu": 45.0, "cuda": 120.0})
     regen = Regenerator(project, gate)
     catalog = load_catalog(project.root)
 

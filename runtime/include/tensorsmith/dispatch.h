@@ -118,8 +118,9 @@ using ScanKernel = void (*)(const ScanArgs& args);
 
 // Sort: `rows` contiguous rows of n elements (row-major), each sorted stably by the kernel's order (ascending,
 // or descending: ties keep their order either way). The sorted values go to `values` or the int64 positions
-// they came from to `indices` (row-major; the other is null). `scratch` holds rows * n *
-// kSortScratchPerElement bytes (16-byte aligned) for the kernel's own use: kernels may not allocate.
+// they came from to `indices` (row-major; the other is null). `scratch`: kSortScratchPerElement bytes per
+// element (16-byte aligned) for the kernel's own use, of one row on the CPU (whose kernel sorts its rows one
+// after another) and of every row on CUDA (whose threads sort theirs at once): kernels may not allocate.
 constexpr int64_t kSortScratchPerElement = 48;  // two (value, int64 position) items of the widest type, complex128
 struct SortArgs {
   char* values;

@@ -1,6 +1,7 @@
 // The sort engine (sort, argsort): the sorted axis is moved last and the input made contiguous, so a kernel
 // sorts whole contiguous rows; the result is moved back. Kernels are given their scratch (they may not
-// allocate): kSortScratchPerElement bytes per element of the rows they sort.
+// allocate): kSortScratchPerElement bytes per element of one row on the CPU, where a kernel sorts its rows
+// one after another, and of every row on CUDA (SortArgs).
 #include <algorithm>
 
 #include "tensorsmith/engine.h"
@@ -49,7 +50,7 @@ Tensor sort(const OpDef& op, const Tensor& x, int64_t axis, bool descending) {
   } else if (rows > 0) {
     // Rows are independent: blocks of rows in parallel give exactly the serial result.
     parallel_for(rows, std::max<int64_t>(1, kSortGrain / n), [&](int64_t begin, int64_t end) {
-      const Tensor scratch = Tensor::empty({(end - begin) * n * kSortScratchPerElement}, DType::UInt8, x.device());
+      const Tensor scratch = Tensor::empty({n * kSortScratchPerElement}, DType::UInt8, x.device());
       kernel(args_for(begin, end, scratch.data_ptr()));
     });
   }
