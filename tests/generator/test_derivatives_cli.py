@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 
 def test_ops_lists_the_formulas(pristine_checkout: Path, tsgen) -> None:
     result = tsgen(pristine_checkout, "ops", "--json")
@@ -13,7 +15,7 @@ def test_ops_lists_the_formulas(pristine_checkout: Path, tsgen) -> None:
     assert rows["tanh"]["derivatives"] == {"x": "grad * conjugate(1 - result * result)", "result": "x_t * (1 - result * result)"}
     assert rows["where"]["derivatives"]["condition"] is None
     assert rows["argmax"]["derivatives"] == "none"
-    assert rows["reshape"]["derivatives"] == {"x": "reshape(grad, x.shape)"}  # composites too
+    assert rows["reshape"]["derivatives"] == {"x": "reshape(grad, x.shape)", "result": "reshape(x_t, shape)"}  # composites too
     assert any(row["derivatives"] == "missing" for row in rows.values())
     text = tsgen(pristine_checkout, "ops").stdout
     assert "  tanh: d/dx = grad * conjugate(1 - result * result)" in text
@@ -21,28 +23,23 @@ def test_ops_lists_the_formulas(pristine_checkout: Path, tsgen) -> None:
     assert "derivatives: " in text and "ops with formulas" in text and "forward formulas (Jacobian-vector products" in text
 
 
-def test_regen_refuses_a_wrong_formula_and_writes_nothing(checkout: Path, tsgen, hash_tree) -> None:
+@pytest.mark.parametrize(
+    ("op", "right", "wrong", "entry"),
+    [
+        ("tanh", "grad * conjugate(1 - result * result)", "grad * conjugate(1 + result * result)", "x"),
+        ("multiply", "x1_t * x2 + x1 * x2_t", "x1_t * x2 + x1 * x1_t", "result"),  # a forward formula
+    ],
+)
+def test_regen_refuses_a_wrong_formula_and_writes_nothing(checkout: Path, tsgen, hash_tree, op, right, wrong, entry) -> None:
     before = hash_tree(checkout / "generated")
-    spec = checkout / "specs" / "tanh.yaml"
+    spec = checkout / "specs" / f"{op}.yaml"
     text = spec.read_text(encoding="utf-8")
-    spec.write_text(text.replace("grad * conjugate(1 - result * result)", "grad * conjugate(1 + result * result)"), encoding="utf-8")
-    line = next(i for i, row in enumerate(text.splitlines(), start=1) if row.strip().startswith("x:"))
+    spec.write_text(text.replace(right, wrong), encoding="utf-8")
+    line = next(i for i, row in enumerate(text.splitlines(), start=1) if row.strip().startswith(f"{entry}:"))
     result = tsgen(checkout, "regen", "--no-build")
     assert result.returncode != 0
-    assert f"rejected derivative: specs/tanh.yaml:{line}: derivative of x: at x" in result.stdout
+    assert f"rejected derivative: specs/{op}.yaml:{line}: derivative of {entry}: at {entry}" in result.stdout
     assert "disagree with finite differences" in result.stderr
-    assert hash_tree(checkout / "generated") == before
-
-
-def test_regen_refuses_a_wrong_forward_formula_naming_its_line(checkout: Path, tsgen, hash_tree) -> None:
-    before = hash_tree(checkout / "generated")
-    spec = checkout / "specs" / "multiply.yaml"
-    text = spec.read_text(encoding="utf-8")
-    spec.write_text(text.replace("x1_t * x2 + x1 * x2_t", "x1_t * x2 + x1 * x1_t"), encoding="utf-8")
-    line = next(i for i, row in enumerate(text.splitlines(), start=1) if row.strip().startswith("result:"))
-    result = tsgen(checkout, "regen", "--no-build")
-    assert result.returncode != 0
-    assert f"rejected derivative: specs/multiply.yaml:{line}: derivative of result: at result" in result.stdout
     assert hash_tree(checkout / "generated") == before
 
 
