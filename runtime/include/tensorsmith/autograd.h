@@ -16,6 +16,7 @@
 #include <pybind11/pybind11.h>
 
 #include "tensorsmith/tensor.h"
+#include "tensorsmith/tensor_caster.h"
 
 namespace ts::autograd {
 

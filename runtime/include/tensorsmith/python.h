@@ -11,6 +11,7 @@
 
 #include "tensorsmith/dispatch.h"
 #include "tensorsmith/tensor.h"
+#include "tensorsmith/tensor_caster.h"
 
 namespace ts::python {
 

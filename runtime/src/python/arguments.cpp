@@ -18,31 +18,6 @@
 
 namespace ts::python {
 
-namespace {
-
-const py::detail::type_info& tensor_type_info() {
-  static const py::detail::type_info* info = py::detail::get_type_info(typeid(Tensor));
-  return *info;
-}
-
-}  // namespace
-
-const Tensor* exact_tensor(PyObject* obj) {
-  if (Py_TYPE(obj) != tensor_type_info().type) return nullptr;
-  return reinterpret_cast<py::detail::instance*>(obj)->get_value_and_holder().value_ptr<Tensor>();
-}
-
-py::object tensor_object(Tensor t) {
-  // type_caster_generic::cast with the move policy, less its search of the registered instances.
-  const py::detail::type_info& info = tensor_type_info();
-  py::object obj = py::reinterpret_steal<py::object>(py::detail::make_new_instance(info.type));
-  auto* instance = reinterpret_cast<py::detail::instance*>(obj.ptr());
-  instance->owned = true;
-  instance->get_value_and_holder().value_ptr() = new Tensor(std::move(t));
-  info.init_instance(instance, nullptr);
-  return obj;
-}
-
 std::string type_name(py::handle obj) { return py::str(py::type::handle_of(obj).attr("__name__")); }
 
 static bool is_int(py::handle obj) { return !PyBool_Check(obj.ptr()) && PyIndex_Check(obj.ptr()); }

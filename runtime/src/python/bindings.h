@@ -15,6 +15,7 @@
 #include "tensorsmith/device.h"
 #include "tensorsmith/dtype.h"
 #include "tensorsmith/tensor.h"
+#include "tensorsmith/tensor_caster.h"
 
 namespace ts::python {
 
@@ -157,14 +158,16 @@ auto without_gil_if_large(int64_t elements, Run run) {
   return run();
 }
 
-// ---- tensor objects (arguments.cpp) ------------------------------------------------------
+// ---- tensor objects (tensor_objects.cpp; tensor_object is declared in tensorsmith/tensor_caster.h) ---
 // The Tensor inside `obj` when obj is a Tensor itself (not a subclass), else null; no pybind11 type lookup.
 const Tensor* exact_tensor(PyObject* obj);
+// Makes tensor_object's objects unregistered and the Tensor type's tp_dealloc free them directly, where pybind11
+// lays the class out as tensor_object assumes (checked); once, right after the class is created.
+void install_tensor_objects(py::handle cls);
+
+// ---- operands (arguments.cpp) -----------------------------------------------------------
 // Whether the ops take `obj` as an operand: a tensor, a Python or numpy scalar, or an array-like.
 bool is_operand(py::handle obj);
-// A new Python Tensor holding `t`, as py::cast makes it, without looking for an existing object: a tensor
-// the engines just made has none.
-py::object tensor_object(Tensor t);
 
 // ---- creation (creation.cpp) ------------------------------------------------------------
 // A new tensor of zeros.

@@ -113,7 +113,8 @@ Tensor diff(const Tensor& x, py::handle axis_arg, py::handle n_arg, py::handle p
   Tensor out = x;
   if (!prepend.is_none() || !append.is_none()) {
     py::list parts;
-    for (py::handle part : {prepend, py::handle(py::cast(x)), append}) {
+    const py::object x_object = py::cast(x);  // alive while the handles below refer to it
+    for (py::handle part : {prepend, py::handle(x_object), append}) {
       if (part.is_none()) continue;
       TS_CHECK(py::isinstance<Tensor>(part), TypeError, "diff: prepend and append must be Tensors, not " << type_name(part));
       parts.append(part);
