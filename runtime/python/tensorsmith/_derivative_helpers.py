@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 __all__ = ["conjugate", "unreduce", "reduced_count", "extreme_share", "matmul_grad_x1", "matmul_grad_x2", "inverse_permutation",
-           "split_like", "negated", "untile", "positions_of", "scatter_add", "within", "reverse_cumulative_sum", "product_of_others", "scatter_add_rows", "sum_to", "rows_of", "standardize_grad_x", "gelu_grad", "gelu_tanh_second", "cross_entropy_grad", "cumulative_prod_grad", "tensordot_grad_x1", "tensordot_grad_x2", "diff_grads", "unstacked_grad", "only_at", "meshgrid_grads"]  # fmt: skip
+           "split_like", "negated", "untile", "positions_of", "scatter_add", "within", "reverse_cumulative_sum", "product_of_others", "scatter_add_rows", "sum_to", "rows_of", "standardize_grad_x", "gelu_grad", "gelu_tanh_second", "cross_entropy_grad", "cumulative_prod_grad", "tensordot_grad_x1", "tensordot_grad_x2", "diff_grads", "unstacked_grad", "only_at", "meshgrid_grads", "standardize_grad_tangent_x", "clip_tangent", "cumulative_prod_tangent"]  # fmt: skip
 
 
 def _namespace(*arrays: Any) -> Any:
@@ -149,6 +149,27 @@ def standardize_grad_x(grad: Any, g: Any, x: Any, result: Any, eps: float) -> An
     dx = -(rstd * rstd / count) * n * (a - m * b) - (rstd * b / count) * result - rstd * m * sg_grad
     return xp.reshape(dx, shape)
 
+
+
+def standardize_grad_tangent_x(g: Any, x: Any, x_t: Any, eps: float) -> Any:
+    """The derivative of _standardize_grad(g, x) along x_t (its forward formula's x part), per row of N: with
+    c = x - mean(x), r = rstd, n = c r, m = mean(g n), dc = x_t - mean(x_t), dr = -r^3 mean(c dc) and
+    dn = dc r + c dr, the map r (g - mean(g) - n m) moves by dr (g - mean(g) - n m) - r (dn m + n mean(g dn))."""
+    xp = _namespace(g, x)
+    shape = tuple(x.shape)
+    g, x, x_t = (xp.reshape(a, shape or (1,)) for a in (g, x, x_t))  # a scalar: one row
+
+    def mean(a: Any) -> Any:
+        return xp.mean(a, axis=-1, keepdims=True)
+
+    centered = x - mean(x)
+    rstd = 1 / xp.sqrt(mean(centered * centered) + eps)
+    n = centered * rstd
+    m = mean(g * n)
+    d_centered = x_t - mean(x_t)
+    d_rstd = -(rstd * rstd * rstd) * mean(centered * d_centered)
+    d_n = d_centered * rstd + centered * d_rstd
+    return xp.reshape(d_rstd * (g - mean(g) - n * m) - rstd * (d_n * m + n * mean(g * d_n)), shape)
 
 _GELU_A = 2.0 * math.sqrt(2.0 / math.pi)
 _GELU_B = 0.044715 * _GELU_A
@@ -325,6 +346,25 @@ def within(x: Any, low: Any, high: Any) -> Any:
     return inside
 
 
+
+def clip_tangent(x: Any, low: Any, high: Any, x_t: Any, low_t: Any, high_t: Any) -> Any:
+    """clip's J u: each element's tangent taken from where its value came from, as the backward formulas route
+    grad: x's within [low, high], low's below it (where low <= high), high's above it or wherever high < low.
+    A bound that is None has no tangent; one that is a Python scalar has tangent 0."""
+    xp = _namespace(x)
+    tangent = xp.where(within(x, low, high), x_t, 0.0)
+    if low is not None:
+        below = x < low
+        if high is not None:
+            below = below & (low <= high)
+        tangent = tangent + xp.where(below, low_t, 0.0)
+    if high is not None:
+        above = x > high
+        if low is not None:
+            above = above | (high < low)
+        tangent = tangent + xp.where(above, high_t, 0.0)
+    return tangent
+
 def reverse_cumulative_sum(grad: Any, axis: Any, include_initial: bool) -> Any:
     """cumulative_sum's gradient: sums from each position to the end of its line (the initial zero's gradient
     dropped)."""
@@ -370,6 +410,31 @@ def cumulative_prod_grad(grad: Any, x: Any, result: Any, axis: Any, include_init
     at_first_zero = reverse_cumulative_sum(grad * conjugate(with_one), axis, False)
     return xp.where(before, ahead, xp.where(first, at_first_zero, xp.zeros_like(ahead)))
 
+
+
+def cumulative_prod_tangent(x_t: Any, x: Any, result: Any, axis: Any, include_initial: bool) -> Any:
+    """cumulative_prod's J u (the sum over i <= k of u_i times the product of the other x_j), right where x holds
+    zeros: before a line's first zero, result times the running sum of u / x; from the first zero to the next,
+    the first zero's u times the products with that zero taken as one; after a second zero, zero."""
+    xp = _namespace(x)
+    axis = -1 if axis is None else axis
+    if include_initial:  # the initial one is constant
+        index = [slice(None)] * result.ndim
+        index[axis] = slice(1, None)
+        result = result[tuple(index)]
+    zero = x == 0
+    zeros_so_far = xp.cumulative_sum(xp.astype(zero, xp.int64), axis=axis)
+    before, first = zeros_so_far == 0, zero & (zeros_so_far == 1)
+    one = xp.ones_like(x)
+    ahead = result * xp.cumulative_sum(x_t / xp.where(before, x, one), axis=axis)
+    with_one = xp.cumulative_prod(xp.where(first, one, x), axis=axis)
+    at_first_zero = xp.cumulative_sum(xp.where(first, x_t, xp.zeros_like(ahead)), axis=axis) * with_one
+    tangent = xp.where(before, ahead, xp.where(zeros_so_far == 1, at_first_zero, xp.zeros_like(ahead)))
+    if not include_initial:
+        return tangent
+    edge = list(tangent.shape)
+    edge[axis] = 1
+    return xp.concat([xp.zeros(tuple(edge), dtype=tangent.dtype, device=tangent.device), tangent], axis=axis)
 
 def _contracted_axes(x1: Any, x2: Any, axes: Any) -> tuple[list[int], list[int]]:
     """tensordot's contracted axes of x1 and of x2, pairwise: the last `axes` of x1 with the first of x2 for an
