@@ -67,9 +67,9 @@ py::object pointwise_into(const OpDef& op, const std::vector<Tensor>& inputs, py
              op.name << ": out must be a Tensor or a tuple of one, got a tuple of " << py::len(out));
     target = py::reinterpret_borrow<py::tuple>(out)[0];
   }
-  TS_CHECK(py::isinstance<Tensor>(target), TypeError,
-           op.name << ": out must be a tensorsmith Tensor, not " << type_name(target));
-  const Tensor& out_tensor = target.cast<const Tensor&>();
+  const Tensor* out_pointer = exact_tensor(target.ptr());  // Tensor is final: no subclass to look for
+  TS_CHECK(out_pointer != nullptr, TypeError, op.name << ": out must be a tensorsmith Tensor, not " << type_name(target));
+  const Tensor& out_tensor = *out_pointer;
   // numpy's check and words; a broadcast view is the one kind of read-only tensor.
   TS_CHECK(out_tensor.writeable(), ValueError,
            op.name << ": out is a broadcast view (a stride-0 axis) or a view of one: output array is read-only");
