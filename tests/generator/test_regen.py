@@ -413,7 +413,7 @@ def one_op_per_family(pristine_checkout: Path, destination: Path, tsgen) -> Path
             (root / alias.path).unlink()
     remaining = kept | {c.name for c in catalog.composites} | {a.name for a in catalog.aliases if a.alias_of in kept}
     for spec in (*catalog.ops, *catalog.composites):  # formulas calling removed ops go with them (kernels keep their hash)
-        calls = {c for d in (spec.derivatives.formulas if spec.derivatives else ()) for c in d.calls} - set(helper_names(root))
+        calls = {c for d in (spec.derivatives.every_formula if spec.derivatives else ()) for c in d.calls} - set(helper_names(root))
         if spec.name in remaining and not calls <= remaining:
             (root / spec.path).write_text(spec.kernel_text if isinstance(spec, OpSpec) else _without_derivatives(spec.text), encoding="utf-8")
     out = ok(tsgen(root, "regen", "--no-build"))

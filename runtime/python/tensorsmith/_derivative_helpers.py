@@ -150,7 +150,6 @@ def standardize_grad_x(grad: Any, g: Any, x: Any, result: Any, eps: float) -> An
     return xp.reshape(dx, shape)
 
 
-
 def standardize_grad_tangent_x(g: Any, x: Any, x_t: Any, eps: float) -> Any:
     """The derivative of _standardize_grad(g, x) along x_t (its forward formula's x part), per row of N: with
     c = x - mean(x), r = rstd, n = c r, m = mean(g n), dc = x_t - mean(x_t), dr = -r^3 mean(c dc) and
@@ -170,6 +169,7 @@ def standardize_grad_tangent_x(g: Any, x: Any, x_t: Any, eps: float) -> Any:
     d_rstd = -(rstd * rstd * rstd) * mean(centered * d_centered)
     d_n = d_centered * rstd + centered * d_rstd
     return xp.reshape(d_rstd * (g - mean(g) - n * m) - rstd * (d_n * m + n * mean(g * d_n)), shape)
+
 
 _GELU_A = 2.0 * math.sqrt(2.0 / math.pi)
 _GELU_B = 0.044715 * _GELU_A
@@ -346,7 +346,6 @@ def within(x: Any, low: Any, high: Any) -> Any:
     return inside
 
 
-
 def clip_tangent(x: Any, low: Any, high: Any, x_t: Any, low_t: Any, high_t: Any) -> Any:
     """clip's J u: each element's tangent taken from where its value came from, as the backward formulas route
     grad: x's within [low, high], low's below it (where low <= high), high's above it or wherever high < low.
@@ -364,6 +363,7 @@ def clip_tangent(x: Any, low: Any, high: Any, x_t: Any, low_t: Any, high_t: Any)
             above = above | (high < low)
         tangent = tangent + xp.where(above, high_t, 0.0)
     return tangent
+
 
 def reverse_cumulative_sum(grad: Any, axis: Any, include_initial: bool) -> Any:
     """cumulative_sum's gradient: sums from each position to the end of its line (the initial zero's gradient
@@ -411,7 +411,6 @@ def cumulative_prod_grad(grad: Any, x: Any, result: Any, axis: Any, include_init
     return xp.where(before, ahead, xp.where(first, at_first_zero, xp.zeros_like(ahead)))
 
 
-
 def cumulative_prod_tangent(x_t: Any, x: Any, result: Any, axis: Any, include_initial: bool) -> Any:
     """cumulative_prod's J u (the sum over i <= k of u_i times the product of the other x_j), right where x holds
     zeros: before a line's first zero, result times the running sum of u / x; from the first zero to the next,
@@ -435,6 +434,7 @@ def cumulative_prod_tangent(x_t: Any, x: Any, result: Any, axis: Any, include_in
     edge = list(tangent.shape)
     edge[axis] = 1
     return xp.concat([xp.zeros(tuple(edge), dtype=tangent.dtype, device=tangent.device), tangent], axis=axis)
+
 
 def _contracted_axes(x1: Any, x2: Any, axes: Any) -> tuple[list[int], list[int]]:
     """tensordot's contracted axes of x1 and of x2, pairwise: the last `axes` of x1 with the first of x2 for an

@@ -62,22 +62,21 @@ constexpr int64_t kDirectFillBytes = int64_t{64} << 10;
 Tensor filled(const Shape& shape, py::handle value, std::optional<DType> dtype, Device device) {
   check_scalar(value, "fill_value");
   const bool exact = dtype && is_zero_or_one(value);
-  if (exact && device.type == DeviceType::CPU && value.cast<int64_t>() == 0) {
-    Tensor out = Tensor::empty(shape, *dtype, device);
-    if (out.numel() * static_cast<int64_t>(out.itemsize()) <= kDirectFillBytes) {
-      std::memset(out.data_ptr(), 0, static_cast<size_t>(out.numel()) * out.itemsize());
-      return out;
-    }
-  }
-  const Tensor scalar = exact ? int64_scalar(value.cast<int64_t>()) : asarray(value, dtype);
-  Tensor out = Tensor::empty(shape, dtype.value_or(scalar.dtype()), device);
+  const std::optional<Tensor> converted = exact ? std::nullopt : std::optional<Tensor>(asarray(value, dtype));
+  Tensor out = Tensor::empty(shape, exact ? *dtype : converted->dtype(), device);
   const size_t item = out.itemsize(), bytes = static_cast<size_t>(out.numel()) * item;
-  if (device.type != DeviceType::CPU || bytes == 0 || bytes > static_cast<size_t>(kDirectFillBytes)) {
-    out.copy_from(scalar);  // broadcast from the 0-d host tensor, onto any device
+  if (device.type != DeviceType::CPU || bytes > static_cast<size_t>(kDirectFillBytes)) {
+    out.copy_from(exact ? int64_scalar(value.cast<int64_t>()) : *converted);  // broadcast from a 0-d host tensor
     return out;
   }
-  const Tensor first = scalar.dtype() == out.dtype() ? scalar : scalar.astype(out.dtype());
   char* data = out.data_ptr();
+  if (exact && value.cast<int64_t>() == 0) {
+    std::memset(data, 0, bytes);
+    return out;
+  }
+  if (bytes == 0) return out;
+  const Tensor scalar = exact ? int64_scalar(value.cast<int64_t>()) : *converted;
+  const Tensor first = scalar.dtype() == out.dtype() ? scalar : scalar.astype(out.dtype());
   std::memcpy(data, first.data_ptr(), item);
   for (size_t done = item; done < bytes; done *= 2) std::memcpy(data + done, data, std::min(done, bytes - done));
   return out;
