@@ -11,6 +11,12 @@ import pytest
 
 import tensorsmith as ts
 
+def test_tensors_take_the_direct_path() -> None:
+    """tensor_objects.cpp keeps pybind11's own instance code where pybind11 lays the Tensor class out otherwise
+    than it assumes (a future pybind11 could): still correct, but each small op pays that cost again."""
+    assert ts._C._direct_tensor_objects is True
+
+
 # Each way a tensor reaches Python: a pointwise fast entry, an operator slot, __getitem__, a fast view property,
 # a pybind11-bound method and function (returned by value through the type caster), a reduction, a list's item.
 # The views share their input's storage; the others make their own.

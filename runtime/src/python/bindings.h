@@ -162,8 +162,9 @@ auto without_gil_if_large(int64_t elements, Run run) {
 // The Tensor inside `obj` when obj is a Tensor itself (not a subclass), else null; no pybind11 type lookup.
 const Tensor* exact_tensor(PyObject* obj);
 // Makes tensor_object's objects unregistered and the Tensor type's tp_dealloc free them directly, where pybind11
-// lays the class out as tensor_object assumes (checked); once, right after the class is created.
-void install_tensor_objects(py::handle cls);
+// lays the class out as tensor_object assumes (checked; returns whether it does); once, right after the class is
+// created.
+bool install_tensor_objects(py::handle cls);
 
 // ---- operands (arguments.cpp) -----------------------------------------------------------
 // Whether the ops take `obj` as an operand: a tensor, a Python or numpy scalar, or an array-like.

@@ -85,7 +85,7 @@ py::object tensor_object(Tensor t) {
   return py::reinterpret_steal<py::object>(obj);
 }
 
-void install_tensor_objects(py::handle cls) {
+bool install_tensor_objects(py::handle cls) {
   const py::detail::type_info& info = tensor_type_info();
   auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
   TS_CHECK(info.type == type && !direct, RuntimeError, "install_tensor_objects: called twice or on another class");
@@ -95,11 +95,12 @@ void install_tensor_objects(py::handle cls) {
   const bool simple = reinterpret_cast<py::detail::instance*>(probe.ptr())->simple_layout;
   if (!simple || info.holder_size_in_ptrs != sizeof(Holder) / sizeof(void*) || type->tp_dictoffset != 0 ||
       PyType_HasFeature(type, Py_TPFLAGS_HAVE_GC)) {
-    return;
+    return false;
   }
   pybind11_dealloc = type->tp_dealloc;
   type->tp_dealloc = &tensor_dealloc;
   direct = true;
+  return true;
 }
 
 }  // namespace ts::python
