@@ -230,6 +230,32 @@ def test_T_and_mT_record_gradients_through_the_property() -> None:
     assert w.mT.grad_fn is not None and w.T.grad_fn is not None
 
 
+
+RESHAPES = [(6,), ((6,),), (2, 3), ((3, 2),), ([1, 6],), (-1,), (3, -1), ((),), (np.int64(2), 3), (2, 2), (-1, -1),
+            (2.0, 3), ("23",), ((2, "3"),), (2, None)]  # fmt: skip
+
+
+@pytest.mark.parametrize("shape", RESHAPES, ids=repr)
+def test_reshape_gives_what_the_binding_gives(shape) -> None:
+    """t.reshape(*shape) comes from a C entry while nothing records gradients; with a tensor that requires grad
+    alive, every call takes pybind11's binding: the same views (strides, shared memory) and the same errors."""
+    a = np.arange(6.0)
+    t = ts.asarray(a)
+    taken = outcome(t.reshape, *shape)
+    strides = t.reshape(*shape).strides if taken[0] != "error" else None
+    witness = ts.asarray([1.0])
+    witness.requires_grad = True  # grad mode on and a tensor requiring grad alive: the general path
+    assert outcome(t.reshape, *shape) == taken
+    if strides is not None:
+        assert t.reshape(*shape).strides == strides
+    del witness
+    if taken[0] != "error":
+        view = t.reshape(*shape)
+        view[(0,) * view.ndim] = -1.0  # a view of a's memory
+        assert a[0] == -1.0
+    with pytest.raises(TypeError):
+        t.reshape()
+
 def test_python_scalar_operands_are_never_shared_between_results() -> None:
     t = ts.asarray([1.0, 2.0])
     results = [t * float(k) for k in range(50)]

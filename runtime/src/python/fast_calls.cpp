@@ -28,10 +28,11 @@ enum class Form {
   AsGiven,    // op(args...): a function, a method (self first) or an operator
   Reflected,  // op(other, self): __radd__ and the other reflected operators
   GetItem,    // self[key]
+  Reshape,    // self.reshape(*shape)
 };
 
 struct FastEntry {
-  const OpDef* op;  // null for GetItem
+  const OpDef* op;  // null for GetItem and Reshape
   Form form;
   bool method;  // a Tensor method or operator (else a module function)
   py::object fallback;  // pybind11's function (for a method: the function under its instancemethod)
@@ -93,6 +94,7 @@ bool takes_call(const FastEntry& entry, PyObject* const* args, Py_ssize_t nargs,
   if (autograd::might_record() || (kwnames != nullptr && !out_tensor_only(entry, args, nargs, kwnames))) return false;
   switch (entry.form) {
     case Form::GetItem: return nargs == 2 && exact_tensor(args[0]) != nullptr;
+    case Form::Reshape: return nargs >= 2 && exact_tensor(args[0]) != nullptr;
     case Form::Reflected: return nargs == 2 && plain_operands(args, nargs);
     case Form::AsGiven: return nargs == entry.op->arity && plain_operands(args, nargs);
   }
@@ -101,8 +103,18 @@ bool takes_call(const FastEntry& entry, PyObject* const* args, Py_ssize_t nargs,
 
 // What the binding computes for the call (its names label arguments only in errors, which the fallback raises).
 // `out`: the out= tensor, or None.
-py::object compute(const FastEntry& entry, PyObject* const* args, py::handle out) {
+// reshape's shape from its arguments after self, read as the binding reads them: one int or sequence of ints,
+// or several ints.
+std::vector<int64_t> shape_arguments(PyObject* const* args, Py_ssize_t count) {
+  if (count == 1) return int_sequence_arg(args[0], "shape");
+  std::vector<int64_t> shape;
+  for (Py_ssize_t i = 0; i < count; ++i) shape.push_back(int_arg(args[i], "shape"));
+  return shape;
+}
+
+py::object compute(const FastEntry& entry, PyObject* const* args, Py_ssize_t nargs, py::handle out) {
   if (entry.form == Form::GetItem) return tensor_object(get_item(*exact_tensor(args[0]), args[1]));
+  if (entry.form == Form::Reshape) return tensor_object(exact_tensor(args[0])->reshape(shape_arguments(args + 1, nargs - 1)));
   const OpDef& op = *entry.op;
   if (entry.form == Form::Reflected) return pointwise_into(op, tensor_operands(op, {args[1], args[0]}, {"x1", "x2"}), out);
   switch (op.arity) {
@@ -117,7 +129,7 @@ py::object compute(const FastEntry& entry, PyObject* const* args, py::handle out
 std::optional<PyObject*> taken(const FastEntry& entry, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   if (!takes_call(entry, args, nargs, kwnames)) return std::nullopt;
   try {
-    return compute(entry, args, kwnames != nullptr ? py::handle(args[nargs]) : py::none()).release().ptr();
+    return compute(entry, args, nargs, kwnames != nullptr ? py::handle(args[nargs]) : py::none()).release().ptr();
   } catch (...) {
     PyErr_Clear();
     return std::nullopt;
@@ -421,6 +433,8 @@ void fast_view(py::handle cls, const char* name, Tensor (Tensor::*view)() const)
 }
 
 }  // namespace
+
+void fast_reshape(py::handle cls) { install_method(cls, "reshape", nullptr, Form::Reshape); }
 
 void fast_views(py::handle cls) {
   fast_view(cls, "T", &Tensor::T);

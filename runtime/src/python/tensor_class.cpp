@@ -282,6 +282,7 @@ py::class_<Tensor> bind_tensor_class(py::module_& m) {
   // Tensors are mutable and == is elementwise: unhashable, like ndarray.
   cls.attr("__hash__") = py::none();
   fast_views(cls);
+  fast_reshape(cls);
   return cls;
 }
 
