@@ -114,7 +114,9 @@ std::vector<int64_t> shape_arguments(PyObject* const* args, Py_ssize_t count) {
 
 py::object compute(const FastEntry& entry, PyObject* const* args, Py_ssize_t nargs, py::handle out) {
   if (entry.form == Form::GetItem) return tensor_object(get_item(*exact_tensor(args[0]), args[1]));
-  if (entry.form == Form::Reshape) return tensor_object(exact_tensor(args[0])->reshape(shape_arguments(args + 1, nargs - 1)));
+  if (entry.form == Form::Reshape) {
+    return tensor_object(exact_tensor(args[0])->reshape(shape_arguments(args + 1, nargs - 1)));
+  }
   const OpDef& op = *entry.op;
   if (entry.form == Form::Reflected) return pointwise_into(op, tensor_operands(op, {args[1], args[0]}, {"x1", "x2"}), out);
   switch (op.arity) {
