@@ -41,6 +41,14 @@ std::vector<int64_t> int_sequence_arg(py::handle obj, const char* what) {
   return values;
 }
 
+std::vector<int64_t> ints_from_arguments(PyObject* const* items, Py_ssize_t count, const char* what) {
+  TS_CHECK(count > 0, TypeError, what << " is required");
+  if (count == 1) return int_sequence_arg(items[0], what);
+  std::vector<int64_t> values;
+  for (Py_ssize_t i = 0; i < count; ++i) values.push_back(int_arg(items[i], what));
+  return values;
+}
+
 std::optional<std::vector<int64_t>> axes_arg(py::handle axis) {
   if (axis.is_none()) return std::nullopt;
   return int_sequence_arg(axis, "axis");

@@ -136,6 +136,9 @@ void refuse_inplace_on_grad(py::handle target, const char* what);
 // `what` names the argument in the TypeError.
 int64_t int_arg(py::handle obj, const char* what);
 std::vector<int64_t> int_sequence_arg(py::handle obj, const char* what);
+// Ints given as a call's arguments, as reshape(2, 3) and reshape((2, 3)) take them: one int or sequence of
+// ints, or several ints; none is a TypeError.
+std::vector<int64_t> ints_from_arguments(PyObject* const* items, Py_ssize_t count, const char* what);
 // A Python int taken at the nearer limit of the integer dtype where it does not fit it (numpy 2's clip
 // bounds); a value that fits as it is.
 py::object clamp_int(py::handle value, DType dtype);

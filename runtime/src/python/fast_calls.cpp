@@ -103,19 +103,10 @@ bool takes_call(const FastEntry& entry, PyObject* const* args, Py_ssize_t nargs,
 
 // What the binding computes for the call (its names label arguments only in errors, which the fallback raises).
 // `out`: the out= tensor, or None.
-// reshape's shape from its arguments after self, read as the binding reads them: one int or sequence of ints,
-// or several ints.
-std::vector<int64_t> shape_arguments(PyObject* const* args, Py_ssize_t count) {
-  if (count == 1) return int_sequence_arg(args[0], "shape");
-  std::vector<int64_t> shape;
-  for (Py_ssize_t i = 0; i < count; ++i) shape.push_back(int_arg(args[i], "shape"));
-  return shape;
-}
-
 py::object compute(const FastEntry& entry, PyObject* const* args, Py_ssize_t nargs, py::handle out) {
   if (entry.form == Form::GetItem) return tensor_object(get_item(*exact_tensor(args[0]), args[1]));
   if (entry.form == Form::Reshape) {
-    return tensor_object(exact_tensor(args[0])->reshape(shape_arguments(args + 1, nargs - 1)));
+    return tensor_object(exact_tensor(args[0])->reshape(ints_from_arguments(args + 1, nargs - 1, "shape")));
   }
   const OpDef& op = *entry.op;
   if (entry.form == Form::Reflected) return pointwise_into(op, tensor_operands(op, {args[1], args[0]}, {"x1", "x2"}), out);

@@ -22,13 +22,8 @@ py::tuple int_tuple(const Shape& values) {
   return out;
 }
 
-// reshape(2, 3) and reshape((2, 3)) alike.
 std::vector<int64_t> ints_from_args(const py::args& args, const char* what) {
-  TS_CHECK(!args.empty(), TypeError, what << " is required");
-  if (args.size() == 1) return int_sequence_arg(args[0], what);
-  std::vector<int64_t> values;
-  for (py::handle arg : args) values.push_back(int_arg(arg, what));
-  return values;
+  return ints_from_arguments(&PyTuple_GET_ITEM(args.ptr(), 0), PyTuple_GET_SIZE(args.ptr()), what);
 }
 
 // The element of a one-element tensor as the Python scalar numpy's item() gives (callers check the size), read
