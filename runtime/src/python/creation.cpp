@@ -37,13 +37,13 @@ void check_real_scalar(py::handle value, const char* what) {
            what << " must be a Python bool, int or float, not " << type_name(value));
 }
 
-// The Python int 0 or 1 (zeros, ones): exact in every dtype, so a fill may cast it from int64 rather than
-// convert it through numpy's asarray (4.7 us of a small zeros' 5).
-bool is_zero_or_one(py::handle value) {
-  if (!PyLong_CheckExact(value.ptr())) return false;  // not bool, not an int subclass
+// The Python int 0 or 1 (zeros, ones), else nothing: exact in every dtype, so a fill may cast it from int64
+// rather than convert it through numpy's asarray (4.7 us of a small zeros' 5).
+std::optional<int64_t> zero_or_one(py::handle value) {
+  if (!PyLong_CheckExact(value.ptr())) return std::nullopt;  // not bool, not an int subclass
   int overflow = 0;
   const long v = PyLong_AsLongAndOverflow(value.ptr(), &overflow);
-  return overflow == 0 && (v == 0 || v == 1);
+  return overflow == 0 && (v == 0 || v == 1) ? std::optional<int64_t>(v) : std::nullopt;
 }
 
 Tensor int64_scalar(int64_t value) {
@@ -61,22 +61,23 @@ constexpr int64_t kDirectFillBytes = int64_t{64} << 10;
 
 Tensor filled(const Shape& shape, py::handle value, std::optional<DType> dtype, Device device) {
   check_scalar(value, "fill_value");
-  const bool exact = dtype && is_zero_or_one(value);
+  const std::optional<int64_t> exact = dtype ? zero_or_one(value) : std::nullopt;
   const std::optional<Tensor> converted = exact ? std::nullopt : std::optional<Tensor>(asarray(value, dtype));
+  const auto scalar = [&] { return exact ? int64_scalar(*exact) : *converted; };  // 0-d, on the host
   Tensor out = Tensor::empty(shape, exact ? *dtype : converted->dtype(), device);
   const size_t item = out.itemsize(), bytes = static_cast<size_t>(out.numel()) * item;
   if (device.type != DeviceType::CPU || bytes > static_cast<size_t>(kDirectFillBytes)) {
-    out.copy_from(exact ? int64_scalar(value.cast<int64_t>()) : *converted);  // broadcast from a 0-d host tensor
+    out.copy_from(scalar());  // broadcast, onto any device
     return out;
   }
   char* data = out.data_ptr();
-  if (exact && value.cast<int64_t>() == 0) {
+  if (exact == 0) {
     std::memset(data, 0, bytes);
     return out;
   }
   if (bytes == 0) return out;
-  const Tensor scalar = exact ? int64_scalar(value.cast<int64_t>()) : *converted;
-  const Tensor first = scalar.dtype() == out.dtype() ? scalar : scalar.astype(out.dtype());
+  const Tensor given = scalar();
+  const Tensor first = given.dtype() == out.dtype() ? given : given.astype(out.dtype());
   std::memcpy(data, first.data_ptr(), item);
   for (size_t done = item; done < bytes; done *= 2) std::memcpy(data + done, data, std::min(done, bytes - done));
   return out;
