@@ -25,7 +25,9 @@ The entry `result` (torchgen's forward-derivative entry), optional, is the forwa
 product J u, the result's tangent, from each differentiable input's tangent `<input>_t` (0 where the input is
 not a tensor in a call), the arguments and `result`, never `grad`: tanh's `result: x_t * (1 - result * result)`,
 multiply's `x1_t * x2 + x1 * x2_t`; no conjugates, J u is linear in u (abs of a complex x:
-`real(conjugate(x) * x_t) / result`). Only for ops with one result. The gate checks it against finite
+`real(conjugate(x) * x_t) / result`). For an op with several results, `result` is their list and the formula
+gives the list of their tangents, in order (no `output`): unstack's `unstack(x_t, axis=axis)`; a tensor list's
+tangents are a list too, passed on with `*` (`broadcast_arrays(*arrays_t)`). The gate checks it against finite
 differences along random tangents and against the backward formulas (<v, J u> = <J^T v, u>).
 
 Complex inputs (PyTorch's convention): a tensor's gradient is dL/dRe + i dL/dIm of the real loss L, so grad
@@ -58,7 +60,7 @@ _OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.MatMult, ast.Bit
 _NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Compare, ast.Call, ast.Name, ast.Load, ast.Constant,
           ast.Attribute, ast.keyword, ast.Tuple, ast.Subscript, ast.IfExp, ast.USub, ast.UAdd, ast.Invert, ast.Not,
           ast.BoolOp, ast.And, ast.Or, ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot,
-          *_OPERATORS)  # fmt: skip
+          ast.Starred, *_OPERATORS)  # fmt: skip
 
 
 class FormulaError(Exception):
@@ -154,6 +156,8 @@ def parse_formula(text: str, arguments: tuple[str, ...], several_results: bool =
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             if id(node) in called:
                 continue
+            if node.id == OUTPUT and forward:
+                raise FormulaError(f"a forward formula gives every result's tangent: it reads no {OUTPUT!r}")
             if node.id == OUTPUT and not several_results:
                 raise FormulaError(f"{OUTPUT!r} (which result grad is of) is a name only for ops with several results")
             if node.id not in known:
@@ -199,16 +203,14 @@ def parse_derivatives(raw: object, tensor_arguments: tuple[str, ...], arguments:
         formulas.append(Derivative(name, text, entry_line.get(name, 0), calls, names))
     if not any(d.differentiable for d in formulas):
         raise FormulaError(f"every input is {NOT_DIFFERENTIABLE}: write 'derivatives: {NO_DERIVATIVES}'")
-    forward = _forward(raw, formulas, arguments, entry_line, several_results) if RESULT in raw else None
+    forward = _forward(raw, formulas, arguments, entry_line) if RESULT in raw else None
     return Derivatives(differentiable=True, formulas=tuple(formulas), forward=forward)
 
 
-def _forward(raw: dict, formulas: list[Derivative], arguments: tuple[str, ...], entry_line: dict[str, int],
-             several_results: bool) -> Derivative:  # fmt: skip
-    """The `result` entry: the forward formula, over the tangents of the inputs with backward formulas."""
+def _forward(raw: dict, formulas: list[Derivative], arguments: tuple[str, ...], entry_line: dict[str, int]) -> Derivative:
+    """The `result` entry: the forward formula, over the tangents of the inputs with backward formulas (for an
+    op with several results, the list of their tangents: it reads no `output`)."""
     text = raw[RESULT]
-    if several_results:
-        raise FormulaError("a forward formula is for ops with one result", RESULT)
     if not isinstance(text, str) or not text.strip():
         raise FormulaError(f"expected a forward formula (the result's tangent), got {text!r}", RESULT)
     text = " ".join(text.split())

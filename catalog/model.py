@@ -210,12 +210,17 @@ class CompositeSpec:
 
 def _reference_callable(signature: Signature, reference: Reference) -> Callable[..., Any]:
     """An op's numpy reference as a callable: tensors positionally, options by keyword; an option a call does
-    not give (sum's dtype=) takes its signature default, as the op's own binding does."""
+    not give (sum's dtype=) takes its signature default, as the op's own binding does. A variadic argument
+    (meshgrid's `*arrays`) takes the positional tensors from its place on, as the op does (its reference
+    reads them as one list), or the list by keyword."""
     names = [a.name for a in signature.arguments]
     fn = reference.compile(names)
     defaults = {a.name: a.default_value for a in signature.arguments if a.default is not None}
+    variadic = next((i for i, a in enumerate(signature.arguments) if a.kind == "variadic"), None)
 
     def call(*args: Any, **kwargs: Any) -> Any:
+        if variadic is not None and names[variadic] not in kwargs:
+            args = (*args[:variadic], list(args[variadic:]))
         absent = {n: defaults[n] for n in names[len(args) :] if n in defaults and n not in kwargs}
         return fn(*args, **kwargs, **absent)
 

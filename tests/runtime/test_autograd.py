@@ -546,11 +546,16 @@ def test_jvp_equals_the_spec_forward_formula_run_on_the_runtime(spec, dtype) -> 
     for name in flowing(spec) - set(owners):  # not a tensor at this point (clip's min=None): no tangent
         scope[tangent_name(name)] = 0.0
     scope["result"] = outputs
-    expected = np.asarray(eval(spec.derivatives.forward.formula, dict(vars(runtime_formulas)), scope))  # noqa: S307
-    got = np.asarray(products)
-    if not np.iscomplexobj(got):
-        expected = np.real(expected)
-    np.testing.assert_allclose(got, np.broadcast_to(expected, got.shape), rtol=1e-9, atol=1e-12, err_msg=described)
+    value = eval(spec.derivatives.forward.formula, dict(vars(runtime_formulas)), scope)  # noqa: S307
+    several = spec.signature.returns_several  # then the formula gives every result's tangent, in order
+    assert isinstance(products, (list, tuple)) == several
+    expected_all, got_all = (list(value), list(products)) if several else ([value], [products])
+    assert len(expected_all) == len(got_all), described
+    for expected, got in zip(expected_all, got_all, strict=True):
+        expected, got = np.asarray(expected), np.asarray(got)
+        if not np.iscomplexobj(got):
+            expected = np.real(expected)
+        np.testing.assert_allclose(got, np.broadcast_to(expected, got.shape), rtol=1e-9, atol=1e-12, err_msg=described)
 
 
 def test_vjp_and_jvp_are_adjoint_and_leave_their_inputs_alone() -> None:

@@ -245,7 +245,7 @@ def _pow_pairs(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_float32_pow_is_correctly_rounded_but_for_rare_halfway_cases() -> None:
-    # pow_float computes e**(y log|x|) in double to about 2e-11 relative before its one rounding: against the
+    # pow_float computes 2**(y log2|x|) in double to about 5e-12 relative before its one rounding: against the
     # exact value (float64's pow of the same floats), within half an ulp and a hair, and equal to the correctly
     # rounded float nearly everywhere, over the whole range of results, subnormal and overflowing included.
     x, y = _pow_pairs(np.random.default_rng(9))
@@ -264,6 +264,31 @@ def test_float32_pow_is_correctly_rounded_but_for_rare_halfway_cases() -> None:
     assert np.array_equal(np.signbit(got[zeros]), np.signbit(rounded[zeros]))
     off = ~same  # the rest: 1 ulp from the correctly rounded float, never more (subnormals by double rounding)
     assert (np.abs(got[off].view(np.int32).astype(np.int64) - rounded[off].view(np.int32)) == 1).all()
+
+
+def _header_doubles(name: str) -> np.ndarray:
+    header = (Path(__file__).resolve().parents[2] / "runtime/include/tensorsmith/scalar_ops.h").read_text()
+    body = re.search(name + r"\[\d+\] = \{([^}]*)\}", header)
+    assert body is not None, name
+    return np.array([float.fromhex(token.strip()) for token in body.group(1).split(",")])
+
+
+def _horner(coefficients: np.ndarray, x: np.ndarray) -> np.ndarray:
+    total = np.full_like(x, coefficients[-1])
+    for c in coefficients[-2::-1]:
+        total = total * x + c
+    return total
+
+
+def test_float32_pow_polynomials_hold_their_bounds() -> None:
+    # The two fits pow_float's accuracy rests on, against numpy's float64 functions (within an ulp or two, far
+    # below the bounds) over their whole intervals, ends included: log2(m) = s P(s**2) for s = (m-1)/(m+1), m in
+    # [sqrt(1/2), sqrt(2)), within 2.7e-14 relative; 2**r = 1 + r Q(r) for |r| <= 1/2, within 2.2e-12 relative.
+    s = np.linspace(-(3 - 2 * math.sqrt(2)), 3 - 2 * math.sqrt(2), 200000)  # no s = 0
+    exact = 2 * np.arctanh(s) / math.log(2)  # log2(m), without m's rounding
+    assert np.max(np.abs(s * _horner(_header_doubles("kLog2OverS"), s * s) / exact - 1)) < 2.8e-14
+    r = np.linspace(-0.5, 0.5, 200001)
+    assert np.max(np.abs((1 + r * _horner(_header_doubles("kExp2Minus1OverR"), r)) / np.exp2(r) - 1)) < 2.3e-12
 
 
 def test_float32_pow_specials() -> None:

@@ -120,14 +120,30 @@ def test_derivatives_change_no_kernel_hash(catalog) -> None:
 
 
 def test_forward_formulas_name_only_the_tangents_of_differentiable_inputs(catalog) -> None:
-    """where's condition takes no gradient, so its tangent is no name; an op with several results has no forward
-    formula (one J u per result would need one formula each)."""
+    """where's condition takes no gradient, so its tangent is no name; an op with several results gives every
+    result's tangent in one formula, so its forward formula reads no `output` (its backward formulas do)."""
     where = catalog.op("where")
     with pytest.raises(SpecError, match=r"specs/where.yaml:\d+: derivatives: result: unknown name 'condition_t'"):
         parse_spec(where.text.replace('result: "where(condition, x1_t, x2_t)"', 'result: "where(condition_t, x1_t, x2_t)"'), where.path)
     unstack = next(s for s in catalog.composites if s.name == "unstack")
-    with pytest.raises(SpecError, match="a forward formula is for ops with one result"):
-        parse_spec(unstack.text.rstrip("\n") + "\n  result: x_t\n", unstack.path)
+    assert unstack.derivatives.forward.formula == "unstack(x_t, axis=axis)"
+    with pytest.raises(SpecError, match=r"specs/unstack.yaml:\d+: derivatives: result: a forward formula gives every result's tangent"):
+        parse_spec(unstack.text.replace('"unstack(x_t, axis=axis)"', '"unstack(x_t, axis=axis)[output]"'), unstack.path)
+
+
+def test_forward_formulas_of_ops_with_several_results_give_each_result_its_tangent(catalog) -> None:
+    """unstack, meshgrid and broadcast_arrays state their forward formulas, checked result by result (a tensor
+    list's tangents passed on with `*`, as the op takes them); a formula with a tangent per result too many is named."""
+    several = [s for s in catalog.composites if s.signature.returns_several and s.derivatives and s.derivatives.differentiable]
+    assert {s.name for s in several} >= {"unstack", "meshgrid", "broadcast_arrays"}
+    for spec in several:
+        assert spec.derivatives.forward is not None, spec.name
+        assert check_spec(spec, catalog) == [], spec.name
+    broadcast = next(s for s in several if s.name == "broadcast_arrays")
+    doubled = parse_spec(broadcast.text.replace('"broadcast_arrays(*arrays_t)"', '"broadcast_arrays(*arrays_t, *arrays_t)"'), broadcast.path)
+    failures = check_spec(doubled, catalog)
+    assert failures and "the forward formula gives 4 tangents for 2 results" in failures[0].message
+    assert failures[0].line == doubled.derivatives.forward.line
 
 
 def test_the_catalog_states_forward_formulas_and_the_gate_checks_them(catalog) -> None:

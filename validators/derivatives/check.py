@@ -214,6 +214,7 @@ def _check_spec(spec: OpSpec | CompositeSpec, catalog: Catalog, seed: int, dtype
     for args, options, described in sample_points(spec, seed, dtype):
         checked += 1
         results = _results(spec, reference(**args, **options))
+        arguments = {**{a.name: a.default_value for a in spec.signature.arguments if a.default is not None}, **args, **options}
         for output, result in enumerate(results):  # an op with several results: each one's formulas alone
             weight = _weight(rng, result)
 
@@ -221,8 +222,7 @@ def _check_spec(spec: OpSpec | CompositeSpec, catalog: Catalog, seed: int, dtype
                           output: int = output) -> float:  # fmt: skip
                 return _loss(_results(spec, reference(**moved, **options))[output], weight)
 
-            scope = {**{a.name: a.default_value for a in spec.signature.arguments if a.default is not None}, **args, **options,
-                     GRAD: weight, RESULT: result, OUTPUT: output}  # fmt: skip
+            scope = {**arguments, GRAD: weight, RESULT: result, OUTPUT: output}
             several = f", result {output}" if spec.signature.returns_several else ""
             for derivative in spec.derivatives.formulas:
                 if not derivative.differentiable or not isinstance(args.get(derivative.input), (np.ndarray, list)):
@@ -233,12 +233,12 @@ def _check_spec(spec: OpSpec | CompositeSpec, catalog: Catalog, seed: int, dtype
                     failures.append(Failure(spec.path, derivative.line, derivative.input, f"{message} (case {described}{several})"))
             if failures:
                 return failures
-            forward = spec.derivatives.forward
-            if forward is not None:
-                message, entries = _compare_forward(spec, names, scope, args, options, result, rng)
-                compared[forward.input] += entries
-                if message is not None:
-                    return [Failure(spec.path, forward.line, forward.input, f"{message} (case {described})")]
+        forward = spec.derivatives.forward
+        if forward is not None and results:  # every result's tangent at once (backward formulas: one result each)
+            message, entries = _compare_forward(spec, names, arguments, args, options, results, rng)
+            compared[forward.input] += entries
+            if message is not None:
+                return [Failure(spec.path, forward.line, forward.input, f"{message} (case {described})")]
     if checked == 0:
         line = spec.derivatives.formulas[0].line
         return [Failure(spec.path, line, spec.derivatives.formulas[0].input, f"no gate case where the reference is finite to check it on ({dtype})")]
@@ -340,61 +340,75 @@ def _gradients(derivative: Derivative, names: dict[str, Any], scope: dict[str, A
     return gradients
 
 
-def _compare_forward(spec: OpSpec | CompositeSpec, names: dict[str, Any], scope: dict[str, Any], args: dict[str, Any],
-                     options: dict[str, Any], result: np.ndarray, rng: np.random.Generator) -> tuple[str | None, int]:  # fmt: skip
+def _compare_forward(spec: OpSpec | CompositeSpec, names: dict[str, Any], arguments: dict[str, Any], args: dict[str, Any],
+                     options: dict[str, Any], results: list[np.ndarray], rng: np.random.Generator) -> tuple[str | None, int]:  # fmt: skip
     """The forward formula's J u for random tangents u against central differences of the reference along u
-    (every input moved at once), then <v, J u> against the backward formulas' sum of <J^T v, u> for a random v:
-    the first disagreement (None when none), and how many entries were compared."""
+    (every input moved at once), then <v, J u> against the backward formulas' sum of <J^T v, u> for a random v
+    (over every result, each result's backward formulas reading their own `output`): the first disagreement
+    (None when none), and how many entries were compared."""
     assert spec.derivatives is not None and spec.derivatives.forward is not None
+    several = spec.signature.returns_several
     flowing = [d for d in spec.derivatives.formulas if d.differentiable and isinstance(args.get(d.input), (np.ndarray, list))]
     tangents = {d.input: [_weight(rng, a) for a in args[d.input]] if isinstance(args[d.input], list) else _weight(rng, args[d.input])
                 for d in flowing}  # fmt: skip
     # An input that is not a tensor in this case (clip's min=None) has no tangent: 0 in the formula.
-    forward_scope = {k: v for k, v in scope.items() if k not in (GRAD, OUTPUT)}
+    forward_scope = {**arguments, RESULT: results if several else results[0]}
     forward_scope.update({tangent_name(d.input): 0.0 for d in spec.derivatives.formulas if d.differentiable})
     forward_scope.update({tangent_name(name): u for name, u in tangents.items()})
     try:
         with np.errstate(all="ignore"):
-            value = np.asarray(eval(spec.derivatives.forward.formula, names, forward_scope))  # noqa: S307 - parsed and checked by the catalog
+            value = eval(spec.derivatives.forward.formula, names, forward_scope)  # noqa: S307 - parsed and checked by the catalog
     except Exception as exc:  # noqa: BLE001 - a formula that does not run is a wrong formula
         return f"the forward formula raises {type(exc).__name__}: {exc}", 0
-    if not np.iscomplexobj(result):  # a real result's tangent is real (as a real input's gradient)
-        value = np.real(value)
-    try:
-        jvp = np.broadcast_to(value, result.shape)
-    except ValueError:
-        return f"the forward formula's value has shape {value.shape}, the result {result.shape}", 0
+    values = list(value) if several and isinstance(value, (list, tuple)) else [value]
+    if len(values) != len(results):
+        return f"the forward formula gives {len(values)} tangents for {len(results)} results", 0
+    jvps = []
+    for k, (tangent, result) in enumerate(zip(values, results, strict=True)):
+        tangent = np.asarray(tangent)
+        if not np.iscomplexobj(result):  # a real result's tangent is real (as a real input's gradient)
+            tangent = np.real(tangent)
+        try:
+            jvps.append(np.broadcast_to(tangent, result.shape))
+        except ValueError:
+            which = f"result {k}" if several else "the result"
+            return f"the forward formula's value has shape {tangent.shape}, {which} {result.shape}", 0
 
-    def moved(sign: int) -> np.ndarray:
+    def moved(sign: int) -> list[np.ndarray]:
         shifted = {**args}
         for name, u in tangents.items():
             shifted[name] = [a + sign * EPS * t for a, t in zip(args[name], u, strict=True)] if isinstance(u, list) else args[name] + sign * EPS * u
         with np.errstate(all="ignore"):
-            return _results(spec, spec.reference_callable()(**shifted, **options))[0]
+            return _results(spec, spec.reference_callable()(**shifted, **options))
 
-    numeric = (moved(1) - moved(-1)) / (2 * EPS)
     entries = 0
-    for index in np.ndindex(result.shape):
-        if not np.isfinite(jvp[index]):
-            continue  # the formula's own singular point, as for backward formulas
-        entries += 1
-        if not abs(jvp[index] - numeric[index]) <= ATOL + RTOL * abs(numeric[index]):
-            return f"at result{list(index)} the forward formula gives {jvp[index]!r}, finite differences along the tangents {numeric[index]!r}", entries
-    if not np.all(np.isfinite(jvp)):
+    for k, (jvp, up, down) in enumerate(zip(jvps, moved(1), moved(-1), strict=True)):
+        numeric = (up - down) / (2 * EPS)
+        for index in np.ndindex(jvp.shape):
+            if not np.isfinite(jvp[index]):
+                continue  # the formula's own singular point, as for backward formulas
+            entries += 1
+            if not abs(jvp[index] - numeric[index]) <= ATOL + RTOL * abs(numeric[index]):
+                where = f"result[{k}]" if several else "result"
+                return (f"at {where}{list(index)} the forward formula gives {jvp[index]!r}, finite differences along the "
+                        f"tangents {numeric[index]!r}"), entries  # fmt: skip
+    if not all(np.all(np.isfinite(jvp)) for jvp in jvps):
         return None, entries
-    weight = _weight(rng, result)
-    pushed = float(np.sum(np.real(np.conj(weight) * jvp)))
-    pulled, scale = 0.0, float(np.sum(np.abs(weight) * np.abs(jvp)))
-    for derivative in flowing:
-        listed = isinstance(args[derivative.input], list)
-        arrays = args[derivative.input] if listed else [args[derivative.input]]
-        gradients = _gradients(derivative, names, {**scope, GRAD: weight}, arrays, listed)
-        if isinstance(gradients, str):
-            return None, entries  # the backward check above reports it
-        u = tangents[derivative.input] if listed else [tangents[derivative.input]]
-        for g, t in zip(gradients, u, strict=True):
-            pulled += float(np.sum(np.real(np.conj(g) * t)))
-            scale += float(np.sum(np.abs(g) * np.abs(t)))
+    pushed = pulled = scale = 0.0
+    for output, (jvp, result) in enumerate(zip(jvps, results, strict=True)):
+        weight = _weight(rng, result)
+        pushed += float(np.sum(np.real(np.conj(weight) * jvp)))
+        scale += float(np.sum(np.abs(weight) * np.abs(jvp)))
+        for derivative in flowing:
+            listed = isinstance(args[derivative.input], list)
+            arrays = args[derivative.input] if listed else [args[derivative.input]]
+            gradients = _gradients(derivative, names, {**arguments, GRAD: weight, RESULT: result, OUTPUT: output}, arrays, listed)
+            if isinstance(gradients, str):
+                return None, entries  # the backward check above reports it
+            u = tangents[derivative.input] if listed else [tangents[derivative.input]]
+            for g, t in zip(gradients, u, strict=True):
+                pulled += float(np.sum(np.real(np.conj(g) * t)))
+                scale += float(np.sum(np.abs(g) * np.abs(t)))
     if not abs(pushed - pulled) <= ADJOINT_RTOL * (1 + scale):
         return (f"<v, J u> from the forward formula is {pushed!r}, the backward formulas' <J^T v, u> {pulled!r}: "
                 "they are not each other's adjoint"), entries  # fmt: skip

@@ -40,19 +40,25 @@ struct KeyOf<compute_t, std::enable_if_t<std::is_integral_v<compute_t> || std::i
 template <typename compute_t>
 using KeyType = typename KeyOf<compute_t>::type;
 
+// A key type's sign bit, and the bits of +inf in an IEEE float of its width (4 or 8 bytes).
+template <typename U>
+inline constexpr U kSignBit = static_cast<U>(U(1) << (8 * sizeof(U) - 1));
+template <typename U>
+inline constexpr U kInfinityBits = sizeof(U) == 4 ? U(0x7f800000u) : U(0x7ff0000000000000ull);
+
 // v's key: a < b in numpy's ascending order exactly where key(a) < key(b), and the two tie exactly where their
 // keys are equal.
 template <typename compute_t>
 TS_FORCE_INLINE KeyType<compute_t> key(compute_t v) {
   using U = KeyType<compute_t>;
-  constexpr U kSign = static_cast<U>(U(1) << (8 * sizeof(U) - 1));
+  constexpr U kSign = kSignBit<U>;
   if constexpr (std::is_same_v<compute_t, bool>) {
     return static_cast<U>(v);
   } else if constexpr (std::is_integral_v<compute_t>) {
     return std::is_signed_v<compute_t> ? static_cast<U>(static_cast<U>(v) ^ kSign) : static_cast<U>(v);
   } else {
     static_assert(sizeof(compute_t) == sizeof(U), "an IEEE float of the key's width");
-    constexpr U kInfinity = sizeof(U) == 4 ? U(0x7f800000u) : U(0x7ff0000000000000ull);
+    constexpr U kInfinity = kInfinityBits<U>;
     U bits;
     std::memcpy(&bits, &v, sizeof bits);
     bits = (bits & static_cast<U>(~kSign)) > kInfinity ? static_cast<U>(kInfinity + 1) : bits;  // one NaN, last
@@ -67,7 +73,7 @@ TS_FORCE_INLINE KeyType<compute_t> key(compute_t v) {
 template <typename compute_t>
 TS_FORCE_INLINE compute_t value_of_key(KeyType<compute_t> k) {
   using U = KeyType<compute_t>;
-  constexpr U kSign = static_cast<U>(U(1) << (8 * sizeof(U) - 1));
+  constexpr U kSign = kSignBit<U>;
   if constexpr (std::is_same_v<compute_t, bool>) {
     return k != 0;
   } else if constexpr (std::is_integral_v<compute_t>) {
@@ -88,8 +94,8 @@ TS_FORCE_INLINE bool keys_lossless(const T* row, int64_t n) {
     return true;
   } else {
     using U = KeyType<compute_t>;
-    constexpr U kSign = static_cast<U>(U(1) << (8 * sizeof(U) - 1));
-    constexpr U kInfinity = sizeof(U) == 4 ? U(0x7f800000u) : U(0x7ff0000000000000ull);
+    constexpr U kSign = kSignBit<U>;
+    constexpr U kInfinity = kInfinityBits<U>;
     bool lossy = false;
     for (int64_t i = 0; i < n; ++i) {
       const compute_t v = static_cast<compute_t>(row[i]);
