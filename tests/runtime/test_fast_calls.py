@@ -256,6 +256,42 @@ def test_reshape_gives_what_the_binding_gives(shape) -> None:
     with pytest.raises(TypeError):
         t.reshape()
 
+ASTYPE_TARGETS = [ts.float64, ts.float32, ts.int8, ts.bool, ts.complex64, ts.bfloat16, "float16", np.float64, None, 3]
+
+
+@pytest.mark.parametrize("dtype", ASTYPE_TARGETS, ids=repr)
+@pytest.mark.parametrize("source", ["float32", "int16", "bool", "complex128"])
+def test_astype_gives_what_the_binding_gives(source, dtype) -> None:
+    """t.astype(dtype) and ts.astype(t, dtype) come from a C entry while nothing records gradients; copy=True
+    (a keyword: the general path) and a tensor requiring grad alive take pybind11's binding and the Python
+    function: the same values, dtypes and errors, and always a new tensor."""
+    t = sample(source, 5)
+    taken = [outcome(t.astype, dtype), outcome(ts.astype, t, dtype)]
+    assert taken[0] == taken[1]
+    assert outcome(t.astype, dtype, copy=True) == taken[0]
+    witness = ts.asarray([1.0])
+    witness.requires_grad = True  # grad mode on and a tensor requiring grad alive: the general path
+    assert [outcome(t.astype, dtype), outcome(ts.astype, t, dtype)] == taken
+    del witness
+    if taken[0][0] != "error":
+        copy = ts.astype(t, dtype)
+        assert copy is not t and np.shares_memory(np.asarray(copy), np.asarray(t)) is False
+
+
+def test_astype_entries_keep_the_functions_errors_keywords_and_name() -> None:
+    t = ts.asarray([1.5, -2.0])
+    assert type(ts.astype.__self__).__name__ == "_FastEntry"
+    assert type(ts.Tensor.__dict__["astype"].__func__.__self__).__name__ == "_FastEntry"
+    assert ts.astype.__doc__.startswith("x converted to `dtype`")
+    with pytest.raises(TypeError, match="astype: x must be a tensorsmith tensor, not list"):
+        ts.astype([1.0], ts.float32)
+    assert ts.astype(t, ts.float64, copy=False) is t  # keywords: the Python function's path
+    assert ts.astype(t, t.dtype, copy=False) is t
+    assert pickle.loads(pickle.dumps(ts.astype)) is ts.astype
+    with pytest.raises(TypeError):
+        ts.astype(t)
+
+
 def test_python_scalar_operands_are_never_shared_between_results() -> None:
     t = ts.asarray([1.0, 2.0])
     results = [t * float(k) for k in range(50)]

@@ -58,6 +58,11 @@ def astype(x: _C.Tensor, dtype: _C.DType, /, *, copy: bool = True, device: _C.De
     return x.astype(dtype, copy=copy, device=device)
 
 
+# astype(tensor, dtype) with nothing recording gradients runs in C (runtime/src/python/fast_calls.cpp); every
+# other call, and one that raises, comes to the function above.
+astype = _C._fast_astype(astype)
+
+
 def result_type(*arrays_and_dtypes: object) -> _C.DType:
     """numpy's result_type of these operands, which the runtime's binary ops give two of: dtypes and tensors
     promote as ts.promote_types does, Python bool, int, float and complex scalars are weak (NEP 50): they take

@@ -1,5 +1,6 @@
 // C-level entry points in front of the pybind11 bindings of the pointwise ops, their Tensor methods and
-// operators, and Tensor.__getitem__ (declared in tensorsmith/python.h and bindings.h).
+// operators, Tensor.__getitem__, reshape and astype, and ts.astype (declared in tensorsmith/python.h and
+// bindings.h).
 //
 // pybind11's dispatcher (overload resolution, keyword matching, a type lookup per argument) is a fixed cost
 // that small tensors feel: the common calls (positional tensors and Python scalars, no keywords, nothing
@@ -29,10 +30,11 @@ enum class Form {
   Reflected,  // op(other, self): __radd__ and the other reflected operators
   GetItem,    // self[key]
   Reshape,    // self.reshape(*shape)
+  AsType,     // self.astype(dtype) and ts.astype(x, dtype): a copy (copy=True, the default)
 };
 
 struct FastEntry {
-  const OpDef* op;  // null for GetItem and Reshape
+  const OpDef* op;  // null but for AsGiven and Reflected
   Form form;
   bool method;  // a Tensor method or operator (else a module function)
   py::object fallback;  // pybind11's function (for a method: the function under its instancemethod)
@@ -95,6 +97,7 @@ bool takes_call(const FastEntry& entry, PyObject* const* args, Py_ssize_t nargs,
   switch (entry.form) {
     case Form::GetItem: return nargs == 2 && exact_tensor(args[0]) != nullptr;
     case Form::Reshape: return nargs >= 2 && exact_tensor(args[0]) != nullptr;
+    case Form::AsType: return nargs == 2 && exact_tensor(args[0]) != nullptr;
     case Form::Reflected: return nargs == 2 && plain_operands(args, nargs);
     case Form::AsGiven: return nargs == entry.op->arity && plain_operands(args, nargs);
   }
@@ -108,6 +111,7 @@ py::object compute(const FastEntry& entry, PyObject* const* args, Py_ssize_t nar
   if (entry.form == Form::Reshape) {
     return tensor_object(exact_tensor(args[0])->reshape(ints_from_arguments(args + 1, nargs - 1, "shape")));
   }
+  if (entry.form == Form::AsType) return tensor_object(exact_tensor(args[0])->astype(dtype_arg(args[1])));
   const OpDef& op = *entry.op;
   if (entry.form == Form::Reflected) return pointwise_into(op, tensor_operands(op, {args[1], args[0]}, {"x1", "x2"}), out);
   switch (op.arity) {
@@ -428,6 +432,20 @@ void fast_view(py::handle cls, const char* name, Tensor (Tensor::*view)() const)
 }  // namespace
 
 void fast_reshape(py::handle cls) { install_method(cls, "reshape", nullptr, Form::Reshape); }
+
+void fast_astype(py::module_& m, py::handle cls) {
+  install_method(cls, "astype", nullptr, Form::AsType);
+  // ts.astype is Python (tensorsmith/_data_types.py: it checks x's type, then calls the method): its module
+  // puts this entry in front of it, found by pickle under the same module and name.
+  m.def(
+      "_fast_astype",
+      [](py::object function) {
+        FastEntry& entry = new_entry(nullptr, Form::AsType, /*method=*/false, function, "astype");
+        const py::module_ module = py::module_::import(py::str(function.attr("__module__")).cast<std::string>().c_str());
+        return c_function(entry, module, module.attr("__name__"));
+      },
+      py::arg("function"), "ts.astype's C entry, in front of `function` (the Python function it falls back to).");
+}
 
 void fast_views(py::handle cls) {
   fast_view(cls, "T", &Tensor::T);

@@ -182,14 +182,17 @@ py::class_<Tensor> bind_tensor_class(py::module_& m) {
   // Copies.
   cls.def(
          "astype",
-         [](const Tensor& t, py::handle dtype, bool copy, py::handle device) {
-           auto cast = [](const Tensor& x, py::handle dtype, bool copy, py::handle device) {
+         [](const py::object& self, py::handle dtype, bool copy, py::handle device) -> py::object {
+           const Tensor& t = self.cast<const Tensor&>();
+           // copy=False with nothing to change: the tensor itself, the object included (the Array API's rule)
+           if (!copy && dtype_arg(dtype) == t.dtype() && (device.is_none() || device_arg(device) == t.device())) return self;
+           auto cast = [](const Tensor& x, py::handle dtype, bool /*copy: a copy is made here*/, py::handle device) {
              const DType target = dtype_arg(dtype);
              const Device where = device.is_none() ? x.device() : device_arg(device);
              if (where != x.device()) return to_device(x.dtype() == target ? x : x.astype(target), where);
-             return !copy && target == x.dtype() ? x : x.astype(target);
+             return x.astype(target);
            };
-           return autograd::recorded(kAsType, cast, t, dtype, copy, device);
+           return py::cast(autograd::recorded(kAsType, cast, t, dtype, copy, device));
          },
          py::arg("dtype"), py::pos_only(), py::kw_only(), py::arg("copy") = true, py::arg("device") = py::none())
       .def(
@@ -278,6 +281,7 @@ py::class_<Tensor> bind_tensor_class(py::module_& m) {
   cls.attr("__hash__") = py::none();
   fast_views(cls);
   fast_reshape(cls);
+  fast_astype(m, cls);
   return cls;
 }
 
