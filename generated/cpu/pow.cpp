@@ -34,13 +34,13 @@ struct pow_cpu_kernel {
         for (int64_t i = start; i < end; ++i) {
           const compute_t x1 = static_cast<compute_t>(p_x1[i]);
           const compute_t x2 = static_cast<compute_t>(p_x2[i]);
-          fast += static_cast<int32_t>(static_cast<bool>(ts::ops::pow_small_exponent_ok(x2)));
+          fast += static_cast<int32_t>(static_cast<bool>(ts::ops::pow_fast_ok(x1, x2)));
         }
         if (fast == end - start) {
           for (int64_t i = start; i < end; ++i) {
             const compute_t x1 = static_cast<compute_t>(p_x1[i]);
             const compute_t x2 = static_cast<compute_t>(p_x2[i]);
-            o[i] = static_cast<out_t>(ts::ops::pow_small_exponent(x1, x2));
+            o[i] = static_cast<out_t>(ts::ops::pow_fast(x1, x2));
           }
         } else {
           for (int64_t i = start; i < end; ++i) {

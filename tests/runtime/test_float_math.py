@@ -434,6 +434,43 @@ def test_integer_pow_is_the_same_wherever_an_element_sits(dtype: str) -> None:
     assert np.array_equal(np.asarray(strided), want)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_float_pow_is_the_same_wherever_an_element_sits(dtype: str) -> None:
+    # Contiguous blocks of positive finite bases and finite exponents take pow_float without its special cases
+    # (the spec's fast_expr), the rest the whole of it: an element's bits must not depend on its neighbours, for
+    # bases of every scale (subnormal included), 1, exponents 0 and huge. One special element in a block (a
+    # negative base, a zero, an infinity, a NaN exponent) sends that block down the general path.
+    rng = np.random.default_rng(11)
+    n = 256 * 40 - 5  # not whole blocks
+    base = (2.0 ** rng.uniform(-149, 127.9, n)).astype(np.float32)
+    exponent = (rng.standard_normal(n) * np.where(rng.random(n) < 0.3, 1e3, 1.0)).astype(np.float32)
+    base[rng.integers(0, n, 60)] = 1.0
+    exponent[rng.integers(0, n, 60)] = 0.0
+    exponent[rng.integers(0, n, 20)] = np.float32(3e38)
+    x, y = ts.asarray(base).astype(ts.dtype(dtype)), ts.asarray(exponent).astype(ts.dtype(dtype))
+    fast = np.asarray(ts.pow(x, y).astype(ts.float32))
+    specials = [-2.0, 0.0, np.inf, -0.0]
+    mixed_base = np.asarray(x.astype(ts.float32)).copy()
+    mixed_base[::256] = [specials[k % len(specials)] for k in range(mixed_base[::256].size)]
+    general = np.asarray(ts.pow(ts.asarray(mixed_base).astype(ts.dtype(dtype)), y).astype(ts.float32))
+    kept = np.ones(n, bool)
+    kept[::256] = False
+    assert np.array_equal(fast[kept].view(np.uint32), general[kept].view(np.uint32))
+    nan_exponent = np.asarray(y.astype(ts.float32)).copy()
+    nan_exponent[128::256] = np.nan
+    general = np.asarray(ts.pow(x, ts.asarray(nan_exponent).astype(ts.dtype(dtype))).astype(ts.float32))
+    kept = np.ones(n, bool)
+    kept[128::256] = False
+    assert np.array_equal(fast[kept].view(np.uint32), general[kept].view(np.uint32))
+    strided = ts.pow(ts.asarray(np.repeat(np.asarray(x.astype(ts.float32)), 2)).astype(ts.dtype(dtype))[::2], y)
+    assert np.array_equal(np.asarray(strided.astype(ts.float32)).view(np.uint32), fast.view(np.uint32))
+    with np.errstate(all="ignore"):
+        want = np.power(np.asarray(x.astype(ts.float32)).astype(np.float64), np.asarray(y.astype(ts.float32)).astype(np.float64))
+    if dtype == "float32":  # and the values are pow's: within half an ulp and a hair where finite and normal
+        normal = np.isfinite(want) & (np.abs(want) >= float(np.finfo(np.float32).tiny)) & (np.abs(want) < float(np.finfo(np.float32).max))
+        assert normal.mean() > 0.5 and ulps(fast[normal], want[normal]).max() <= 0.5001
+
+
 def test_float64_exp_and_log_specials() -> None:
     tiny = float(np.finfo(np.float64).smallest_subnormal)
     x = np.array([0.0, -0.0, np.nan, np.inf, -np.inf, 709.78, 709.79, -745.1, -746.0, -1000.0, 1e-300])
