@@ -441,7 +441,8 @@ void fast_astype(py::module_& m, py::handle cls) {
       "_fast_astype",
       [](py::object function) {
         FastEntry& entry = new_entry(nullptr, Form::AsType, /*method=*/false, function, "astype");
-        const py::module_ module = py::module_::import(py::str(function.attr("__module__")).cast<std::string>().c_str());
+        const std::string module_name = py::str(function.attr("__module__"));
+        const py::module_ module = py::module_::import(module_name.c_str());
         return c_function(entry, module, module.attr("__name__"));
       },
       py::arg("function"), "ts.astype's C entry, in front of `function` (the Python function it falls back to).");
