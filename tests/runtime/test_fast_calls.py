@@ -278,6 +278,30 @@ def test_astype_gives_what_the_binding_gives(source, dtype) -> None:
         assert copy is not t and np.shares_memory(np.asarray(copy), np.asarray(t)) is False
 
 
+@pytest.mark.parametrize("source", ["float32", "int16", "bool", "complex128", "bfloat16"])
+def test_copy_gives_what_the_binding_gives(source) -> None:
+    """t.copy() comes from a C entry while nothing records gradients, pybind11's binding otherwise: the same
+    values and dtype, contiguous, in new memory, from a strided view too; extra arguments are the binding's
+    TypeError."""
+    t = sample(source, 7)
+    view = t[::2]
+    taken = [outcome(t.copy), outcome(view.copy)]
+    witness = ts.asarray([1.0])
+    witness.requires_grad = True  # the general path
+    assert [outcome(t.copy), outcome(view.copy)] == taken
+    del witness
+    for original in (t, view):
+        copy = original.copy()
+        assert copy is not original and copy.strides == ts.empty(original.shape, dtype=original.dtype).strides
+        before = np.asarray(original.astype(ts.complex128))
+        copy[...] = 0  # new memory: the original keeps its values
+        np.testing.assert_array_equal(np.asarray(original.astype(ts.complex128)), before)
+        assert not np.asarray(copy.astype(ts.complex128)).any()
+    assert type(ts.Tensor.__dict__["copy"].__func__.__self__).__name__ == "_FastEntry"
+    with pytest.raises(TypeError):
+        t.copy(1)
+
+
 def test_astype_entries_keep_the_functions_errors_keywords_and_name() -> None:
     t = ts.asarray([1.5, -2.0])
     assert type(ts.astype.__self__).__name__ == "_FastEntry"

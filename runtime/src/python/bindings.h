@@ -188,7 +188,7 @@ void bind_scatter_view(py::module_& m);
 void fast_getitem(py::handle cls);
 void fast_views(py::handle cls);  // t.T and t.mT
 void fast_reshape(py::handle cls);  // t.reshape(*shape)
-void fast_astype(py::module_& m, py::handle cls);  // t.astype(dtype), and m._fast_astype for ts.astype
+void fast_copies(py::module_& m, py::handle cls);  // t.copy(), t.astype(dtype), and m._fast_astype for ts.astype
 // The Tensor type's operator slots (binary, unary, comparisons) run the fast entries of its operators straight
 // from the slot; called once every operator is bound (setting a dunder afterwards resets its slot, as Python does).
 void fast_operator_slots(py::handle cls);

@@ -1,6 +1,6 @@
 // C-level entry points in front of the pybind11 bindings of the pointwise ops, their Tensor methods and
-// operators, Tensor.__getitem__, reshape and astype, and ts.astype (declared in tensorsmith/python.h and
-// bindings.h).
+// operators, Tensor.__getitem__, reshape, astype and copy, and ts.astype (declared in tensorsmith/python.h
+// and bindings.h).
 //
 // pybind11's dispatcher (overload resolution, keyword matching, a type lookup per argument) is a fixed cost
 // that small tensors feel: the common calls (positional tensors and Python scalars, no keywords, nothing
@@ -31,6 +31,7 @@ enum class Form {
   GetItem,    // self[key]
   Reshape,    // self.reshape(*shape)
   AsType,     // self.astype(dtype) and ts.astype(x, dtype): a copy (copy=True, the default)
+  Copy,       // self.copy()
 };
 
 struct FastEntry {
@@ -98,6 +99,7 @@ bool takes_call(const FastEntry& entry, PyObject* const* args, Py_ssize_t nargs,
     case Form::GetItem: return nargs == 2 && exact_tensor(args[0]) != nullptr;
     case Form::Reshape: return nargs >= 2 && exact_tensor(args[0]) != nullptr;
     case Form::AsType: return nargs == 2 && exact_tensor(args[0]) != nullptr;
+    case Form::Copy: return nargs == 1 && exact_tensor(args[0]) != nullptr;
     case Form::Reflected: return nargs == 2 && plain_operands(args, nargs);
     case Form::AsGiven: return nargs == entry.op->arity && plain_operands(args, nargs);
   }
@@ -112,6 +114,7 @@ py::object compute(const FastEntry& entry, PyObject* const* args, Py_ssize_t nar
     return tensor_object(exact_tensor(args[0])->reshape(ints_from_arguments(args + 1, nargs - 1, "shape")));
   }
   if (entry.form == Form::AsType) return tensor_object(exact_tensor(args[0])->astype(dtype_arg(args[1])));
+  if (entry.form == Form::Copy) return tensor_object(exact_tensor(args[0])->clone());
   const OpDef& op = *entry.op;
   if (entry.form == Form::Reflected) return pointwise_into(op, tensor_operands(op, {args[1], args[0]}, {"x1", "x2"}), out);
   switch (op.arity) {
@@ -433,7 +436,8 @@ void fast_view(py::handle cls, const char* name, Tensor (Tensor::*view)() const)
 
 void fast_reshape(py::handle cls) { install_method(cls, "reshape", nullptr, Form::Reshape); }
 
-void fast_astype(py::module_& m, py::handle cls) {
+void fast_copies(py::module_& m, py::handle cls) {
+  install_method(cls, "copy", nullptr, Form::Copy);
   install_method(cls, "astype", nullptr, Form::AsType);
   // ts.astype is Python (tensorsmith/_data_types.py: it checks x's type, then calls the method): its module
   // puts this entry in front of it, found by pickle under the same module and name.

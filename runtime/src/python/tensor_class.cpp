@@ -282,7 +282,7 @@ py::class_<Tensor> bind_tensor_class(py::module_& m) {
   cls.attr("__hash__") = py::none();
   fast_views(cls);
   fast_reshape(cls);
-  fast_astype(m, cls);
+  fast_copies(m, cls);
   return cls;
 }
 
