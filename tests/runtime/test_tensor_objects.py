@@ -11,6 +11,7 @@ import pytest
 
 import tensorsmith as ts
 
+
 def test_tensors_take_the_direct_path() -> None:
     """tensor_objects.cpp keeps pybind11's own instance code where pybind11 lays the Tensor class out otherwise
     than it assumes (a future pybind11 could): still correct, but each small op pays that cost again."""

@@ -144,6 +144,10 @@ def test_forward_formulas_of_ops_with_several_results_give_each_result_its_tange
     failures = check_spec(doubled, catalog)
     assert failures and "the forward formula gives 4 tangents for 2 results" in failures[0].message
     assert failures[0].line == doubled.derivatives.forward.line
+    unstack = next(s for s in several if s.name == "unstack")  # one array where the list is due
+    bare = parse_spec(unstack.text.replace('"unstack(x_t, axis=axis)"', '"x_t"'), unstack.path)
+    failures = check_spec(bare, catalog)
+    assert failures and "not the list of its" in failures[0].message
 
 
 def test_the_catalog_states_forward_formulas_and_the_gate_checks_them(catalog) -> None:

@@ -360,7 +360,9 @@ def _compare_forward(spec: OpSpec | CompositeSpec, names: dict[str, Any], argume
             value = eval(spec.derivatives.forward.formula, names, forward_scope)  # noqa: S307 - parsed and checked by the catalog
     except Exception as exc:  # noqa: BLE001 - a formula that does not run is a wrong formula
         return f"the forward formula raises {type(exc).__name__}: {exc}", 0
-    values = list(value) if several and isinstance(value, (list, tuple)) else [value]
+    if several and not isinstance(value, (list, tuple)):
+        return f"the forward formula gives one {type(value).__name__}, not the list of its {len(results)} results' tangents", 0
+    values = list(value) if several else [value]
     if len(values) != len(results):
         return f"the forward formula gives {len(values)} tangents for {len(results)} results", 0
     jvps = []

@@ -185,8 +185,10 @@ py::class_<Tensor> bind_tensor_class(py::module_& m) {
          [](const py::object& self, py::handle dtype, bool copy, py::handle device) -> py::object {
            const Tensor& t = self.cast<const Tensor&>();
            // copy=False with nothing to change: the tensor itself, the object included (the Array API's rule)
-           const bool same_device = device.is_none() || device_arg(device) == t.device();
-           if (!copy && dtype_arg(dtype) == t.dtype() && same_device) return self;
+           if (!copy) {
+             const bool same_device = device.is_none() || device_arg(device) == t.device();
+             if (dtype_arg(dtype) == t.dtype() && same_device) return self;
+           }
            auto cast = [](const Tensor& x, py::handle dtype, bool /*copy: a copy is made here*/, py::handle device) {
              const DType target = dtype_arg(dtype);
              const Device where = device.is_none() ? x.device() : device_arg(device);
