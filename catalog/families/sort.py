@@ -1,10 +1,11 @@
 """Sort: each line along one axis in order (stable; descending keeps ties in order too), as the sorted
 values (sort) or the positions they came from (argsort). The kernel's body is the comparator; the runtime's
-stable sorts are the loop around it (tensorsmith/sort_rows.h): on the CPU, rows of real numbers from 128
-elements (512 for 64-bit types) by a radix sort of keys in numpy's order, each result checked pair by pair
-with the comparator (tensorsmith/radix_sort.h), other rows and those where the comparator disagrees by a
-sample sort into ordered buckets placed by rank; a branch-free merge sort for complex values, short rows
-and CUDA."""
+stable sorts are the loop around it (tensorsmith/sort_rows.h): on the CPU, rows of real numbers by keys in
+numpy's order (tensorsmith/radix_sort.h: short rows of 32- and 64-bit keys by a sorting network in AVX2 or
+AVX-512 registers, tensorsmith/sort_network.h; rows from 128 elements, 512 for 64-bit types, by a radix
+sort), each result checked pair by pair with the comparator; other rows and those where the comparator
+disagrees by a sample sort into ordered buckets placed by rank; a branch-free merge sort for complex values,
+short rows and CUDA."""
 
 from __future__ import annotations
 

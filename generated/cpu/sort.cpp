@@ -33,12 +33,14 @@ struct sort_cpu_kernel {
     // --- end kernel body ---
     // clang-format on
   }
+  // kLevel: the variant's instruction set, which the short rows' sorting network may use.
+  template <ts::isa::Level kLevel>
   static TS_ALWAYS_INLINE void loop(const ts::SortArgs& args) {
-    for (int64_t r = 0; r < args.rows; ++r) ts::sorting::sort_row<sort_cpu_kernel, T, compute_t>(args, r);
+    for (int64_t r = 0; r < args.rows; ++r) ts::sorting::sort_row<sort_cpu_kernel, T, compute_t, kLevel>(args, r);
   }
-  static void loop_baseline(const ts::SortArgs& args) { loop(args); }
-  TS_TARGET_AVX2 static void loop_avx2(const ts::SortArgs& args) { loop(args); }
-  TS_TARGET_AVX512 static void loop_avx512(const ts::SortArgs& args) { loop(args); }
+  static void loop_baseline(const ts::SortArgs& args) { loop<ts::isa::Level::Baseline>(args); }
+  TS_TARGET_AVX2 static void loop_avx2(const ts::SortArgs& args) { loop<ts::isa::Level::AVX2>(args); }
+  TS_TARGET_AVX512 static void loop_avx512(const ts::SortArgs& args) { loop<ts::isa::Level::AVX512>(args); }
 };
 
 }  // namespace

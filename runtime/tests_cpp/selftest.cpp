@@ -19,6 +19,7 @@
 #include <iterator>
 #include <limits>
 #include <numeric>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -483,16 +484,19 @@ void test_sort() {
   EXPECT_THROW(sort(op("sort"), make({}, {1}), -1, false), AxisError, "");
 }
 
-// sort_row's radix path (rows from 128 long, 8- and 11-bit digits; values alone by their keys, or keys with
-// positions where some value does not come back from its key, -0.0 here) against std::stable_sort by the same
+// sort_row's keyed path at each level (the network on short rows at AVX2 and AVX-512, radix passes on long ones;
+// values alone by their keys, or keys with positions where some value does not come back from its key, -0.0
+// here) against std::stable_sort by the same
 // comparator: ties (-0.0 among the zeros) keep their order, ascending and descending. A comparator that is not
 // numpy's order (here reversed) fails the radix path's check, and the row is sorted by the comparator after all.
 struct ReversedLess {
   static bool less(double a, double b) { return a > b; }
 };
 
+// keyed_values / keyed_positions: whether radix::sort_row sorts the row (and agrees with the comparator) when
+// asked for values alone / for positions too.
 template <typename Less, bool kDescending>
-void check_long_sort(const std::vector<double>& row, bool radix_agrees) {
+void check_long_sort(const std::vector<double>& row, bool keyed_values, bool keyed_positions, isa::Level level) {
   const int64_t n = static_cast<int64_t>(row.size());
   std::vector<int64_t> expected(row.size());
   std::iota(expected.begin(), expected.end(), 0);
@@ -505,7 +509,8 @@ void check_long_sort(const std::vector<double>& row, bool radix_agrees) {
     std::vector<uint64_t> scratch(row.size() * kSortScratchPerElement / sizeof(uint64_t));
     SortArgs args{reinterpret_cast<char*>(values.data()), with_positions ? positions.data() : nullptr,
                   reinterpret_cast<const char*>(row.data()), 1, n, kDescending, reinterpret_cast<char*>(scratch.data())};
-    EXPECT((ts::sorting::radix::sort_row<Less, double, double, kDescending>(args, 0)) == radix_agrees);
+    const bool keyed = with_positions ? keyed_positions : keyed_values;
+    EXPECT((ts::sorting::radix::sort_row<Less, double, double, kDescending>(args, 0, level)) == keyed);
     ts::sorting::sort_row<Less, double, double>(args, 0);
     if (with_positions) EXPECT(positions == expected);
     bool same_bits = true;
@@ -514,17 +519,70 @@ void check_long_sort(const std::vector<double>& row, bool radix_agrees) {
   }
 }
 
+// The levels this CPU runs (the keyed path's network is taken at AVX2 and AVX-512 only).
+std::vector<isa::Level> levels_here() {
+  std::vector<isa::Level> levels{isa::Level::Baseline};
+  for (const isa::Level level : {isa::Level::AVX2, isa::Level::AVX512}) {
+    if (static_cast<int>(level) <= static_cast<int>(isa::hardware())) levels.push_back(level);
+  }
+  return levels;
+}
+
 void test_sort_radix() {
-  for (const int64_t n : {200, 3001}) {
-    for (const bool signed_zeros : {false, true}) {
-      std::vector<double> row(n);
-      for (int64_t i = 0; i < n; ++i) row[i] = static_cast<double>((i * 7919) % 37) - 18.0;  // 37 values, many ties
-      for (int64_t i = 0; signed_zeros && i < n; i += 5) row[i] = (i / 5) % 2 == 0 ? 0.0 : -0.0;
-      check_long_sort<PlainLess, false>(row, true);
-      check_long_sort<PlainLess, true>(row, true);
-      check_long_sort<ReversedLess, false>(row, false);
-      check_long_sort<ReversedLess, true>(row, false);
+  for (const isa::Level level : levels_here()) {
+    for (const int64_t n : {5, 100, 200, 3001}) {  // below and above the radix passes' kWideKeysFrom (512)
+      for (const bool signed_zeros : {false, true}) {
+        std::vector<double> row(n);
+        for (int64_t i = 0; i < n; ++i) row[i] = static_cast<double>((i * 7919) % 37) - 18.0;  // 37 values, ties
+        for (int64_t i = 0; signed_zeros && i < n; i += 5) row[i] = (i / 5) % 2 == 0 ? -0.0 : 0.0;
+        // A short row of float64 with positions (or a -0.0) has no keyed way below kWideKeysFrom at AVX2 and
+        // baseline: sort_row declines it (false) and the comparator sorts it.
+        const bool keyed = n >= ts::sorting::radix::kWideKeysFrom ||
+                           (ts::sorting::network::applies<uint64_t>(level, n) && !signed_zeros);
+        const bool positions_keyed = n >= ts::sorting::radix::kWideKeysFrom;
+        check_long_sort<PlainLess, false>(row, keyed, positions_keyed, level);
+        check_long_sort<PlainLess, true>(row, keyed, positions_keyed, level);
+        check_long_sort<ReversedLess, false>(row, false, false, level);
+        check_long_sort<ReversedLess, true>(row, false, false, level);
+      }
     }
+  }
+}
+
+// The sorting network alone (sort_network.h) against std::sort, at each level this CPU has: 32- and 64-bit keys,
+// every row length up to 300 and lengths around the chunks' powers of two up to the longest row it takes, keys
+// drawn from few values (ties), from the whole range, and the padding's own value (all ones) among them. A wrong
+// network would not show through sort_row: its check would send the row to the comparator sort.
+template <typename U>
+void check_network(isa::Level level) {
+  std::mt19937_64 random(7);
+  std::vector<int64_t> lengths;
+  for (int64_t n = 1; n <= 300; ++n) lengths.push_back(n);
+  for (int64_t n = 512; n <= ts::sorting::network::longest_row<U>(level); n *= 2) {
+    for (const int64_t d : {-1, 0, 1}) lengths.push_back(n + d);
+  }
+  for (const int64_t n : lengths) {
+    if (!ts::sorting::network::applies<U>(level, n)) continue;
+    for (const int kind : {0, 1, 2}) {
+      std::vector<U> keys(2 * n);  // the network's room: the row and its padding
+      for (int64_t i = 0; i < n; ++i) {
+        const U drawn = static_cast<U>(random());
+        keys[i] = kind == 0 ? drawn % 5 : kind == 1 ? drawn : (drawn % 3 == 0 ? static_cast<U>(~U(0)) : drawn);
+      }
+      std::vector<U> expected(keys.begin(), keys.begin() + n);
+      std::sort(expected.begin(), expected.end());
+      ts::sorting::network::sort(level, keys.data(), n);
+      EXPECT(std::equal(expected.begin(), expected.end(), keys.begin()));
+    }
+  }
+}
+
+void test_sort_network() {
+  for (const isa::Level level : levels_here()) {
+    EXPECT(ts::sorting::network::applies<uint32_t>(level, 2) == (TS_ISA_VARIANTS && level != isa::Level::Baseline));
+    if (level == isa::Level::Baseline) continue;
+    check_network<uint32_t>(level);
+    check_network<uint64_t>(level);
   }
 }
 
@@ -954,6 +1012,7 @@ int main() {
   test_scan();
   test_sort();
   test_sort_radix();
+  test_sort_network();
   test_contract();
   test_registry();
   test_domain();

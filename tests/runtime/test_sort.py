@@ -4,6 +4,10 @@ test_ops_differential judge every dtype over the family's cases."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import tensorsmith as ts
@@ -183,3 +187,38 @@ def test_sorts_on_a_cuda_device() -> None:
         np.testing.assert_array_equal(np.asarray(ts.argsort(x, axis=axis).to_device("cpu")), np.argsort(a, axis=axis, kind="stable"))
         np.testing.assert_array_equal(np.asarray(ts.sort(x, axis=axis, descending=True).to_device("cpu")),
                                       np.take_along_axis(a, stable_descending_positions(a, axis), axis=axis))
+
+
+SORT_AT_A_LEVEL_PROGRAM = """
+import numpy as np, tensorsmith as ts
+rng = np.random.default_rng(31)
+lengths = [*range(1, 70), 127, 128, 129, 255, 256, 257, 511, 513, 1023, 1025, 2047, 2049, 4095, 4097]
+for dtype in ("float32", "float64", "int32", "uint64", "float16"):
+    for n in lengths:
+        ties = rng.choice(np.array([-2.0, -0.0, 0.0, 1.0, np.nan, np.inf]), n)
+        spread = rng.standard_normal(n) * 1000
+        rows = np.stack([ties, spread, -spread])
+        if not dtype.startswith("float"):
+            rows = np.nan_to_num(rows, posinf=7).clip(0 if dtype == "uint64" else -1e9, 1e9)
+        a = rows.astype(dtype)
+        x = ts.asarray(a)
+        up = np.argsort(a, axis=1, kind="stable")
+        down = n - 1 - np.flip(np.argsort(np.flip(a, axis=1), axis=1, kind="stable"), axis=1)
+        for descending, positions in ((False, up), (True, down)):
+            got = np.asarray(ts.argsort(x, axis=1, descending=descending))
+            assert np.array_equal(got, positions), (dtype, n, descending)
+            values = np.asarray(ts.sort(x, axis=1, descending=descending, stable=False))
+            assert values.tobytes() == np.take_along_axis(a, positions, axis=1).tobytes(), (dtype, n, descending)
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("level", ["baseline", "avx2", "avx512"])
+def test_every_instruction_set_level_sorts_rows_of_every_length_alike(level: str) -> None:
+    """Each kernel variant sorts its short rows its own way (the sorting network in AVX2 or AVX-512 registers,
+    or the comparator's sorts at the baseline; tensorsmith/sort_network.h is checked alone by the C++ self-test):
+    TS_ISA caps the level, and every level gives numpy's stable order bit for bit, values and positions, for rows
+    around each length where the way changes."""
+    result = subprocess.run([sys.executable, "-c", SORT_AT_A_LEVEL_PROGRAM], capture_output=True, text=True,
+                            timeout=300, env={**os.environ, "TS_ISA": level}, check=False)  # fmt: skip
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stdout + result.stderr[-2000:]

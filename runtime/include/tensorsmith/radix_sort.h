@@ -1,17 +1,21 @@
-// The CPU's fast path for sorting a row of real numbers: a stable least-significant-digit radix sort of keys
-// that order as numpy does, checked against the kernel's comparator.
+// The CPU's fast path for sorting a row of real numbers: keys that order as numpy does, sorted without
+// comparisons (a stable least-significant-digit radix sort, or on short rows a sorting network) and checked
+// against the kernel's comparator.
 //
 // A comparison sort of a row of 4096 float32 takes about 12 rounds of data-dependent work per element; a radix
 // sort four passes of 8-bit digits that never compare (31-33 us a row on one core against the bucket sort's
-// 88-97, -O3; numpy's AVX2 quicksort 23). The keys are numpy's order for real types (NaN after every number,
-// -0.0 tied with +0.0, NaNs tied among themselves), as unsigned integers. Values alone move as their keys where
-// every key gives its value back (integers; floats without NaN or -0.0); otherwise the sort moves (key,
-// position) entries and values come out of the row itself, with their bits (NaN payloads, zeros' signs).
+// 88-97, -O3; numpy's AVX2 quicksort 23). On short rows the passes' digit counts cost more than the elements:
+// there keys of 32 and 64 bits go through tensorsmith/sort_network.h's vector network (AVX2 and AVX-512).
+// The keys are numpy's order for real types (NaN after every number, -0.0 tied with +0.0, NaNs tied among
+// themselves), as unsigned integers. Values alone move as their keys where every key gives its value back
+// (integers; floats without NaN or -0.0); otherwise the sort moves (key, position) entries and values come out
+// of the row itself, with their bits (NaN payloads, zeros' signs).
 //
 // The kernel's comparator still decides the order: every adjacent pair of the result is checked with it (the
 // keys' order and ties must be the comparator's), and a row where they disagree is sorted again by the
 // comparator. Where the comparator is a strict weak order that agrees on adjacent pairs, the result is exactly
-// its stable sort (ties are key ties, which a stable radix leaves in row order).
+// its stable sort (ties are key ties, which a stable radix leaves in row order; the network's ties are equal
+// keys alone, which stand for equal values, or entries, which hold their positions and so never tie).
 #pragma once
 
 #include <cstdint>
@@ -19,12 +23,17 @@
 #include <type_traits>
 
 #include "tensorsmith/dispatch.h"
+#include "tensorsmith/isa.h"
 #include "tensorsmith/macros.h"
+#include "tensorsmith/sort_network.h"
 
 namespace ts::sorting::radix {
 
-constexpr int64_t kFrom = 128;          // shorter rows of keys up to 32 bits: the bucket sort is as fast
-constexpr int64_t kWideKeysFrom = 512;  // the same for 64-bit keys (8 passes of 8-bit digits)
+// Rows the network does not take are radix sorted from these lengths (shorter: the bucket sort is as fast).
+constexpr int64_t kFrom = 128;          // keys up to 32 bits
+constexpr int64_t kWideKeysFrom = 512;  // 64-bit keys (8 passes of 8-bit digits)
+// The longest row sorted by key: a position fits in the low half of a packed entry.
+constexpr int64_t kLongestRow = int64_t{0xffffffff};
 
 // The unsigned key type of compute_t, void where numpy's order is not one of a key (complex numbers).
 template <typename compute_t, typename = void>
@@ -96,14 +105,14 @@ TS_FORCE_INLINE bool keys_lossless(const T* row, int64_t n) {
     using U = KeyType<compute_t>;
     constexpr U kSign = kSignBit<U>;
     constexpr U kInfinity = kInfinityBits<U>;
-    bool lossy = false;
+    U lossy = 0;  // an integer: GCC vectorizes an OR of integers, not of bools
     for (int64_t i = 0; i < n; ++i) {
       const compute_t v = static_cast<compute_t>(row[i]);
       U bits;
       std::memcpy(&bits, &v, sizeof bits);
-      lossy |= (bits == kSign) | ((bits & static_cast<U>(~kSign)) > kInfinity);
+      lossy |= static_cast<U>(bits == kSign) | static_cast<U>((bits & static_cast<U>(~kSign)) > kInfinity);
     }
-    return !lossy;
+    return lossy == 0;
   }
 }
 
@@ -140,18 +149,63 @@ TS_FORCE_INLINE uint64_t key_of(const WideEntry& e) { return e.key; }
 TS_FORCE_INLINE int64_t position_of(PackedEntry e) { return static_cast<int64_t>(e.bits & 0xffffffffu); }
 TS_FORCE_INLINE int64_t position_of(const WideEntry& e) { return static_cast<int64_t>(e.at); }
 
-// row[0, n)'s keys (descending: their complements, so that ties keep their order too) as entries E, sorted
-// stably by LSD radix between from[0, n) and to[0, n), a pass per byte of the key; returns the one that holds
-// the result. A pass whose byte is the same for every entry moves nothing. Not inlined, and not a template of
-// the kernel's comparator or of the sort's direction: one copy per key and entry type serves every
-// instruction-set variant of a kernel (its loops, bound by the scatter, gain nothing from wider vectors), which
-// keeps a sort kernel's compile time what it was (11-bit digits, one pass fewer for 32-bit keys, sped long rows
-// by 7% and would have doubled the copies).
+// to[i] = row[i]'s entry (its key ^ flip, and i), for i in [0, n). The network's rows make theirs in a loop
+// compiled for the network's level (one copy per key, entry and element type, not per kernel): with AVX-512 a
+// row of 256 float32 sorts 10% faster than with the baseline's vectors here.
 template <typename compute_t, typename E, typename T>
-__attribute__((noinline)) const E* sort_keys(const T* row, E* from, E* to, int64_t n, bool descending) {
+TS_FORCE_INLINE void make_entries(const T* row, E* to, int64_t n, KeyType<compute_t> flip) {
+  for (int64_t i = 0; i < n; ++i) {
+    to[i] = make_entry<E>(static_cast<KeyType<compute_t>>(key<compute_t>(static_cast<compute_t>(row[i])) ^ flip), i);
+  }
+}
+#if TS_ISA_VARIANTS
+template <typename compute_t, typename E, typename T>
+TS_TARGET_AVX2
+    __attribute__((noinline)) void make_entries_avx2(const T* row, E* to, int64_t n, KeyType<compute_t> flip) {
+  make_entries<compute_t>(row, to, n, flip);
+}
+template <typename compute_t, typename E, typename T>
+TS_TARGET_AVX512 __attribute__((noinline)) void make_entries_avx512(const T* row, E* to, int64_t n,
+                                                                    KeyType<compute_t> flip) {
+  make_entries<compute_t>(row, to, n, flip);
+}
+#endif
+template <typename compute_t, typename E, typename T>
+TS_FORCE_INLINE void make_entries_at(isa::Level level, const T* row, E* to, int64_t n, KeyType<compute_t> flip) {
+#if TS_ISA_VARIANTS
+  if (level == isa::Level::AVX512) return make_entries_avx512<compute_t>(row, to, n, flip);
+  if (level == isa::Level::AVX2) return make_entries_avx2<compute_t>(row, to, n, flip);
+#endif
+  (void)level;
+  make_entries<compute_t>(row, to, n, flip);
+}
+
+// row[0, n)'s keys (descending: their complements, so that ties keep their order too) as entries E, sorted
+// between from[0, n) and to[0, n) (contiguous: from + n == to); returns the one that holds the result, or null
+// where neither way below suits the row (the caller sorts it by the comparator). Rows the network takes at
+// this level (entries of 32 or 64 bits, short rows) are sorted by it in from, padded into to. Others from kFrom
+// elements long (kWideKeysFrom for 64-bit keys) by LSD radix, a pass per byte of the key; a pass whose byte is
+// the same for every entry moves nothing. Not inlined, and not a template of the kernel's comparator or of the
+// sort's direction: one copy per key and entry type serves every instruction-set variant of a kernel (the
+// radix loops, bound by the scatter, gain nothing from wider vectors; the network is compiled once per level
+// in sort_network.h), which keeps a sort kernel's compile time what it was (11-bit digits, one pass fewer for
+// 32-bit keys, sped long rows by 7% and would have doubled the copies).
+template <typename compute_t, typename E, typename T>
+__attribute__((noinline)) const E* sort_keys(const T* row, E* from, E* to, int64_t n, bool descending,
+                                             isa::Level level) {
   using U = KeyType<compute_t>;
   constexpr int kPasses = static_cast<int>(sizeof(U));
   const U flip = descending ? static_cast<U>(~U(0)) : U(0);
+  if constexpr (!std::is_same_v<E, WideEntry>) {
+    using Word = std::conditional_t<std::is_same_v<E, PackedEntry>, uint64_t, E>;  // what the network orders
+    static_assert(sizeof(Word) == sizeof(E), "an entry is its word");
+    if (network::applies<Word>(level, n)) {
+      make_entries_at<compute_t>(level, row, from, n, flip);
+      network::sort(level, reinterpret_cast<Word*>(from), n);
+      return from;
+    }
+  }
+  if (n < (sizeof(U) <= 4 ? kFrom : kWideKeysFrom)) return nullptr;
   uint32_t count[kPasses][256] = {};
   for (int64_t i = 0; i < n; ++i) {  // the entries and every pass's digit counts, in one read of the row
     const U k = static_cast<U>(key<compute_t>(static_cast<compute_t>(row[i])) ^ flip);
@@ -182,13 +236,16 @@ __attribute__((noinline)) const E* sort_keys(const T* row, E* from, E* to, int64
   return from;
 }
 
-// Whether a row of compute_t (n long) can take the radix path.
+// Whether a row of compute_t (n long) may take the keyed path at this level (sort_keys may still decline it).
 template <typename compute_t>
-constexpr bool applies(int64_t n) {
+constexpr bool applies(isa::Level level, int64_t n) {
   if constexpr (std::is_void_v<KeyType<compute_t>>) {
     return false;
   } else {
-    return n >= (sizeof(KeyType<compute_t>) <= 4 ? kFrom : kWideKeysFrom) && n <= int64_t{0xffffffff};
+    using U = KeyType<compute_t>;
+    const bool radix = n >= (sizeof(U) <= 4 ? kFrom : kWideKeysFrom);
+    return n >= 2 && n <= kLongestRow &&
+           (radix || network::applies<Entry<U>>(level, n) || network::applies<U>(level, n));
   }
 }
 
@@ -228,11 +285,12 @@ TS_FORCE_INLINE bool write_checked(const SortArgs& args, int64_t r, const E* sor
 }
 
 // Row r of args sorted stably by key, its values and/or positions written. Returns false where the comparator
-// disagrees with the keys on some adjacent pair of the result: the caller then sorts the row by the comparator,
-// over what this wrote. Not inlined either, for the same compile time: its check runs with the baseline's
-// vectors in every variant (a row of 4096 float32: about 1 us more than inlined with AVX2).
+// disagrees with the keys on some adjacent pair of the result, or where sort_keys declined the row: the caller
+// then sorts the row by the comparator, over what this wrote. Not inlined either, for the same compile time:
+// its check runs with the baseline's vectors in every variant (a row of 4096 float32: about 1 us more than
+// inlined with AVX2).
 template <typename K, typename T, typename compute_t, bool kDescending>
-__attribute__((noinline)) bool sort_row(const SortArgs& args, int64_t r) {
+__attribute__((noinline)) bool sort_row(const SortArgs& args, int64_t r, isa::Level level) {
   using U = KeyType<compute_t>;
   using E = Entry<U>;
   static_assert(2 * sizeof(E) <= kSortScratchPerElement, "the engine's scratch holds two entries per element");
@@ -241,13 +299,15 @@ __attribute__((noinline)) bool sort_row(const SortArgs& args, int64_t r) {
   char* const scratch = scratch_of(args, r);
   if (args.indices == nullptr && keys_lossless<compute_t>(row, n)) {  // half the bytes to move, no gather
     U* const keys = reinterpret_cast<U*>(scratch);
-    const U* sorted = sort_keys<compute_t>(row, keys, keys + n, n, kDescending);
+    const U* sorted = sort_keys<compute_t>(row, keys, keys + n, n, kDescending, level);
+    if (sorted == nullptr) return false;
     return write_checked<K, T, compute_t, kDescending>(args, r, sorted, [](U k) {
       return static_cast<T>(value_of_key<compute_t>(kDescending ? static_cast<U>(~k) : k));
     });
   }
   E* const entries = reinterpret_cast<E*>(scratch);
-  const E* sorted = sort_keys<compute_t>(row, entries, entries + n, n, kDescending);
+  const E* sorted = sort_keys<compute_t>(row, entries, entries + n, n, kDescending, level);
+  if (sorted == nullptr) return false;
   return write_checked<K, T, compute_t, kDescending>(args, r, sorted,
                                                      [row](const E& e) { return row[position_of(e)]; });
 }

@@ -20,6 +20,7 @@
 
 #include "tensorsmith/complex.h"
 #include "tensorsmith/dispatch.h"
+#include "tensorsmith/isa.h"
 #include "tensorsmith/macros.h"
 
 namespace ts::sorting {
@@ -295,13 +296,15 @@ TS_HOST_DEVICE TS_FORCE_INLINE E* sort_buffer(E* from, E* to, int64_t n) {
   return merge_sort<K, compute_t, kDescending>(from, to, n);
 }
 
-template <typename K, typename T, typename compute_t, bool kDescending>
+template <typename K, typename T, typename compute_t, bool kDescending, isa::Level kLevel>
 TS_HOST_DEVICE TS_FORCE_INLINE void sort_row_in_order(const SortArgs& args, int64_t r) {
   static_assert(sizeof(Item<T>) * 2 <= kSortScratchPerElement, "the engine's scratch holds two items per element");
   const int64_t n = args.n;
 #if !defined(__CUDACC__)
   if constexpr (!std::is_void_v<radix::KeyType<compute_t>>) {  // real numbers: by key where the comparator agrees
-    if (radix::applies<compute_t>(n) && radix::sort_row<K, T, compute_t, kDescending>(args, r)) return;
+    if (radix::applies<compute_t>(kLevel, n) && radix::sort_row<K, T, compute_t, kDescending>(args, r, kLevel)) {
+      return;
+    }
   }
 #endif
   const T* row = reinterpret_cast<const T*>(args.in) + r * n;
@@ -326,12 +329,13 @@ TS_HOST_DEVICE TS_FORCE_INLINE void sort_row_in_order(const SortArgs& args, int6
 }
 
 // Row r of args sorted stably: its values into args.values and/or its source positions into args.indices.
-template <typename K, typename T, typename compute_t>
+// kLevel: the instruction-set variant of the CPU kernel calling (its short rows' keys may take vector code).
+template <typename K, typename T, typename compute_t, isa::Level kLevel = isa::Level::Baseline>
 TS_HOST_DEVICE TS_FORCE_INLINE void sort_row(const SortArgs& args, int64_t r) {
   if (args.descending) {
-    sort_row_in_order<K, T, compute_t, true>(args, r);
+    sort_row_in_order<K, T, compute_t, true, kLevel>(args, r);
   } else {
-    sort_row_in_order<K, T, compute_t, false>(args, r);
+    sort_row_in_order<K, T, compute_t, false, kLevel>(args, r);
   }
 }
 
