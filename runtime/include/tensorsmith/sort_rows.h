@@ -7,8 +7,9 @@
 // comparator without short-circuit operators (the family's contract asks for `|` and `&`) sorts without
 // mispredictions, and runs of equal length are merged from both ends at once, two independent chains.
 //
-// On the CPU a row of real numbers from 128 elements long is radix sorted (tensorsmith/radix_sort.h) and
-// checked with the comparator; other rows, and those where the check fails, take the comparator sort below.
+// On the CPU a row of real numbers is sorted by key (tensorsmith/radix_sort.h: short rows by a sorting network
+// at the AVX2 and AVX-512 levels, rows from 128 elements by radix) and checked with the comparator; other rows,
+// and those where the check fails, take the comparator sort below.
 // There the row is split into ordered buckets (a stable sample sort: each element compared with 7 splitters
 // drawn from the row) until they are 64 elements or fewer, each then sorted by counting, for every element,
 // the others that go before it. Both count comparisons, in loops the compiler vectorizes, rather than merging
