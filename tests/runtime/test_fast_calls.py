@@ -349,3 +349,107 @@ def test_fast_calls_leak_no_references() -> None:
         ts.exp(t, out=None)
         t.T
     assert sys.getrefcount(t) == before
+
+
+# ---- keyword calls: every other op's function and method --------------------------------------------------
+# pybind11 makes a string of each argument's name on every keyword call; the entry in front places keywords
+# itself and runs the binding's own code. Each call below goes both ways (the entry, and the binding it is in
+# front of) and must give the same result or the same error.
+
+KEYWORD_VALUES = [None, 0, -1, 1, 7, True, False, np.bool_(True), np.int64(1), 1.5, np.float32(0.5), (0, 1), "left", "sum", ts.float64]
+
+
+def keyword_entry(function):
+    """The binding behind `function`'s keyword entry, or None where it has none."""
+    entry = getattr(function, "__self__", None)
+    if type(entry).__name__ != "_FastEntry" or any(spec.name == function.__name__ for spec in FAST_OPS):
+        return None
+    return entry.binding
+
+
+def tensor_arguments(spec) -> list:
+    """Operands for the op's tensor arguments: integer ones where the argument takes integers only."""
+    operands = []
+    for argument in spec.signature.arguments:
+        if argument.type.base.value != "Tensor" or argument.kind == "keyword":
+            continue
+        integers = bool(argument.type.dtype_constraint) and not {"real", "floating", "numeric"} & set(argument.type.dtype_constraint)
+        make = (lambda seed: ts.asarray(np.random.default_rng(seed).integers(0, 3, (3, 4)))) if integers else (lambda seed: sample("float64", seed, 12).reshape((3, 4)))
+        operands.append([make(0), make(1)] if argument.type.is_list or argument.kind == "variadic" else make(len(operands)))
+    return operands
+
+
+def keyword_calls(spec):
+    """(positional operands, keywords) pairs: each keyword alone with each value, all at their defaults, one
+    unknown, and one naming a positional argument."""
+    operands = tensor_arguments(spec)
+    keywords = [a for a in spec.signature.arguments if a.kind in ("keyword", "either") and a.type.base.value != "Tensor"]
+    yield operands, {a.name: a.default_value for a in keywords if a.default is not None}
+    for argument in keywords:
+        for value in KEYWORD_VALUES:
+            yield operands, {argument.name: value}
+    yield operands, {"no_such_argument": 1}
+    first = spec.signature.arguments[0].name
+    yield operands[1:], {first: operands[0]} if operands else {}
+    yield operands, {first: operands[0]} if operands else {}
+
+
+KEYWORD_OPS = [spec for spec in CATALOG.ops if keyword_entry(op_function(spec.name)) is not None]
+
+
+def test_every_op_function_pybind11_binds_has_an_entry() -> None:
+    """Pointwise ops have their own entries; every other op that takes a keyword has a keyword entry for its
+    function and method (one without, matmul(x1, x2, /), has nothing to place)."""
+    takes_keywords = {s.name for s in CATALOG.ops if any(a.kind != "positional" for a in s.signature.arguments)}
+    assert {s.name for s in KEYWORD_OPS} == takes_keywords - {s.name for s in FAST_OPS}
+    for spec in KEYWORD_OPS:
+        if any(v.value == "method" for v in spec.variants):
+            assert keyword_entry(ts.Tensor.__dict__[spec.name].__func__) is not None, f"Tensor.{spec.name}"
+
+
+def described(result):
+    """A result as comparable values: tensors as (dtype, shape, bytes), tuples item by item."""
+    if isinstance(result, tuple | list):
+        return type(result).__name__, [described(item) for item in result]
+    if isinstance(result, ts.Tensor):
+        return outcome(lambda: result)
+    return result
+
+
+def both_ways(function, binding, *args, **kwargs):
+    got, expected = outcome(function, *args, **kwargs), outcome(binding, *args, **kwargs)
+    return (got[0], described(got[1])) if got[0] == "value" else got, (expected[0], described(expected[1])) if expected[0] == "value" else expected
+
+
+@pytest.mark.parametrize("spec", KEYWORD_OPS, ids=lambda s: s.name)
+def test_keyword_calls_give_what_pybind11_gives(spec) -> None:
+    function = op_function(spec.name)
+    binding = keyword_entry(function)
+    assert function.__doc__ == binding.__doc__ and function.__name__ == spec.name
+    method = ts.Tensor.__dict__[spec.name].__func__ if any(v.value == "method" for v in spec.variants) else None
+    for operands, keywords in keyword_calls(spec):
+        got, expected = both_ways(function, binding, *operands, **keywords)
+        assert got == expected, f"{spec.name}(*{operands!r}, **{keywords!r})"
+        if method is not None and operands and isinstance(operands[0], ts.Tensor):
+            got, expected = both_ways(method, keyword_entry(method), *operands, **keywords)
+            assert got == expected, f"Tensor.{spec.name}(*{operands!r}, **{keywords!r})"
+
+
+def test_keyword_calls_record_gradients_and_leak_no_references() -> None:
+    grads = []
+    for sort, maximum in ((ts.sort, ts.max), (keyword_entry(ts.sort), keyword_entry(ts.max))):
+        x = ts.asarray([[1.0, 5.0], [3.0, 2.0]])
+        x.requires_grad = True
+        ts.sum(sort(x, axis=1, descending=True)[:, :1] * maximum(x, axis=0, keepdims=True)).backward()
+        grads.append(np.asarray(x.grad))
+    np.testing.assert_array_equal(grads[0], grads[1])
+    assert np.count_nonzero(grads[0]) == 2  # the sort's first column and the maxima: the 5 and the 3
+    t = ts.asarray([[1.0, 2.0], [3.0, 4.0]])
+    before = sys.getrefcount(t)
+    for _ in range(1000):
+        ts.sum(t, axis=1)
+        t.max(axis=0, keepdims=True)
+        with pytest.raises(ts.AxisError):
+            ts.sum(t, axis=5)  # an error the binding's code raises, translated by the entry
+    assert sys.getrefcount(t) == before
+    assert pickle.loads(pickle.dumps(ts.sum)) is ts.sum

@@ -33,5 +33,6 @@ PYBIND11_MODULE(_C, m) {
   bind_autograd(m, tensor_class);
 
   ts::generated::bind_ops(m, tensor_class);
+  fast_keywords(m, tensor_class);
   fast_operator_slots(tensor_class);
 }
