@@ -1,5 +1,5 @@
-"""argmax/argmin fold contiguous rows of 64 or more elements in 32 interleaved lanes: the answer must still be
-numpy's, the first of equal values and the first NaN, whichever lane found it."""
+"""argmax/argmin fold contiguous rows of twice their lanes or more in 32 interleaved lanes (64 for float and 8/16-bit
+types): the answer must still be numpy's, the first of equal values and the first NaN, whichever lane found it."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def _rows(dtype, shape, rng: np.random.Generator) -> np.ndarray:
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
-@pytest.mark.parametrize("cols", [64, 65, 97, 1000, 4099])
+@pytest.mark.parametrize("cols", [64, 65, 97, 127, 128, 129, 200, 1000, 4099])
 def test_lanes_agree_with_numpy_on_ties(dtype, cols: int) -> None:
     x = _rows(dtype, (37, cols), np.random.default_rng(cols))
     for ours, theirs in ((ts.argmax, np.argmax), (ts.argmin, np.argmin)):
@@ -34,13 +34,13 @@ def test_the_first_nan_wins_in_any_lane_or_the_tail(dtype) -> None:
     x = rng.integers(-3, 4, size=(200, 1000)).astype(dtype)
     # One row per NaN position: in each lane of the first stride, deep in the row, in the tail, and two NaNs
     # whose later one sits in an earlier lane.
-    positions = [[k] for k in range(32)] + [[500], [999], [990], [35, 33], [63, 40], [40, 63]]
+    positions = [[k] for k in range(64)] + [[500], [999], [990], [35, 33], [63, 40], [40, 63], [127, 70], [70, 127]]
     for row, where in enumerate(positions):
         x[row, where] = np.nan
-    x[100:110] = -0.0  # +0.0 and -0.0 tie: the first stays
-    x[100:110, 70] = 0.0
-    x[110:120] = np.inf
-    x[120:130] = -np.inf
+    x[140:150] = -0.0  # +0.0 and -0.0 tie: the first stays
+    x[140:150, 70] = 0.0
+    x[150:160] = np.inf
+    x[160:170] = -np.inf
     for ours, theirs in ((ts.argmax, np.argmax), (ts.argmin, np.argmin)):
         assert np.array_equal(np.asarray(ours(ts.asarray(x), axis=1)), theirs(x, axis=1))
         assert np.array_equal(np.asarray(ours(ts.asarray(x), axis=0)), theirs(x, axis=0))

@@ -193,13 +193,16 @@ SORT_AT_A_LEVEL_PROGRAM = """
 import numpy as np, tensorsmith as ts
 rng = np.random.default_rng(31)
 lengths = [*range(1, 70), 127, 128, 129, 255, 256, 257, 511, 513, 1023, 1025, 2047, 2049, 4095, 4097]
-for dtype in ("float32", "float64", "int32", "uint64", "float16"):
+for dtype in ("float32", "float64", "int32", "uint64", "float16", "int8", "uint16", "bool"):
     for n in lengths:
         ties = rng.choice(np.array([-2.0, -0.0, 0.0, 1.0, np.nan, np.inf]), n)
         spread = rng.standard_normal(n) * 1000
         rows = np.stack([ties, spread, -spread])
-        if not dtype.startswith("float"):
-            rows = np.nan_to_num(rows, posinf=7).clip(0 if dtype == "uint64" else -1e9, 1e9)
+        if dtype == "bool":
+            rows = np.nan_to_num(rows) > 0
+        elif not dtype.startswith("float"):
+            info = np.iinfo(dtype)
+            rows = np.nan_to_num(rows, posinf=7).clip(max(info.min, -1e9), min(info.max, 1e9))
         a = rows.astype(dtype)
         x = ts.asarray(a)
         up = np.argsort(a, axis=1, kind="stable")

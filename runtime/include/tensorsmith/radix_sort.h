@@ -338,7 +338,10 @@ __attribute__((noinline)) bool sort_row(const SortArgs& args, int64_t r, isa::Le
   const int64_t n = args.n;
   const T* row = reinterpret_cast<const T*>(args.in) + r * n;
   char* const scratch = scratch_of(args, r);
-  if (args.indices == nullptr && keys_lossless<compute_t>(row, n)) {  // half the bytes to move, no gather
+  // Keys alone move half the bytes and need no gather, where sort_keys takes them: the network orders words
+  // of 32 or 64 bits, so short rows of 8- and 16-bit keys go as entries (key and position packed in a word).
+  const bool keys_taken = network::applies<U>(level, n) || n >= (sizeof(U) <= 4 ? kFrom : kWideKeysFrom);
+  if (args.indices == nullptr && keys_taken && keys_lossless<compute_t>(row, n)) {
     U* const keys = reinterpret_cast<U*>(scratch);
     const U* sorted = sort_keys<compute_t>(row, keys, keys + n, n, kDescending, level);
     if (sorted == nullptr) return false;

@@ -441,7 +441,7 @@ Tensor pointwise(const OpDef& op, const std::vector<Tensor>& inputs, const Tenso
   const Resolved r = resolve(op, inputs);
   TS_CHECK(out.device() == r.device, ValueError,
            op.name << ": out is on " << device_str(out.device()) << ", the inputs on " << device_str(r.device));
-  TS_CHECK(broadcast_shapes(r.shape, out.shape()) == out.shape(), ValueError,
+  TS_CHECK(r.shape == out.shape() || broadcast_shapes(r.shape, out.shape()) == out.shape(), ValueError,
            op.name << ": out has shape " << shape_str(out.shape()) << ", which is not the broadcast shape "
                    << shape_str(broadcast_shapes(r.shape, out.shape())));
   TS_CHECK(!has_broadcast_axis(out), ValueError,
@@ -451,8 +451,13 @@ Tensor pointwise(const OpDef& op, const std::vector<Tensor>& inputs, const Tenso
                    << dtype_name(out.dtype()) << " with casting rule 'same_kind'");
   // An input in out's memory could be overwritten before it is read: read it from a copy. The gate
   // judges kernels on fresh outputs only, so even the exact alias (out=x) is not left to the kernel.
-  std::vector<Tensor> sources;
-  for (const Tensor& x : inputs) sources.push_back(may_overlap(x, out) ? x.clone() : x);
+  // (Most calls have no overlap: those run on the inputs as given, with no vector of copies to build.)
+  std::vector<Tensor> copies;
+  if (std::any_of(inputs.begin(), inputs.end(), [&](const Tensor& x) { return may_overlap(x, out); })) {
+    copies.reserve(inputs.size());
+    for (const Tensor& x : inputs) copies.push_back(may_overlap(x, out) ? x.clone() : x);
+  }
+  const std::vector<Tensor>& sources = copies.empty() ? inputs : copies;
   if (out.dtype() == r.result && out.is_contiguous()) {
     run_into(op, r, sources, out);  // the layout and dtype a fresh result would have
   } else {
