@@ -22,7 +22,8 @@ struct argmin_cpu_kernel {
     // vector width of int64). 64 lanes of float or of 8/16-bit values, 32 of wider ones (measured on Zen 4: more
     // independent lanes hide the float compare's latency, 0.107 -> 0.075 ns an element at AVX-512; double and
     // int32 were slower with 64, which spills AVX2's registers).
-    constexpr int64_t kLanes = sizeof(compute_t) <= 2 || (sizeof(compute_t) == 4 && !std::is_integral_v<compute_t>) ? 64 : 32;
+    constexpr int64_t kLanes =
+        sizeof(compute_t) <= 2 || (sizeof(compute_t) == 4 && !std::is_integral_v<compute_t>) ? 64 : 32;
     constexpr int64_t kBlock = int64_t{1} << 30;
     const bool lanes = args.in_reduce_stride == static_cast<int64_t>(sizeof(T)) && args.n_reduce >= 2 * kLanes;
     for (int64_t i = 0; i < args.n_outer; ++i) {
