@@ -149,7 +149,9 @@ std::optional<PyObject*> taken(const FastEntry& entry, PyObject* const* args, Py
 // defaults, with the record's conversion flags) and calls the record's impl, whose errors it translates as
 // the dispatcher does. A call it cannot place (too few or too many positional arguments, an unknown keyword
 // or one naming an argument given by position, a missing argument, None where the binding refuses it, or
-// one the binding cannot convert) goes to pybind11's function, which raises its own error.
+// one the binding cannot convert) goes to pybind11's function, which raises its own error. The record and the
+// call are pybind11's detail types (attr.h, cast.h; pybind11 3.x): tests/runtime/test_fast_calls.py calls every
+// op's entry and binding alike, so a pybind11 release that changes their meaning fails there.
 
 // The index of `name` in the call's keywords, or -1: by identity first (interned names), then by value.
 Py_ssize_t keyword_index(PyObject* kwnames, PyObject* name) {
