@@ -189,8 +189,9 @@ void fast_getitem(py::handle cls);
 void fast_views(py::handle cls);  // t.T and t.mT
 void fast_reshape(py::handle cls);  // t.reshape(*shape)
 void fast_copies(py::module_& m, py::handle cls);  // t.copy(), t.astype(dtype), and m._fast_astype for ts.astype
-// Every op's module function and Tensor method that pybind11 binds (all but the pointwise ops' entries) gets an
-// entry that places keyword arguments itself (pybind11 makes a string of each argument's name on every call).
+// Every module function and Tensor method pybind11 binds with one overload and a keyword-able argument (all but
+// the fast entries above and dunder methods) gets an entry that places keyword arguments itself (pybind11 makes
+// a string of each argument's name on every call).
 void fast_keywords(py::module_& m, py::handle cls);
 // The Tensor type's operator slots (binary, unary, comparisons) run the fast entries of its operators straight
 // from the slot; called once every operator is bound (setting a dunder afterwards resets its slot, as Python does).

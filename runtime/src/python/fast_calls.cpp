@@ -588,20 +588,23 @@ FastEntry& keyword_entry(py::object function, const py::detail::function_record&
 }  // namespace
 
 void fast_keywords(py::module_& m, py::handle cls) {
-  const py::object methods = cls.attr("__dict__");  // a mappingproxy
-  for (const OpDef* op : Registry::global().ops()) {
-    const char* name = op->name.c_str();
-    if (py::hasattr(m, name)) {
-      py::object function = m.attr(name);
-      if (const py::detail::function_record* record = keyword_record(function)) {
-        m.attr(name) = c_function(keyword_entry(std::move(function), *record, /*method=*/false, name), m, m.attr("__name__"));
-      }
+  // Names listed first: the loops below replace attributes of what they walk.
+  const py::list functions = py::reinterpret_borrow<py::dict>(m.attr("__dict__")).attr("keys")();
+  for (const py::handle key : functions) {
+    const std::string name = py::str(key);
+    py::object function = m.attr(key);
+    if (name.rfind("__", 0) == 0) continue;  // the module's own attributes
+    if (const py::detail::function_record* record = keyword_record(function)) {
+      m.attr(key) = c_function(keyword_entry(std::move(function), *record, /*method=*/false, name.c_str()), m, m.attr("__name__"));
     }
-    if (methods.contains(name) && PyInstanceMethod_Check(py::object(methods[name]).ptr())) {
-      py::object function = method_function(cls, name);
-      if (const py::detail::function_record* record = keyword_record(function)) {
-        set_method(cls, keyword_entry(std::move(function), *record, /*method=*/true, name));
-      }
+  }
+  const py::list methods = cls.attr("__dict__").attr("keys")();  // a mappingproxy's
+  for (const py::handle key : methods) {
+    const std::string name = py::str(key);
+    if (name.rfind("__", 0) == 0 || !PyInstanceMethod_Check(py::object(cls.attr("__dict__")[key]).ptr())) continue;
+    py::object function = method_function(cls, name.c_str());
+    if (const py::detail::function_record* record = keyword_record(function)) {
+      set_method(cls, keyword_entry(std::move(function), *record, /*method=*/true, name.c_str()));
     }
   }
 }
