@@ -592,8 +592,8 @@ void fast_keywords(py::module_& m, py::handle cls) {
   const py::list functions = py::reinterpret_borrow<py::dict>(m.attr("__dict__")).attr("keys")();
   for (const py::handle key : functions) {
     const std::string name = py::str(key);
-    py::object function = m.attr(key);
     if (name.rfind("__", 0) == 0) continue;  // the module's own attributes
+    py::object function = m.attr(key);
     if (const py::detail::function_record* record = keyword_record(function)) {
       m.attr(key) = c_function(keyword_entry(std::move(function), *record, /*method=*/false, name.c_str()), m, m.attr("__name__"));
     }
