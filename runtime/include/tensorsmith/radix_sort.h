@@ -32,6 +32,10 @@ namespace ts::sorting::radix {
 // Rows the network does not take are radix sorted from these lengths (shorter: the bucket sort is as fast).
 constexpr int64_t kFrom = 128;          // keys up to 32 bits
 constexpr int64_t kWideKeysFrom = 512;  // 64-bit keys (8 passes of 8-bit digits)
+template <typename U>
+constexpr int64_t radix_from() {  // the shortest row of keys U radix sorted
+  return sizeof(U) <= 4 ? kFrom : kWideKeysFrom;
+}
 // The longest row sorted by key: a position fits in the low half of a packed entry.
 constexpr int64_t kLongestRow = int64_t{0xffffffff};
 
@@ -205,7 +209,7 @@ __attribute__((noinline)) const E* sort_keys(const T* row, E* from, E* to, int64
       return from;
     }
   }
-  if (n < (sizeof(U) <= 4 ? kFrom : kWideKeysFrom)) return nullptr;
+  if (n < radix_from<U>()) return nullptr;
   uint32_t count[kPasses][256] = {};
   for (int64_t i = 0; i < n; ++i) {  // the entries and every pass's digit counts, in one read of the row
     const U k = static_cast<U>(key<compute_t>(static_cast<compute_t>(row[i])) ^ flip);
@@ -243,7 +247,7 @@ constexpr bool applies(isa::Level level, int64_t n) {
     return false;
   } else {
     using U = KeyType<compute_t>;
-    const bool radix = n >= (sizeof(U) <= 4 ? kFrom : kWideKeysFrom);
+    const bool radix = n >= radix_from<U>();
     return n >= 2 && n <= kLongestRow &&
            (radix || network::applies<Entry<U>>(level, n) || network::applies<U>(level, n));
   }
@@ -340,7 +344,7 @@ __attribute__((noinline)) bool sort_row(const SortArgs& args, int64_t r, isa::Le
   char* const scratch = scratch_of(args, r);
   // Keys alone move half the bytes and need no gather, where sort_keys takes them: the network orders words
   // of 32 or 64 bits, so short rows of 8- and 16-bit keys go as entries (key and position packed in a word).
-  const bool keys_taken = network::applies<U>(level, n) || n >= (sizeof(U) <= 4 ? kFrom : kWideKeysFrom);
+  const bool keys_taken = network::applies<U>(level, n) || n >= radix_from<U>();
   if (args.indices == nullptr && keys_taken && keys_lossless<compute_t>(row, n)) {
     U* const keys = reinterpret_cast<U*>(scratch);
     const U* sorted = sort_keys<compute_t>(row, keys, keys + n, n, kDescending, level);

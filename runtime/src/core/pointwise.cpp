@@ -452,10 +452,11 @@ Tensor pointwise(const OpDef& op, const std::vector<Tensor>& inputs, const Tenso
   // An input in out's memory could be overwritten before it is read: read it from a copy. The gate
   // judges kernels on fresh outputs only, so even the exact alias (out=x) is not left to the kernel.
   // (Most calls have no overlap: those run on the inputs as given, with no vector of copies to build.)
-  std::vector<Tensor> copies;
-  if (std::any_of(inputs.begin(), inputs.end(), [&](const Tensor& x) { return may_overlap(x, out); })) {
-    copies.reserve(inputs.size());
-    for (const Tensor& x : inputs) copies.push_back(may_overlap(x, out) ? x.clone() : x);
+  std::vector<Tensor> copies;  // the inputs with those in out's memory cloned; empty where none is
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!may_overlap(inputs[i], out)) continue;
+    if (copies.empty()) copies = inputs;
+    copies[i] = inputs[i].clone();
   }
   const std::vector<Tensor>& sources = copies.empty() ? inputs : copies;
   if (out.dtype() == r.result && out.is_contiguous()) {
