@@ -118,12 +118,16 @@ _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.MULTILINE)
 
 def engine_sources(root: Path, device: str) -> list[Path]:
     """The runtime's sources a kernel is judged in besides its headers: the engines (runtime/src/core), and for a
-    CUDA kernel the CUDA machinery (runtime/src/cuda). Part of every kernel's identity here, and of its inputs for
-    `tsgen regen`, so that a change to them judges the kernels again."""
+    CUDA kernel the CUDA machinery (runtime/src/cuda), with the headers they and the gate's harness include
+    (engine_limits.h sets the chunks and rows a kernel is handed, and the gate's threshold cases with them). Part
+    of every kernel's identity here, and of its inputs for `tsgen regen`, so that a change to them judges the
+    kernels again."""
     sources = sorted((root / "runtime" / "src" / "core").glob("*.cpp"))
     if device == "cuda":
         sources += sorted((root / "runtime" / "src" / "cuda").glob("*"))
-    return sources
+    harness = sorted((root / "validators" / "csrc").glob("*"))  # its own text is the gate's code (validators)
+    headers = included_headers([path.read_bytes() for path in [*sources, *harness]], root / "runtime" / "include")
+    return sorted({*sources, *headers})
 
 
 def included_headers(sources: list[bytes], include_dir: Path) -> list[Path]:

@@ -64,12 +64,19 @@ struct max_cpu_kernel {
           // memory in pieces and each row stalled reloading them (max over 1024 rows of 64 float32 took 39 us in a
           // C++ loop, 18 now).
           for (int64_t k = 0; k < kLanes; ++k) lane[k] = acc;
+          // A second set of lanes in the spans: an idempotent fold's select waits on the one before it in its lane,
+          // and twice the chains keep the vector units busy (max of 64K float32 in a C++ loop: 5.5 us, 4.0 now).
+          acc_t lane2[kLanes];
+          for (int64_t k = 0; k < kLanes; ++k) lane2[k] = acc;
+          static_assert(kSpan % (2 * kLanes) == 0, "a span holds whole steps of both sets of lanes");
           for (; j + kSpan <= count; j += kSpan) {
             ts::prefetch_ahead(row + j, kAheadBytes, kSpan * static_cast<int64_t>(sizeof(T)));
-            for (int64_t s = 0; s < kSpan; s += kLanes) {
+            for (int64_t s = 0; s < kSpan; s += 2 * kLanes) {
               for (int64_t k = 0; k < kLanes; ++k) lane[k] = fold(lane[k], row[j + s + k]);
+              for (int64_t k = 0; k < kLanes; ++k) lane2[k] = fold(lane2[k], row[j + s + kLanes + k]);
             }
           }
+          for (int64_t k = 0; k < kLanes; ++k) lane[k] = fold(lane[k], lane2[k]);
           for (; j + kLanes <= count; j += kLanes) {
             for (int64_t k = 0; k < kLanes; ++k) lane[k] = fold(lane[k], row[j + k]);
           }

@@ -123,6 +123,18 @@ def test_an_engine_change_makes_the_kernels_judged_in_it_stale(checkout: Path, t
     assert len(kernels) == n and set(kernels.values()) == {"changed: runtime_engine"}
 
 
+def test_a_header_only_the_engines_include_makes_every_kernel_stale(checkout: Path, tsgen) -> None:
+    # engine_limits.h reaches no kernel's translation unit, but it sets the chunks and rows the engines hand a
+    # kernel and the gate's threshold cases: a kernel judged under the old limits was never judged under these.
+    limits = checkout / "runtime" / "include" / "tensorsmith" / "engine_limits.h"
+    assert limits not in kernel_headers(checkout / "templates", checkout / "runtime" / "include")
+    text = limits.read_text(encoding="utf-8")
+    assert "constexpr int64_t kSplitMaxRows = 16;" in text
+    limits.write_text(text.replace("kSplitMaxRows = 16;", "kSplitMaxRows = 8;"), encoding="utf-8")
+    kernels = {path: why for path, why in listed(tsgen(checkout, "regen", "--check").stdout).items() if path.startswith(("cpu/", "cuda/"))}
+    assert len(kernels) == kernel_count(checkout) and set(kernels.values()) == {"changed: runtime_engine"}
+
+
 def test_check_passes_on_committed_tree(tsgen, hash_tree) -> None:
     before = hash_tree(ROOT / "generated")
     result = tsgen(ROOT, "regen", "--check")

@@ -13,8 +13,9 @@ import pytest
 
 from tensorsmith_forge.validators.build import WALL_FACTOR, BuildError, CandidateBuilder
 
-needs_prlimit = pytest.mark.skipif(shutil.which("prlimit") is None,
-                                   reason="util-linux's prlimit is not installed: the budget falls back to wall time")  # fmt: skip
+needs_prlimit = pytest.mark.skipif(
+    shutil.which("prlimit") is None, reason="util-linux's prlimit is not installed: the budget falls back to wall time"
+)
 
 
 @pytest.fixture
@@ -36,7 +37,8 @@ def test_a_run_slower_than_its_budget_in_wall_time_but_not_in_cpu_time_passes(bu
     builder._run([sys.executable, "-c", "import time; time.sleep(2.5)"], budget_s=1.0)
 
 
-def test_a_run_that_waits_past_the_wall_limit_is_ended_with_every_process_it_started(builder: CandidateBuilder, tmp_path: Path) -> None:
+def test_a_run_that_waits_past_the_wall_limit_ends_every_process_it_started(builder: CandidateBuilder,
+                                                                             tmp_path: Path) -> None:  # fmt: skip
     pid_file = tmp_path / "child.pid"
     script = f"sleep 600 & echo $! > {pid_file}; wait"
     start = time.monotonic()

@@ -25,8 +25,8 @@ def test_engine_limits_follow_the_header(tmp_path: Path) -> None:
     shutil.copytree(ROOT / "runtime" / "include", copy / "runtime" / "include")
     header = copy / HEADER
     text = header.read_text(encoding="utf-8")
-    assert "kSplitChunk = int64_t{1} << 16" in text
-    header.write_text(text.replace("kSplitChunk = int64_t{1} << 16", "kSplitChunk = int64_t{1} << 13"), encoding="utf-8")
+    assert "kSplitChunk = int64_t{1} << 15" in text
+    header.write_text(text.replace("kSplitChunk = int64_t{1} << 15", "kSplitChunk = int64_t{1} << 13"), encoding="utf-8")
     changed = read_limits(copy, compiler, tmp_path / "cache")
     assert changed.split_chunk == 1 << 13 and limits.split_chunk != changed.split_chunk
     assert changed.split_max_rows == limits.split_max_rows

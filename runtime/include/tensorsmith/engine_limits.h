@@ -20,7 +20,7 @@ constexpr int64_t kStreamFloorBytes = int64_t{16} << 20;
 constexpr int64_t kReduceGrain = 32768;
 // Reduced extent of one partial in a split reduction. Fixed, so the result does not depend on the number
 // of threads.
-constexpr int64_t kSplitChunk = int64_t{1} << 16;
+constexpr int64_t kSplitChunk = int64_t{1} << 15;
 // Up to this many rows a long reduction is split into chunks; more rows keep the threads busy on their own
 // (each row then goes to the kernel whole).
 constexpr int64_t kSplitMaxRows = 16;
