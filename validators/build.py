@@ -227,6 +227,10 @@ class CandidateBuilder:
             watchdog.start()
             try:
                 _pid, status, usage = os.wait4(process.pid, 0)  # its usage counts every program it waited for
+            except BaseException:  # an interrupted wait (a stopped regen) leaves no compiler running
+                _end_session(process.pid, threading.Event())
+                process.wait()
+                raise
             finally:
                 watchdog.cancel()
             process.returncode = os.waitstatus_to_exitcode(status)

@@ -5,6 +5,7 @@ that keeps the compiler busy is still ended at its budget, and a run that waits 
 from __future__ import annotations
 
 import shutil
+import signal
 import sys
 import time
 from pathlib import Path
@@ -16,6 +17,14 @@ from tensorsmith_forge.validators.build import WALL_FACTOR, BuildError, Candidat
 needs_prlimit = pytest.mark.skipif(
     shutil.which("prlimit") is None, reason="util-linux's prlimit is not installed: the budget falls back to wall time"
 )
+
+
+def assert_ended(pid: int) -> None:
+    for _ in range(50):  # SIGKILL is delivered at once, but the orphan is reaped by init a moment later
+        if not Path(f"/proc/{pid}").exists() or Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z":
+            return
+        time.sleep(0.1)
+    pytest.fail(f"the compiler's child process {pid} outlived the ended run")
 
 
 @pytest.fixture
@@ -45,13 +54,27 @@ def test_a_run_that_waits_past_the_wall_limit_ends_every_process_it_started(buil
     with pytest.raises(BuildError, match="wall time without finishing"):
         builder._run(["sh", "-c", script], budget_s=0.5)
     assert time.monotonic() - start < 0.5 * WALL_FACTOR + 10
-    child = int(pid_file.read_text())
-    for _ in range(50):  # SIGKILL is delivered at once, but the orphan is reaped by init a moment later
-        if not Path(f"/proc/{child}").exists() or Path(f"/proc/{child}/stat").read_text().split()[2] == "Z":
-            break
-        time.sleep(0.1)
-    else:
-        pytest.fail(f"the compiler's child process {child} outlived the ended run")
+    assert_ended(int(pid_file.read_text()))
+
+
+def test_an_interrupted_wait_ends_the_run_with_every_process_it_started(builder: CandidateBuilder,
+                                                                        tmp_path: Path) -> None:  # fmt: skip
+    # A stopped regen (Ctrl-C while the gate waits on a compiler) must not leave the compiler running in its session.
+    pid_file = tmp_path / "child.pid"
+    script = f"sleep 600 & echo $! > {pid_file}; wait"
+
+    def interrupt(_signum, _frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 0.5)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            builder._run(["sh", "-c", script], budget_s=60.0)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert_ended(int(pid_file.read_text()))
 
 
 def test_a_failing_run_reports_the_compilers_first_errors(builder: CandidateBuilder) -> None:
