@@ -19,6 +19,11 @@ needs_prlimit = pytest.mark.skipif(
 )
 
 
+def shell_with_a_child(pid_file: Path) -> list[str]:
+    """A run that starts a child of its own (as g++ starts cc1plus), writes its pid, and waits for it."""
+    return ["sh", "-c", f"sleep 600 & echo $! > {pid_file}; wait"]
+
+
 def assert_ended(pid: int) -> None:
     for _ in range(50):  # SIGKILL is delivered at once, but the orphan is reaped by init a moment later
         if not Path(f"/proc/{pid}").exists() or Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z":
@@ -49,10 +54,9 @@ def test_a_run_slower_than_its_budget_in_wall_time_but_not_in_cpu_time_passes(bu
 def test_a_run_that_waits_past_the_wall_limit_ends_every_process_it_started(builder: CandidateBuilder,
                                                                              tmp_path: Path) -> None:  # fmt: skip
     pid_file = tmp_path / "child.pid"
-    script = f"sleep 600 & echo $! > {pid_file}; wait"
     start = time.monotonic()
     with pytest.raises(BuildError, match="wall time without finishing"):
-        builder._run(["sh", "-c", script], budget_s=0.5)
+        builder._run(shell_with_a_child(pid_file), budget_s=0.5)
     assert time.monotonic() - start < 0.5 * WALL_FACTOR + 10
     assert_ended(int(pid_file.read_text()))
 
@@ -61,7 +65,6 @@ def test_an_interrupted_wait_ends_the_run_with_every_process_it_started(builder:
                                                                         tmp_path: Path) -> None:  # fmt: skip
     # A stopped regen (Ctrl-C while the gate waits on a compiler) must not leave the compiler running in its session.
     pid_file = tmp_path / "child.pid"
-    script = f"sleep 600 & echo $! > {pid_file}; wait"
 
     def interrupt(_signum, _frame):
         raise KeyboardInterrupt
@@ -70,7 +73,7 @@ def test_an_interrupted_wait_ends_the_run_with_every_process_it_started(builder:
     signal.setitimer(signal.ITIMER_REAL, 0.5)
     try:
         with pytest.raises(KeyboardInterrupt):
-            builder._run(["sh", "-c", script], budget_s=60.0)
+            builder._run(shell_with_a_child(pid_file), budget_s=60.0)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
