@@ -29,9 +29,7 @@ struct _standardize_cpu_kernel {
       for (; c + kLanes <= cols; c += kLanes) {
         for (int64_t k = 0; k < kLanes; ++k) lane[k] += term(c + k);
       }
-      for (int64_t width = kLanes / 2; width > 0; width /= 2) {
-        for (int64_t k = 0; k < width; ++k) lane[k] += lane[k + width];
-      }
+      ts::tree_levels<kLanes / 2>([&](int64_t k, int64_t width) { lane[k] += lane[k + width]; });
       acc_t sum = lane[0];
       for (; c < cols; ++c) sum += term(c);
       return sum;

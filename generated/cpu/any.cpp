@@ -49,9 +49,7 @@ struct any_cpu_kernel {
             for (int64_t k = 0; k < kLanes; ++k) lane[k] = fold(lane[k], row[count - kLanes + k]);
             j = count;
           }
-          for (int64_t width = kLanes / 2; width > 0; width /= 2) {
-            for (int64_t k = 0; k < width; ++k) lane[k] = fold(lane[k], lane[k + width]);
-          }
+          ts::tree_levels<kLanes / 2>([&](int64_t k, int64_t width) { lane[k] = fold(lane[k], lane[k + width]); });
           acc = fold(acc, lane[0]);
         } else {
           acc_t lane[kLanes];
@@ -79,9 +77,7 @@ struct any_cpu_kernel {
             for (int64_t k = 0; k < kLanes; ++k) lane[k] = fold(lane[k], row[count - kLanes + k]);
             j = count;
           }
-          for (int64_t width = kLanes / 2; width > 0; width /= 2) {
-            for (int64_t k = 0; k < width; ++k) lane[k] = fold(lane[k], lane[k + width]);
-          }
+          ts::tree_levels<kLanes / 2>([&](int64_t k, int64_t width) { lane[k] = fold(lane[k], lane[k + width]); });
           acc = fold(acc, lane[0]);
         }
         for (; j < count; ++j) {

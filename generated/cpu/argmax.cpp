@@ -59,14 +59,12 @@ struct argmax_cpu_kernel {
             }
             // The lanes folded as a tree (selects, vectorised like the loop above): of two lanes the better, or of
             // two equals the earlier index, since lanes interleave. Any grouping gives the first best of the block.
-            for (int64_t width = kLanes / 2; width > 0; width /= 2) {
-              for (int64_t k = 0; k < width; ++k) {
-                const compute_t a = lane_best[k], b = lane_best[k + width];
-                const bool take = better(b, a) | (!better(a, b) & (lane_index[k + width] < lane_index[k]));
-                lane_best[k] = take ? b : a;
-                lane_index[k] = take ? lane_index[k + width] : lane_index[k];
-              }
-            }
+            ts::tree_levels<kLanes / 2>([&](int64_t k, int64_t width) {
+              const compute_t a = lane_best[k], b = lane_best[k + width];
+              const bool take = better(b, a) | (!better(a, b) & (lane_index[k + width] < lane_index[k]));
+              lane_best[k] = take ? b : a;
+              lane_index[k] = take ? lane_index[k + width] : lane_index[k];
+            });
             const int64_t index = start + lane_index[0];
             if (better(lane_best[0], best) || (!better(best, lane_best[0]) && index < best_index)) {
               best = lane_best[0];

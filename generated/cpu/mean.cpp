@@ -47,9 +47,7 @@ struct mean_cpu_kernel {
             for (; j + kLanes <= count; j += kLanes) {
               for (int64_t k = 0; k < kLanes; ++k) lane[k] = fold(lane[k], row[j + k]);
             }
-            for (int64_t width = kLanes / 2; width > 0; width /= 2) {
-              for (int64_t k = 0; k < width; ++k) lane[k] = fold(lane[k], lane[k + width]);
-            }
+            ts::tree_levels<kLanes / 2>([&](int64_t k, int64_t width) { lane[k] = fold(lane[k], lane[k + width]); });
             acc = fold(acc, lane[0]);
           } else {
             acc_t lane[kLanes];
@@ -63,9 +61,7 @@ struct mean_cpu_kernel {
             for (; j + kLanes <= count; j += kLanes) {
               for (int64_t k = 0; k < kLanes; ++k) lane[k] = fold(lane[k], row[j + k]);
             }
-            for (int64_t width = kLanes / 2; width > 0; width /= 2) {
-              for (int64_t k = 0; k < width; ++k) lane[k] = fold(lane[k], lane[k + width]);
-            }
+            ts::tree_levels<kLanes / 2>([&](int64_t k, int64_t width) { lane[k] = fold(lane[k], lane[k + width]); });
             acc = fold(acc, lane[0]);
           }
         } else {
@@ -83,9 +79,7 @@ struct mean_cpu_kernel {
             for (int64_t s = kLanes; s < size; s += kLanes) {
               for (int64_t k = 0; k < kLanes; ++k) lane[k] = fold(lane[k], row[j + s + k]);
             }
-            for (int64_t width = kLanes / 2; width > 0; width /= 2) {
-              for (int64_t k = 0; k < width; ++k) lane[k] = fold(lane[k], lane[k + width]);
-            }
+            ts::tree_levels<kLanes / 2>([&](int64_t k, int64_t width) { lane[k] = fold(lane[k], lane[k + width]); });
             acc_t carry = lane[0];
             int level = 0;
             while (level_used[level]) {

@@ -48,9 +48,9 @@ struct softmax_cpu_kernel {
         const acc_t x = static_cast<acc_t>(in[c + k]);
         peak[k] = peak[k] < x ? x : peak[k];
       }
-      for (int64_t width = kMaxLanes / 2; width > 0; width /= 2) {
-        for (int64_t k = 0; k < width; ++k) peak[k] = peak[k] < peak[k + width] ? peak[k + width] : peak[k];
-      }
+      ts::tree_levels<kMaxLanes / 2>([&](int64_t k, int64_t width) {
+        peak[k] = peak[k] < peak[k + width] ? peak[k + width] : peak[k];
+      });
       const acc_t row_max = peak[0];
       acc_t lane[kLanes];
       acc_t row_sum = 0;
@@ -69,9 +69,7 @@ struct softmax_cpu_kernel {
             lane[k] += v;
           }
         }
-        for (int64_t width = kLanes / 2; width > 0; width /= 2) {
-          for (int64_t k = 0; k < width; ++k) lane[k] += lane[k + width];
-        }
+        ts::tree_levels<kLanes / 2>([&](int64_t k, int64_t width) { lane[k] += lane[k + width]; });
         // The chunk's last exponentials after the tree, into a sum of their own: added into a lane, they kept the
         // lanes in memory (rows of 99 float32 took 10% longer).
         acc_t chunk_sum = lane[0];

@@ -14,6 +14,7 @@
 
 #include "tensorsmith/engine.h"
 #include "tensorsmith/errors.h"
+#include "tensorsmith/isa.h"
 #include "tensorsmith/testing.h"
 
 namespace py = pybind11;
@@ -212,6 +213,8 @@ PYBIND11_MODULE(_gate, m) {
   py::register_exception<ts::AxisError>(m, "AxisError", PyExc_ValueError);
   py::register_exception<ts::NotImplementedError>(m, "NotImplementedError", PyExc_NotImplementedError);
   py::register_exception<ts::RuntimeError>(m, "RuntimeError", PyExc_RuntimeError);
+  // As in the runtime's module: a bad TS_PREFETCH is an error at import, not in a kernel.
+  [[maybe_unused]] const volatile bool prefetch_hints = ts::isa::prefetch_hints();
   ts::Registry& registry = ts::Registry::global();
   ts::generated::define_ops(registry);
   ts::generated::register_cpu_kernels(registry);

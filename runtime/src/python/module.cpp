@@ -4,6 +4,7 @@
 
 #include "bindings.h"
 #include "tensorsmith/dispatch.h"
+#include "tensorsmith/isa.h"
 #include "tensorsmith/python.h"
 
 namespace py = pybind11;
@@ -14,6 +15,9 @@ PYBIND11_MODULE(_C, m) {
 
   register_exceptions(m);
 
+  // TS_PREFETCH is read here, so that a bad value is an error at import rather than in a kernel (volatile: a
+  // const function's unused result may be dropped, and the call with it).
+  [[maybe_unused]] const volatile bool prefetch_hints = ts::isa::prefetch_hints();
   ts::Registry& registry = ts::Registry::global();
   ts::generated::define_ops(registry);
   ts::generated::register_cpu_kernels(registry);
