@@ -3,9 +3,12 @@
 The module holds the hand-written runtime core and validators/csrc/gate_module.cpp
 (compiled once per variant and cached by content hash under build/gate/), the op
 table for the candidate's op alone, and the candidate's translation unit. The
-runner loads it in a sandbox. Two variants: `release` (-O2, what ships) and
+runner loads it in a sandbox. Two variants: `release` (-O2) and
 `sanitize` (ASan + UBSan, uninitialised locals filled with a pattern; the body
 compiled at the baseline instruction-set level only, see tensorsmith/isa.h).
+The extension itself is built at -O3 (CMake's Release flags), where GCC 12
+vectorises loops that -O2's cheap cost model leaves scalar: the gate judges the
+same source, not yet the same machine code (known; see README's gate section).
 """
 
 from __future__ import annotations
