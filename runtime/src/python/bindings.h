@@ -32,6 +32,7 @@ void bind_dlpack(py::module_& m, py::class_<Tensor>& cls);
 void bind_asarray(py::module_& m);
 void bind_cuda(py::module_& m);  // the ts.cuda submodule and ts.build_info (every build)
 void bind_autograd(py::module_& m, py::class_<Tensor>& cls);  // requires_grad, grad, backward, ... (autograd.cpp)
+void bind_engine_settings(py::module_& m);  // get_num_threads, set_num_threads (engines.cpp)
 
 // ---- construction (construction.cpp) ------------------------------------------------
 // Every bound class is final and made through one of these, so that no Python code can get an

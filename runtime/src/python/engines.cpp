@@ -4,6 +4,7 @@
 #include "bindings.h"
 #include "tensorsmith/engine.h"
 #include "tensorsmith/errors.h"
+#include "tensorsmith/parallel.h"
 #include "tensorsmith/python.h"
 
 namespace ts::python {
@@ -73,6 +74,15 @@ py::object update(const OpDef& op, std::initializer_list<py::handle> args, std::
   without_gil_if_large(elements, [&] { ts::update(op, operands, scalars); });
   for (int k = 0; k < states; ++k) operands[k].storage()->bump_version();
   return py::reinterpret_borrow<py::object>(*args.begin());
+}
+
+void bind_engine_settings(py::module_& m) {
+  m.def("get_num_threads", &ts::num_threads,
+        "Threads the CPU engines use: set_num_threads's value, else TS_NUM_THREADS, else one per CPU this "
+        "process may run on.");
+  m.def("set_num_threads", &ts::set_num_threads, py::arg("n"),
+        "Threads the CPU engines (and OpenBLAS, up to the count it loaded with) use from the next op on; n >= 1. "
+        "Results are the same bytes for any count.");
 }
 
 }  // namespace ts::python

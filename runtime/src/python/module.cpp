@@ -35,6 +35,7 @@ PYBIND11_MODULE(_C, m) {
   bind_asarray(m);
   bind_cuda(m);
   bind_autograd(m, tensor_class);
+  bind_engine_settings(m);
 
   ts::generated::bind_ops(m, tensor_class);
   fast_keywords(m, tensor_class);
