@@ -82,7 +82,8 @@ void bind_engine_settings(py::module_& m) {
         "process may run on.");
   m.def("set_num_threads", &ts::set_num_threads, py::arg("n"),
         "Threads the CPU engines (and OpenBLAS, up to the count it loaded with) use from the next op on; n >= 1. "
-        "Results are the same bytes for any count.");
+        "Results are the same bytes for any count, except a product large enough for OpenBLAS's threads, whose "
+        "float sums group differently on one thread than on several.");
 }
 
 }  // namespace ts::python
