@@ -64,7 +64,7 @@ DEFAULT_ALLOWLIST = Allowlist(
         LIBM_COMPLEX,
         r"ts::Registry::set_kernel\(.*\)",  # registration
         r"ts::isa::allowed\(\)",  # registration: the instruction-set level TS_ISA allows (bodies may not name it)
-        r"ts::isa::prefetch_hints\(\)",  # ts::prefetch_ahead (kernel_api.h): whether this CPU's hints are issued
+        r"ts::isa::prefetch_hints\(\)",  # in ts::prefetch_ahead: whether hints are issued (bodies may not name it)
         r"ts::blas_[sdcz]gemm\(ts::GemmArgs const&\)",  # float32/float64/complex contraction kernels (tensorsmith/blas.h)
         STD_STRING + r"::.*",  # the op name passed to set_kernel
         r"std::allocator<char>::~?allocator\(\)",  # (-O0)

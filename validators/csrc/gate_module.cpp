@@ -213,7 +213,8 @@ PYBIND11_MODULE(_gate, m) {
   py::register_exception<ts::AxisError>(m, "AxisError", PyExc_ValueError);
   py::register_exception<ts::NotImplementedError>(m, "NotImplementedError", PyExc_NotImplementedError);
   py::register_exception<ts::RuntimeError>(m, "RuntimeError", PyExc_RuntimeError);
-  // As in the runtime's module: a bad TS_PREFETCH is an error at import, not in a kernel.
+  // Read before any kernel runs, as the runtime's module does. The sandbox's environment never carries
+  // TS_PREFETCH, so the gate judges this CPU's default; bodies cannot tell (the static check bans `isa`).
   [[maybe_unused]] const volatile bool prefetch_hints = ts::isa::prefetch_hints();
   ts::Registry& registry = ts::Registry::global();
   ts::generated::define_ops(registry);
