@@ -4,6 +4,9 @@
 set(TS_GENERATED_SOURCES
   generated/registration.cpp
   generated/bindings.cpp
+)
+# The CPU kernels: compiled as the gate compiles them (see CMakeLists.txt).
+set(TS_GENERATED_KERNEL_SOURCES
   generated/cpu/_adamw_update.cpp
   generated/cpu/_gelu_tanh.cpp
   generated/cpu/_gelu_tanh_grad.cpp

@@ -289,7 +289,7 @@ def sources_context(catalog: Catalog, header: str) -> dict[str, object]:
         return [f"generated/{api.kernel_path(spec, device)}" for spec in catalog.ops]
 
     shared = ["generated/registration.cpp", "generated/bindings.cpp"]
-    return {"header": header, "sources": [*shared, *kernels("cpu")], "cuda_sources": kernels("cuda")}
+    return {"header": header, "sources": shared, "kernel_sources": kernels("cpu"), "cuda_sources": kernels("cuda")}
 
 
 def stub_context(catalog: Catalog, header: str) -> dict[str, object]:

@@ -22,8 +22,8 @@ from pathlib import Path
 RELEASE_ARCHITECTURES = ("80", "90")
 CHECK_ARCHITECTURE = RELEASE_ARCHITECTURES[0]
 # As CMakeLists.txt compiles CUDA sources: constexpr helpers (tensorsmith/scalar_ops.h) run on the device, and
-# no a*b+c fusion, so CUDA results round as the CPU kernels do.
-NVCC_FLAGS = ("-std=c++17", "--expt-relaxed-constexpr", "--fmad=false", "-O3",
+# no a*b+c fusion, so CUDA results round as the CPU kernels do; CMake's Release flags (-O3 -DNDEBUG).
+NVCC_FLAGS = ("-std=c++17", "--expt-relaxed-constexpr", "--fmad=false", "-O3", "-DNDEBUG",
               "-Xcompiler", "-fPIC,-fvisibility=hidden,-ffp-contract=off", "-w")  # fmt: skip
 
 

@@ -1,0 +1,77 @@
+"""The gate runs the object the extension ships.
+
+Each CPU kernel the gate compiles (its compile stage, validators/build.py's release flags) must hold, section
+for section and instruction for instruction, what CMake compiled into tensorsmith._C from the same file. A flag
+that drifts between the two (an -O level, a define a header reads, LTO recompiling kernels at link time) would
+have the gate judge machine code that nobody runs; it fails here.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from generator.project import Project
+from validators.build import CandidateBuilder
+
+ROOT = Project.locate(Path(__file__)).root
+# One kernel per CPU kernel template the compile cost allows (sort's translation unit alone takes 95 CPU seconds),
+# so each family's headers are compiled both ways.
+KERNELS = ("add", "sin", "sum", "argmax", "softmax", "_standardize", "cumulative_sum", "matmul", "_sgd_update")
+OBJDUMP = shutil.which("objdump")
+
+
+def build_tree() -> Path:
+    """The CMake build tree (pyproject.toml: build/{wheel_tag}) configured for this checkout, built last."""
+    trees = [cache.parent for cache in (ROOT / "build").glob("*/CMakeCache.txt")
+             if f"CMAKE_HOME_DIRECTORY:INTERNAL={ROOT}\n" in cache.read_text(encoding="utf-8", errors="replace")]  # fmt: skip
+    if not trees:
+        pytest.skip(f"no CMake build tree of this checkout under {ROOT / 'build'} (built elsewhere, e.g. from a wheel)")
+    return max(trees, key=lambda tree: (tree / ".ninja_log").stat().st_mtime if (tree / ".ninja_log").exists() else 0)
+
+
+def shipped_object(tree: Path, op: str) -> Path:
+    """The kernel's object in the build tree, failing when a file it was compiled from changed since (ninja's
+    dry run cannot tell: a tree with CONFIGURE_DEPENDS globs always shows a CMake re-run first)."""
+    target = f"CMakeFiles/_C.dir/generated/cpu/{op}.cpp.o"
+    cache = (tree / "CMakeCache.txt").read_text(encoding="utf-8", errors="replace")
+    ninja = re.search(r"^CMAKE_MAKE_PROGRAM:[A-Z]+=(.+)$", cache, re.MULTILINE)
+    assert ninja, f"{tree}: CMakeCache.txt names no build program"
+    deps = subprocess.run([ninja[1], "-C", str(tree), "-t", "deps", target], capture_output=True, text=True)
+    assert deps.returncode == 0 and "(VALID)" in deps.stdout, f"ninja has no current record of {target}: `tsgen build`"
+    built = (tree / target).stat().st_mtime_ns
+    newer = [line.strip() for line in deps.stdout.splitlines()[1:]
+             if line.strip() and (tree / line.strip()).stat().st_mtime_ns > built]  # fmt: skip
+    assert not newer, f"{tree / target} is older than {newer[:3]}: rebuild (`tsgen build`) before comparing it"
+    return tree / target
+
+
+def contents(obj: Path) -> list[str]:
+    """Every section's bytes, the code disassembled with its relocations; not the header (it names the file)."""
+    listing = subprocess.run([OBJDUMP, "-s", "-d", "-r", str(obj)], capture_output=True, text=True, check=True).stdout
+    return [line for line in listing.splitlines() if str(obj) not in line]
+
+
+@pytest.mark.skipif(OBJDUMP is None, reason="objdump (binutils) is not installed")
+@pytest.mark.parametrize("op", KERNELS)
+def test_gate_compiles_the_shipped_object(op: str, tmp_path: Path) -> None:
+    shipped = shipped_object(build_tree(), op)
+    source = (ROOT / "generated" / "cpu" / f"{op}.cpp").read_text(encoding="utf-8")
+    judged = CandidateBuilder(ROOT, tmp_path / "cache").kernel_object(source, tmp_path)
+    shipped_lines, judged_lines = contents(shipped), contents(judged)
+    differing = next((i for i, (a, b) in enumerate(zip(shipped_lines, judged_lines)) if a != b), None)
+    if differing is None and len(shipped_lines) == len(judged_lines):
+        return
+    at = differing if differing is not None else min(len(shipped_lines), len(judged_lines))
+    pytest.fail(f"generated/cpu/{op}.cpp: the gate's object differs from the one the extension links, from line {at} "
+                f"of objdump -s -d -r:\n  shipped: {shipped_lines[at:at + 3]}\n  judged:  {judged_lines[at:at + 3]}\n"
+                "validators/build.py's FLAGS['release'] and CMakeLists.txt's flags for generated kernels disagree")  # fmt: skip
+
+
+def test_every_kernel_named_here_exists() -> None:
+    missing = [op for op in KERNELS if not (ROOT / "generated" / "cpu" / f"{op}.cpp").exists()]
+    assert not missing, f"no generated CPU kernel for {missing}: update KERNELS"
