@@ -65,6 +65,8 @@ GOALS = (  # issue 7: (case name, peer, the most tensorsmith's time may be as a 
     ("pointwise/pow int32/large", "numpy", 1.0),
     ("pointwise/tanh float64/large", "numpy", 1.0),
     ("pointwise/log1p float64/large", "numpy", 1.0),
+    ("pointwise/pow float64/large", "numpy", 1.0),
+    ("pointwise/atan2 float64/large", "numpy", 1.0),
     ("pointwise/exp/small", "numpy", 1.0),
     ("pointwise/x[1:3] * 2.0/small", "numpy", 1.0),
     ("contraction/batched matmul float32/medium", "numpy", 1.0),

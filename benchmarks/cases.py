@@ -61,7 +61,8 @@ class Case:
 NAMES = {
     "pointwise": ("pointwise/exp", "pointwise/add", "pointwise/multiply", "pointwise/add(out=)", "pointwise/atan2",
                   "pointwise/sin", "pointwise/floor_divide", "pointwise/bitwise_and int32", "pointwise/multiply complex64",
-                  "pointwise/pow", "pointwise/tanh float64", "pointwise/log1p float64", "pointwise/x[1:3] * 2.0"),
+                  "pointwise/pow", "pointwise/tanh float64", "pointwise/log1p float64", "pointwise/pow float64",
+                  "pointwise/atan2 float64", "pointwise/x[1:3] * 2.0"),
     "reductions": ("reduction/sum", "reduction/sum(axis=0)", "reduction/sum(axis=1)", "reduction/sum(axis=1) of x.T",
                    "reduction/mean", "reduction/max",
                    "reduction/max(axis=1)", "index_reduction/argmax", "index_reduction/argmax(axis=1)",
@@ -132,6 +133,8 @@ def _pointwise(size: str, n: int, rng, torch) -> list[Case]:
     dp = np.abs(da)  # log1p's domain: no NaN (numpy warns on those)
     tdp, dpt = ts.asarray(dp), torch.from_numpy(dp) if torch is not None else None
     pa = np.abs(a) + np.float32(0.5)
+    dpa = np.abs(da) + 0.5
+    tdpa, dpat = ts.asarray(dpa), torch.from_numpy(dpa) if torch is not None else None
     tpa, pt = ts.asarray(pa), torch.from_numpy(pa) if torch is not None else None
     ie = np.abs(ib)  # integer pow's exponents: random in [0, 8] (numpy raises on negative ones)
     tie, iet = ts.asarray(ie), torch.from_numpy(ie) if torch is not None else None
@@ -170,6 +173,10 @@ def _pointwise(size: str, n: int, rng, torch) -> list[Case]:
               lambda: ts.tanh(tda), lambda: np.tanh(da), lambda: torch.tanh(dt[0]), torch),
         _case("pointwise", "log1p float64", size, (n,), 2 * n * da.itemsize, None,
               lambda: ts.log1p(tdp), lambda: np.log1p(dp), lambda: torch.log1p(dpt), torch),
+        _case("pointwise", "pow float64", size, (n,), 3 * n * da.itemsize, None,
+              lambda: ts.pow(tdpa, tda), lambda: np.power(dpa, da), lambda: torch.pow(dpat, dt[0]), torch),
+        _case("pointwise", "atan2 float64", size, (n,), 3 * n * da.itemsize, None,
+              lambda: ts.atan2(tda, tdpa), lambda: np.arctan2(da, dpa), lambda: torch.atan2(dt[0], dpat), torch),
         # the small-op path with a view and a Python scalar (the issue's `t[1:3] * 2.0`; a copy of 2 elements at n=4)
         _case("pointwise", "x[1:3] * 2.0", size, (n,), 4 * item, None, lambda: ta[1:3] * 2.0, lambda: a[1:3] * 2.0,
               lambda: t[0][1:3] * 2.0, torch),

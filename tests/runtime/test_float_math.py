@@ -1,4 +1,5 @@
-"""float32 tanh, expm1, log, log1p, sin, cos, erf, atan, atan2 and pow, and float64 exp, log, expm1, log1p and tanh:
+"""float32 tanh, expm1, log, log1p, sin, cos, erf, atan, atan2 and pow, and float64 exp, log, expm1, log1p, tanh, pow,
+atan and atan2:
 tensorsmith/scalar_ops.h's branch-free, vectorisable forms (and integer pow's wrap-around).
 Each is within its bound of the exact value (float64's result) over the range and densely where the formula
 switches (tanh at |x| = 0.625; expm1 where the reduction's n leaves 0 and at 80; log at m = sqrt(2) and near
@@ -539,3 +540,167 @@ def test_float32_floor_divide_and_remainder_are_the_same_wherever_a_pair_sits(op
         got = np.asarray(got)
         same = (got.view(np.uint32) == exact.view(np.uint32)) | (np.isnan(got) & np.isnan(exact))
         assert same.all(), f"{op}({x[~same][:3]}, {y[~same][:3]}) = {got[~same][:3]}, expected {exact[~same][:3]}"
+
+
+def _ulps64(got: np.ndarray, exact: np.ndarray) -> np.ndarray:
+    """Distances of doubles from long double references, in ulps of the double nearest each reference."""
+    spacing = np.spacing(np.abs(exact).astype(np.float64)).astype(np.longdouble)
+    return np.abs(got.astype(np.longdouble) - exact) / spacing
+
+
+def _pow64_pairs(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Bases of every scale with exponents up to where |y log2 x| reaches 1020 (pow_double_near's domain), bases
+    near 1 with large exponents (log x small, y log x not), and exponents of every scale."""
+    n = 1 << 18
+    wide = 2.0 ** rng.uniform(-1022, 1023.9, n)
+    bases = [rng.uniform(0.0, 10.0, n), wide, 1 + rng.normal(0, 1e-3, n), rng.uniform(0.99, 1.01, n),
+             2.0 ** rng.uniform(-60, 60, n)]
+    exponents = [rng.uniform(-30, 30, n), rng.uniform(-1020, 1020, n) / (np.abs(np.log2(wide)) + 1),
+                 rng.normal(0, 1e4, n), rng.uniform(-1e5, 1e5, n),
+                 rng.uniform(-1, 1, n) * 2.0 ** rng.uniform(-40, 4, n)]
+    return np.concatenate(bases), np.concatenate(exponents)
+
+
+def _in_pow_double_near_domain(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """pow_double_near_ok's domain (x = 2**k z, z in [sqrt(1/2), sqrt(2))), a hair inside its edges."""
+    m, e = np.frexp(x)
+    k = np.where(m >= math.sqrt(0.5), e, e - 1)
+    return (x >= np.finfo(np.float64).tiny) & np.isfinite(x) & (np.abs(y) * (np.abs(k) + 0.5) <= 1019.0)
+
+
+@pytest.mark.skipif(LONG_DOUBLE_DIGITS <= 52, reason="needs numpy's longdouble wider than double for an exact reference")
+def test_float64_pow_is_within_half_an_ulp_and_a_hair() -> None:
+    # pow_double_near carries log x and y log x as pairs of doubles and rounds once: within 0.505 ulp of the exact
+    # value (long double's pow; its own error is about 2**-11 ulp of a double) over its domain. Elsewhere pow is
+    # libm's (math.pow), bit for bit; glibc's pow is itself within about half an ulp, so the two differ rarely,
+    # by 1 ulp at most.
+    x, y = _pow64_pairs(np.random.default_rng(12))
+    got = np.asarray(ts.pow(ts.asarray(x), ts.asarray(y)))
+    assert got.dtype == np.float64
+    near = _in_pow_double_near_domain(x, y)
+    with np.errstate(all="ignore"):
+        exact = np.power(x[near].astype(np.longdouble), y[near].astype(np.longdouble))
+    assert near.mean() > 0.6 and (np.abs(exact) >= np.finfo(np.float64).tiny).all()
+    err = _ulps64(got[near], exact)
+    worst = int(err.argmax())
+    assert float(err.max()) <= 0.505, f"pow({x[near][worst]!r}, {y[near][worst]!r}): {float(err.max()):.4f} ulp"
+    sample = np.arange(0, x.size, 16)
+    with np.errstate(all="ignore"):
+        glibc = np.array([_ieee_pow(a, b) for a, b in zip(x[sample], y[sample])])
+    apart = np.abs(got[sample].view(np.int64) - glibc.view(np.int64))
+    assert (apart[~near[sample]] == 0).all(), "outside its domain pow is libm's"
+    assert apart.max() <= 1 and (apart == 1).mean() < 0.005, (apart.max(), (apart == 1).mean())
+
+
+def test_float64_pow_outside_its_near_domain_is_libms() -> None:
+    # Subnormal and huge bases, results that overflow or underflow (subnormal results included), negative bases
+    # to integer powers, zeros, infinities and NaN: libm's pow (math.pow), bit for bit, through the general path.
+    rng = np.random.default_rng(13)
+    n = 4000
+    tiny = float(np.finfo(np.float64).smallest_subnormal)
+    x = np.concatenate([tiny * rng.uniform(1, 2**52, n), 2.0 ** rng.uniform(900, 1023, n),
+                        2.0 ** rng.uniform(-1022, -900, n), -rng.uniform(0.1, 10, n),
+                        [0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 2.0]])
+    y = np.concatenate([rng.uniform(-2, 2, n), rng.uniform(1.1, 3, n), rng.uniform(1.05, 1.2, n),
+                        rng.integers(-30, 30, n).astype(float), [2.0, 3.0, -1.0, 0.5, 1.0, np.nan, np.inf, 1e308]])
+    got = np.asarray(ts.pow(ts.asarray(x), ts.asarray(y)))
+    with np.errstate(all="ignore"):
+        want = np.array([1.0 if b == 0 or a == 1 else _ieee_pow(a, b) for a, b in zip(x, y)])
+    same = (np.isnan(got) & np.isnan(want)) | (got.view(np.int64) == want.view(np.int64))
+    assert same.all(), list(zip(x[~same], y[~same], got[~same], want[~same]))[:5]
+    assert ((want > 0) & (want < np.finfo(np.float64).tiny)).any() and np.isinf(want).any()
+
+
+def _ieee_pow(a: float, b: float) -> float:
+    """C's pow, which math.pow calls, with its range errors answered as C answers them (inf, 0) rather than raised."""
+    try:
+        return math.pow(a, b)
+    except OverflowError:
+        return math.copysign(math.inf, a) if a < 0 and float(b).is_integer() and int(b) % 2 else math.inf
+    except ValueError:
+        return -math.inf if a == 0 and float(b).is_integer() and int(b) % 2 and math.copysign(1, a) < 0 else (
+            math.inf if a == 0 else math.nan)
+
+
+def test_float64_pow_is_the_same_wherever_an_element_sits() -> None:
+    # Blocks whose every pair is in pow_double_near's domain take it vectorised (the spec's fast_expr); pow takes
+    # it per element there too, so one out-of-domain element in a block (a subnormal base, a huge exponent, a
+    # negative base) changes no other element's bits; strided runs and thread splits neither.
+    rng = np.random.default_rng(14)
+    n = 256 * 40 - 5
+    base = 2.0 ** rng.uniform(-1000, 1000, n)
+    exponent = rng.uniform(-1, 1, n) * 1000 / (np.abs(np.log2(base)) + 1)
+    base[rng.integers(0, n, 60)] = 1.0
+    exponent[rng.integers(0, n, 60)] = 0.0
+    fast = np.asarray(ts.pow(ts.asarray(base), ts.asarray(exponent)))
+    mixed = base.copy()
+    mixed[::256] = [(-2.0, 5e-324, np.inf, 0.0)[k % 4] for k in range(mixed[::256].size)]
+    general = np.asarray(ts.pow(ts.asarray(mixed), ts.asarray(exponent)))
+    kept = np.ones(n, bool)
+    kept[::256] = False
+    assert np.array_equal(fast[kept].view(np.int64), general[kept].view(np.int64))
+    huge = exponent.copy()
+    huge[100::256] = 1e300
+    untouched = np.arange(n) % 256 != 100
+    with_huge = np.asarray(ts.pow(ts.asarray(base), ts.asarray(huge)))
+    assert np.array_equal(fast[untouched].view(np.int64), with_huge[untouched].view(np.int64))
+    strided = np.asarray(ts.pow(ts.asarray(np.repeat(base, 2))[::2], ts.asarray(np.repeat(exponent, 2))[::2]))
+    assert np.array_equal(strided.view(np.int64), fast.view(np.int64))
+    one_by_one = np.array([float(ts.pow(ts.asarray(a), ts.asarray(b))) for a, b in zip(base[:300], exponent[:300])])
+    assert np.array_equal(one_by_one.view(np.int64), fast[:300].view(np.int64))
+    assert (fast[(base == 1.0) | (exponent == 0.0)] == 1.0).all()
+
+
+def _atan2_64_pairs(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs of every scale (subnormal to the largest doubles), pairs whose magnitudes are close (each reduction
+    step's boundary), and points on the unit circle (every angle)."""
+    n = 1 << 18
+    angle = rng.uniform(-math.pi, math.pi, n)
+    e = rng.uniform(-1080, 1000, n)
+    y = np.concatenate([rng.standard_normal(n) * 2.0 ** rng.uniform(-1080, 1023, n), rng.standard_normal(n) * 2.0**e,
+                        np.sin(angle), rng.standard_normal(n)])
+    x = np.concatenate([rng.standard_normal(n) * 2.0 ** rng.uniform(-1080, 1023, n),
+                        rng.standard_normal(n) * 2.0 ** (e + rng.uniform(-60, 60, n)), np.cos(angle),
+                        rng.standard_normal(n) * rng.choice([0.25, 0.5, 0.75, 1.0, 2.0, 4.0], n)])
+    return y, x
+
+
+@pytest.mark.skipif(LONG_DOUBLE_DIGITS <= 52, reason="needs numpy's longdouble wider than double for an exact reference")
+def test_float64_atan2_and_atan_are_within_their_bounds() -> None:
+    # atan2_double carries the angle in pairs of doubles and rounds once: within 0.57 ulp of the exact value (long
+    # double's atan2) wherever the result is normal, and within 1 ulp of glibc's (math.atan2). atan is atan2(x, 1).
+    y, x = _atan2_64_pairs(np.random.default_rng(15))
+    got = np.asarray(ts.atan2(ts.asarray(y), ts.asarray(x)))
+    assert got.dtype == np.float64
+    exact = np.arctan2(y.astype(np.longdouble), x.astype(np.longdouble))
+    normal = np.abs(exact) >= np.finfo(np.float64).tiny
+    err = _ulps64(got[normal], exact[normal])
+    worst = int(err.argmax())
+    assert float(err.max()) <= 0.57, f"atan2({y[normal][worst]!r}, {x[normal][worst]!r}): {float(err.max()):.4f} ulp"
+    sample = slice(0, None, 8)
+    glibc = np.array([math.atan2(a, b) for a, b in zip(y[sample], x[sample])])
+    assert np.abs(got[sample].view(np.int64) - glibc.view(np.int64)).max() <= 1
+    t = y[~np.isinf(y)]
+    got1 = np.asarray(ts.atan(ts.asarray(t)))
+    exact1 = np.arctan(t.astype(np.longdouble))
+    normal1 = np.abs(exact1) >= np.finfo(np.float64).tiny
+    err1 = _ulps64(got1[normal1], exact1[normal1])
+    assert float(err1.max()) <= 0.57, f"atan({t[normal1][int(err1.argmax())]!r}): {float(err1.max()):.4f} ulp"
+
+
+def test_float64_atan2_and_atan_specials_are_glibcs() -> None:
+    # Zeros of both signs, infinities, NaN, subnormals, the largest doubles and the reduction's boundaries, in every
+    # pair: C's atan2 (math.atan2) bit for bit, the sign of zero included; atan likewise.
+    tiny = float(np.finfo(np.float64).smallest_subnormal)
+    big = float(np.finfo(np.float64).max)
+    values = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, tiny, -tiny, 1e-310, big, -big, 0.25, 0.5, 0.75, -2.0, 3.0]
+    y, x = (a.ravel() for a in np.meshgrid(np.array(values), np.array(values)))
+    got = np.asarray(ts.atan2(ts.asarray(y), ts.asarray(x)))
+    want = np.array([math.atan2(a, b) for a, b in zip(y, x)])
+    same = (np.isnan(got) & np.isnan(want)) | ((got == want) & (np.signbit(got) == np.signbit(want)))
+    assert same.all(), list(zip(y[~same], x[~same], got[~same], want[~same]))
+    v = np.array(values)
+    got1 = np.asarray(ts.atan(ts.asarray(v)))
+    want1 = np.array([math.atan(a) for a in v])
+    same1 = (np.isnan(got1) & np.isnan(want1)) | ((got1 == want1) & (np.signbit(got1) == np.signbit(want1)))
+    assert same1.all(), list(zip(v[~same1], got1[~same1], want1[~same1]))

@@ -1,9 +1,14 @@
-"""The gate runs the object the extension ships.
+"""The gate runs the object the extension ships, and the shipped kernels' vector loops stay vector loops.
 
 Each CPU kernel the gate compiles (its compile stage, validators/build.py's release flags) must hold, section
 for section and instruction for instruction, what CMake compiled into tensorsmith._C from the same file. A flag
 that drifts between the two (an -O level, a define a header reads, LTO recompiling kernels at link time) would
 have the gate judge machine code that nobody runs; it fails here.
+
+GCC inlines a helper by weighing the whole translation unit: one added to scalar_ops.h once left float32 pow's
+helpers out of line, and its AVX-512 loop a loop of calls (18x slower; no result changed, so no other test saw
+it). Where that matters, scalar_ops.h forces inlining; the second test finds any AVX2 or AVX-512 loop that calls
+a ts::ops helper out of line.
 """
 
 from __future__ import annotations
@@ -27,8 +32,9 @@ OBJDUMP = shutil.which("objdump")
 
 def build_tree() -> Path:
     """The CMake build tree (pyproject.toml: build/{wheel_tag}) configured for this checkout, built last."""
+    home = f"CMAKE_HOME_DIRECTORY:INTERNAL={ROOT}\n"
     trees = [cache.parent for cache in (ROOT / "build").glob("*/CMakeCache.txt")
-             if f"CMAKE_HOME_DIRECTORY:INTERNAL={ROOT}\n" in cache.read_text(encoding="utf-8", errors="replace")]  # fmt: skip
+             if home in cache.read_text(encoding="utf-8", errors="replace")]  # fmt: skip
     if not trees:
         pytest.skip(f"no CMake build tree of this checkout under {ROOT / 'build'} (built elsewhere, e.g. from a wheel)")
     return max(trees, key=lambda tree: (tree / ".ninja_log").stat().st_mtime if (tree / ".ninja_log").exists() else 0)
@@ -42,7 +48,7 @@ def shipped_object(tree: Path, op: str) -> Path:
     ninja = re.search(r"^CMAKE_MAKE_PROGRAM:[A-Z]+=(.+)$", cache, re.MULTILINE)
     assert ninja, f"{tree}: CMakeCache.txt names no build program"
     deps = subprocess.run([ninja[1], "-C", str(tree), "-t", "deps", target], capture_output=True, text=True)
-    assert deps.returncode == 0 and "(VALID)" in deps.stdout, f"ninja has no current record of {target}: `tsgen build`"
+    assert deps.returncode == 0 and "(VALID)" in deps.stdout, f"ninja has no record of {target}: `tsgen build`"
     built = (tree / target).stat().st_mtime_ns
     newer = [line.strip() for line in deps.stdout.splitlines()[1:]
              if line.strip() and (tree / line.strip()).stat().st_mtime_ns > built]  # fmt: skip
@@ -69,7 +75,34 @@ def test_gate_compiles_the_shipped_object(op: str, tmp_path: Path) -> None:
     at = differing if differing is not None else min(len(shipped_lines), len(judged_lines))
     pytest.fail(f"generated/cpu/{op}.cpp: the gate's object differs from the one the extension links, from line {at} "
                 f"of objdump -s -d -r:\n  shipped: {shipped_lines[at:at + 3]}\n  judged:  {judged_lines[at:at + 3]}\n"
-                "validators/build.py's FLAGS['release'] and CMakeLists.txt's flags for generated kernels disagree")  # fmt: skip
+                "validators/build.py's FLAGS['release'] and CMakeLists.txt's flags for generated kernels "
+                "disagree")  # fmt: skip
+
+
+# Helpers a vector loop may call: pow<double> is libm's pow outside pow_double_near's domain, per element by design
+# (the spec's fast blocks take pow_double_near inline); complex math calls the C library's complex functions.
+OUT_OF_LINE_ALLOWED = re.compile(r"ts::ops::pow<double>\(double, double\)|ts::complex<")
+VECTOR_LOOP = re.compile(r"^[0-9a-f]+ <(.*::loop_avx(?:2|512)\(.*)>:$")
+CALL = re.compile(r"R_X86_64_PLT32\s+(.+)-0x4$")
+
+
+@pytest.mark.skipif(OBJDUMP is None, reason="objdump (binutils) is not installed")
+def test_vector_loops_call_no_ts_ops_helper_out_of_line() -> None:
+    tree = build_tree()
+    found = []
+    for source in sorted((ROOT / "generated" / "cpu").glob("*.cpp")):
+        obj = shipped_object(tree, source.stem)
+        listing = subprocess.run([OBJDUMP, "-dr", "-C", "--no-show-raw-insn", str(obj)], capture_output=True, text=True,
+                                 check=True).stdout  # fmt: skip
+        loop = None
+        for line in listing.splitlines():
+            if heading := re.match(r"^[0-9a-f]+ <(.*)>:$", line):
+                loop = heading[1] if VECTOR_LOOP.match(line) else None
+            elif loop and (call := CALL.search(line)) and "ts::ops::" in call[1]:
+                if not OUT_OF_LINE_ALLOWED.search(call[1]):
+                    found.append(f"{source.name}: {loop.split('(')[0]} calls {call[1]}")
+    found = sorted(set(found))
+    assert not found, "vector loops calling a ts::ops helper out of line (force it inline):\n" + "\n".join(found[:20])
 
 
 def test_every_kernel_named_here_exists() -> None:
