@@ -74,9 +74,10 @@ inline Level detect() {
 }
 
 // Whether ts::prefetch_ahead issues its hints (tensorsmith/kernel_api.h): env TS_PREFETCH (0 or 1; read once,
-// at import: another value is a ValueError, which the import reports), else by CPU. Off on AMD Zen 4, where the hardware prefetcher keeps up alone
-// and the hints cost time (a 16M-element float32 sum in a C++ loop: 3.0 -> 3.6 ms on one core); on elsewhere,
-// as measured on Zen 5 (the same sum on one thread: 1.2x PyTorch's time without them, 0.9x with them).
+// at import: another value is a ValueError, which the import reports), else by CPU. Off on AMD Zen 4, where the
+// hardware prefetcher keeps up alone and the hints cost time (a 16M-element float32 sum in a C++ loop: 3.0 -> 3.6
+// ms on one core); on elsewhere, as measured on Zen 5 (the same sum on one thread: 1.2x PyTorch's time without
+// them, 0.9x with them).
 // Declared const: the value never changes once read, so the compiler may hoist it out of a body's loops.
 TS_CONST_FUNCTION bool prefetch_hints();
 
