@@ -1,5 +1,5 @@
-"""The symbol allowlist admits every template-generated kernel, under every build the gate uses, and rejects
-the library calls and static state a body must not have."""
+"""The symbol allowlist admits every template-generated kernel, as the extension ships it and under the other
+builds the gate uses, and rejects the library calls and static state a body must not have."""
 
 from __future__ import annotations
 
@@ -16,29 +16,12 @@ from tensorsmith_forge.validators import symbols
 from tensorsmith_forge.validators.build import COMMON, FLAGS
 from tensorsmith_forge.validators.static_check import BODY_END, BODY_START
 from tensorsmith_forge.validators.symbols import SymbolToolMissing, check_symbols, undefined_symbols, writable_data_symbols
-from tests.helpers import drawn, once_per_session
+from tests.build_tree import build_tree, shipped_object
+from tests.helpers import once_per_session
 
 ROOT = Path(__file__).resolve().parents[2]
 INCLUDE = ROOT / "runtime" / "include"
 GENERATED = sorted((ROOT / "generated" / "cpu").glob("*.cpp"))
-# CI (.ci/run) compiles every kernel when the allowlist, the gate's build flags or anything kernels are built from
-# changed since its base; otherwise TS_SYMBOLS_SAMPLE kernels drawn with TS_SYMBOLS_SEED (the gate's symbols stage
-# judged every kernel that changed since: `tsgen validate --changed-since`), since the whole catalog's compile,
-# about 90 s of both cores, grows with the catalog. Unset (a developer's run, the nightly one): every kernel.
-# float64 pow is always among them: test_libm_and_registration_are_what_kernels_need looks for its libm call.
-SAMPLE = os.environ.get("TS_SYMBOLS_SAMPLE")
-SEED = os.environ.get("TS_SYMBOLS_SEED", "")
-ALWAYS_CHECKED = ("pow.cpp",)
-
-
-def checked_kernels(sample: str | None, seed: str) -> list[Path]:
-    """The kernels the catalog objects hold: every one, or `sample` drawn with `seed` and ALWAYS_CHECKED."""
-    if sample is None:
-        return GENERATED
-    return sorted(set(drawn(GENERATED, int(sample), seed)) | {p for p in GENERATED if p.name in ALWAYS_CHECKED})
-
-
-CHECKED = checked_kernels(SAMPLE, SEED)
 RELEASE = [*COMMON, *FLAGS["release"]]  # as validators/build.py builds candidates
 SANITIZE = [*COMMON, *FLAGS["sanitize"]]
 OTHER_BUILDS = {  # flags whose extra symbols the allowlist must also cover
@@ -76,8 +59,16 @@ def with_body(source: str, body: str, includes: str = "") -> str:
 
 
 @pytest.fixture(scope="module")
+def shipped() -> dict[str, Path]:
+    """Every generated CPU kernel's object as CMake compiled it into tensorsmith._C: the gate's release build of
+    the same file (test_release_objects.py), so the whole catalog is checked without compiling it again."""
+    tree = build_tree()
+    return {source.stem: shipped_object(tree, source.stem) for source in GENERATED}
+
+
+@pytest.fixture(scope="module")
 def objects(tmp_path_factory) -> dict[str, Path]:
-    """The objects build_objects makes, built once per test session (two minutes of both CI cores)."""
+    """The objects build_objects makes, built once per test session."""
     compiler = shutil.which("g++")
     if compiler is None:
         pytest.skip("g++ not found: the symbol tests compile kernels")
@@ -87,24 +78,12 @@ def objects(tmp_path_factory) -> dict[str, Path]:
 
 
 def build_objects(compiler: str, out: Path) -> dict[str, Path]:
-    """The generated kernels (CHECKED) built with RELEASE flags (as one translation unit per CPU, sharing a precompiled
-    kernel_api.h: compiling 40-odd files one by one takes too long for a unit test), softmax and exp with
-    the other builds, and the forbidden body; all in parallel, into out."""
-    header = out / "pch" / "tensorsmith" / "kernel_api.h"  # a copy, found before the original, next to its .gch
-    header.parent.mkdir(parents=True)
-    shutil.copy(INCLUDE / "tensorsmith" / "kernel_api.h", header)
-    subprocess.run([compiler, *RELEASE, f"-I{INCLUDE}", "-x", "c++-header", str(header), "-o", f"{header}.gch"],
-                   check=True, capture_output=True)  # fmt: skip
-    jobs = {}
-    parts = min(len(CHECKED), os.cpu_count() or 2)
-    for index in range(parts):
-        catalog = out / f"catalog{index}.cpp"
-        includes = ["tensorsmith/kernel_api.h", *CHECKED[index::parts]]
-        catalog.write_text("".join(f'#include "{path}"\n' for path in includes))
-        jobs[f"catalog{index}"] = (catalog, RELEASE)
+    """Softmax and exp under the builds the gate does not ship, the forbidden body, ts::ops::exp alone and a
+    complex product per instruction-set level; in parallel, into out."""
     forbidden = out / "forbidden.cpp"
     forbidden.write_text(with_body((ROOT / "generated/cpu/add.cpp").read_text(), FORBIDDEN_BODY, FORBIDDEN_INCLUDES))
-    jobs |= {f"softmax.{name}": (ROOT / "generated/cpu/softmax.cpp", flags) for name, flags in OTHER_BUILDS.items()}
+    jobs = {f"softmax.{name}": (ROOT / "generated/cpu/softmax.cpp", flags) for name, flags in OTHER_BUILDS.items()}
+
     # ts::ops::exp of the real widths alone: the exp op's complex kernels call libm's exp (e^x (cos y + i sin y))
     real_exp = out / "real_exp.cpp"
     real_exp.write_text('#include "tensorsmith/scalar_ops.h"\n'
@@ -123,31 +102,21 @@ def build_objects(compiler: str, out: Path) -> dict[str, Path]:
     def build(name: str) -> tuple[str, Path]:
         source, flags = jobs[name]
         target = out / f"{name}.o"
-        command = [compiler, *flags, f"-I{header.parent.parent}", f"-I{INCLUDE}", "-c", str(source), "-o", str(target)]
+        command = [compiler, *flags, f"-I{INCLUDE}", "-c", str(source), "-o", str(target)]
         subprocess.run(command, check=True, capture_output=True)
         return name, target
 
     with ThreadPoolExecutor(os.cpu_count() or 2) as pool:
-        return dict(pool.map(build, sorted(jobs, key=lambda name: not name.startswith("catalog"))))
+        return dict(pool.map(build, jobs))
 
 
 def test_there_are_generated_kernels_to_check():
     assert len(GENERATED) >= 40
 
 
-def test_a_sample_is_drawn_from_its_seed_and_keeps_pow() -> None:
-    assert checked_kernels(None, "") == GENERATED
-    first, again, other = (checked_kernels("12", seed) for seed in ("7", "7", "8"))
-    assert first == again != other  # the same in every worker of a run, another draw in the next
-    for kernels in (first, other):
-        assert set(kernels) <= set(GENERATED) and 12 <= len(kernels) <= 13
-        assert any(p.name == "pow.cpp" for p in kernels)
-
-
-def test_generated_kernels_pass(objects):
-    catalogs = [name for name in objects if name.startswith("catalog")]
-    assert {name: check_symbols(objects[name]) for name in catalogs} == {name: [] for name in catalogs}
-    assert {name: writable_data_symbols(objects[name]) for name in catalogs} == {name: [] for name in catalogs}
+def test_shipped_kernels_pass(shipped):
+    assert {op: found for op, obj in shipped.items() if (found := check_symbols(obj))} == {}
+    assert {op: found for op, obj in shipped.items() if (found := writable_data_symbols(obj))} == {}
 
 
 @pytest.mark.parametrize("build", OTHER_BUILDS)
@@ -161,8 +130,8 @@ def test_sanitizer_symbols_need_the_flag(objects):
     assert check_symbols(objects["exp.sanitize"], sanitized=True) == []
 
 
-def test_libm_and_registration_are_what_kernels_need(objects):
-    needed = set().union(*(undefined_symbols(objects[name]) for name in objects if name.startswith("catalog")))
+def test_libm_and_registration_are_what_kernels_need(shipped, objects):
+    needed = set().union(*(undefined_symbols(obj) for obj in shipped.values()))
     assert "pow" in needed  # float64 pow still calls libm
     # ts::ops' own forms, inlined (they vectorise; libm's calls do not); libm's float64 expm1 and log1p are still
     # called by complex expm1 and by logaddexp (log, logf: log_softmax, a row; exp: logaddexp's e**-|d|, and the
