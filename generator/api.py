@@ -224,6 +224,12 @@ def input_compute_type(spec: OpSpec, index: int) -> str:
 # ---- C++ names ------------------------------------------------------------------------------------
 
 
+def sort_output(spec: OpSpec) -> str:
+    """The ts::SortOutput a sort op's kernels are compiled for: the positions where its result is them (argsort,
+    whose engine passes the kernel indices alone), else the values."""
+    return "ts::SortOutput::Positions" if spec.promotion is Promotion.reduce_index else "ts::SortOutput::Values"
+
+
 def kernel_struct(spec: OpSpec, device: str) -> str:
     return f"{spec.name}_{device}_kernel"
 

@@ -49,6 +49,7 @@ def kernel_context(spec: OpSpec, device: str, body: str, proposer: str, header: 
         # CUDA pointwise functors: parameters as computed in, inputs as stored.
         "cuda_params": ", ".join(f"{api.input_compute_type(spec, i)} {n}" for i, n in enumerate(names)),
         "cuda_inputs": ", ".join(api.input_cpp_type(spec, i) for i in range(len(names))),
+        "sort_output": api.sort_output(spec),  # sort kernels: what the op writes
         **_fields(spec),
         "body": body.rstrip("\n"),
         "proposer": proposer,

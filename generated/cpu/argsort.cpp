@@ -10,7 +10,7 @@ namespace {
 template <typename T, typename compute_t>
 struct argsort_cpu_kernel {
   // Whether a goes before b in ascending order (a strict weak order). tensorsmith/sort_rows.h sorts each
-  // row stably by it (descending by less(b, a)) and writes the values or the source positions.
+  // row stably by it (descending by less(b, a)) and writes the op's output: the values or the source positions.
   static TS_ALWAYS_INLINE bool less(compute_t a, compute_t b) {
     // The body stays exactly as its proposer wrote it (compiler messages cite its own lines).
     // clang-format off
@@ -36,7 +36,8 @@ struct argsort_cpu_kernel {
   // kLevel: the variant's instruction set, which the short rows' sorting network may use.
   template <ts::isa::Level kLevel>
   static TS_ALWAYS_INLINE void loop(const ts::SortArgs& args) {
-    for (int64_t r = 0; r < args.rows; ++r) ts::sorting::sort_row<argsort_cpu_kernel, T, compute_t, kLevel>(args, r);
+    for (int64_t r = 0; r < args.rows; ++r)
+      ts::sorting::sort_row<argsort_cpu_kernel, T, compute_t, ts::SortOutput::Positions, kLevel>(args, r);
   }
   static void loop_baseline(const ts::SortArgs& args) { loop<ts::isa::Level::Baseline>(args); }
   TS_TARGET_AVX2 static void loop_avx2(const ts::SortArgs& args) { loop<ts::isa::Level::AVX2>(args); }

@@ -10,7 +10,7 @@ namespace {
 template <typename T, typename compute_t>
 struct sort_cuda_kernel {
   // Whether a goes before b in ascending order (a strict weak order). tensorsmith/cuda/sort.cuh sorts each
-  // row stably by it (descending by less(b, a)) and writes the values or the source positions.
+  // row stably by it (descending by less(b, a)) and writes the op's output: the values or the source positions.
   static __host__ __device__ __forceinline__ bool less(compute_t a, compute_t b) {
     // The body stays exactly as its proposer wrote it (compiler messages cite its own lines).
     // clang-format off
@@ -32,7 +32,9 @@ struct sort_cuda_kernel {
     // --- end kernel body ---
     // clang-format on
   }
-  static void launch(const ts::SortArgs& args) { ts::cuda::launch_sort<sort_cuda_kernel, T, compute_t>(args, "sort"); }
+  static void launch(const ts::SortArgs& args) {
+    ts::cuda::launch_sort<sort_cuda_kernel, T, compute_t, ts::SortOutput::Values>(args, "sort");
+  }
 };
 
 }  // namespace

@@ -171,8 +171,9 @@ struct PlainLess {
   static bool less(double a, double b) { return a < b; }
 };
 
+template <SortOutput kOutput>
 void sort_kernel(const SortArgs& a) {
-  for (int64_t r = 0; r < a.rows; ++r) ts::sorting::sort_row<PlainLess, double, double>(a, r);
+  for (int64_t r = 0; r < a.rows; ++r) ts::sorting::sort_row<PlainLess, double, double, kOutput>(a, r);
 }
 
 template <typename T>
@@ -217,9 +218,9 @@ void register_test_ops(Registry& r) {
   r.set_kernel("cumulative_sum", cpu, DType::Float64, erase(&cumsum_kernel<double, double>));
   r.set_kernel("cumulative_sum", cpu, DType::Int32, erase(&cumsum_kernel<int32_t, int64_t>));
   with_table(r.define("sort", Family::Sort, 1, Promotion::ReduceSame, false, 0x1u), same, same);
-  r.set_kernel("sort", cpu, DType::Float64, erase(&sort_kernel));
+  r.set_kernel("sort", cpu, DType::Float64, erase(&sort_kernel<SortOutput::Values>));
   with_table(r.define("argsort", Family::Sort, 1, Promotion::ReduceIndex, false, 0x1u), same, to_int64);
-  r.set_kernel("argsort", cpu, DType::Float64, erase(&sort_kernel));
+  r.set_kernel("argsort", cpu, DType::Float64, erase(&sort_kernel<SortOutput::Positions>));
   with_table(r.define("matmul", Family::Contraction, 2, Promotion::Binary, false, 0x3u), same, same);
   r.set_kernel("matmul", cpu, DType::Float64, erase(&gemm_kernel<double>));
 }
@@ -493,30 +494,37 @@ struct ReversedLess {
   static bool less(double a, double b) { return a > b; }
 };
 
-// keyed_values / keyed_positions: whether radix::sort_row sorts the row (and agrees with the comparator) when
-// asked for values alone / for positions too.
-template <typename Less, bool kDescending>
-void check_long_sort(const std::vector<double>& row, bool keyed_values, bool keyed_positions, isa::Level level) {
+// keyed: whether radix::sort_row sorts the row (and agrees with the comparator) when asked for kOutput.
+template <typename Less, bool kDescending, SortOutput kOutput>
+void check_long_sort(const std::vector<double>& row, bool keyed, isa::Level level) {
   const int64_t n = static_cast<int64_t>(row.size());
   std::vector<int64_t> expected(row.size());
   std::iota(expected.begin(), expected.end(), 0);
   std::stable_sort(expected.begin(), expected.end(), [&](int64_t a, int64_t b) {
     return kDescending ? Less::less(row[b], row[a]) : Less::less(row[a], row[b]);
   });
-  for (const bool with_positions : {true, false}) {
-    std::vector<double> values(row.size());
-    std::vector<int64_t> positions(row.size());
-    std::vector<uint64_t> scratch(row.size() * kSortScratchPerElement / sizeof(uint64_t));
-    SortArgs args{reinterpret_cast<char*>(values.data()), with_positions ? positions.data() : nullptr,
-                  reinterpret_cast<const char*>(row.data()), 1, n, kDescending, reinterpret_cast<char*>(scratch.data())};
-    const bool keyed = with_positions ? keyed_positions : keyed_values;
-    EXPECT((ts::sorting::radix::sort_row<Less, double, double, kDescending>(args, 0, level)) == keyed);
-    ts::sorting::sort_row<Less, double, double>(args, 0);
-    if (with_positions) EXPECT(positions == expected);
+  constexpr bool kPositions = kOutput == SortOutput::Positions;
+  std::vector<double> values(row.size());
+  std::vector<int64_t> positions(row.size());
+  std::vector<uint64_t> scratch(row.size() * kSortScratchPerElement / sizeof(uint64_t));
+  SortArgs args{kPositions ? nullptr : reinterpret_cast<char*>(values.data()), kPositions ? positions.data() : nullptr,
+                reinterpret_cast<const char*>(row.data()), 1, n, kDescending, reinterpret_cast<char*>(scratch.data())};
+  EXPECT((ts::sorting::radix::sort_row<Less, double, double, kOutput, kDescending>(args, 0, level)) == keyed);
+  ts::sorting::sort_row<Less, double, double, kOutput>(args, 0);
+  if constexpr (kPositions) {
+    EXPECT(positions == expected);
+  } else {
     bool same_bits = true;
     for (int64_t i = 0; i < n; ++i) same_bits &= std::memcmp(&values[i], &row[expected[i]], sizeof(double)) == 0;
     EXPECT(same_bits);
   }
+}
+
+// keyed_values / keyed_positions: the same for a sort of the values / an argsort.
+template <typename Less, bool kDescending>
+void check_long_sort(const std::vector<double>& row, bool keyed_values, bool keyed_positions, isa::Level level) {
+  check_long_sort<Less, kDescending, SortOutput::Values>(row, keyed_values, level);
+  check_long_sort<Less, kDescending, SortOutput::Positions>(row, keyed_positions, level);
 }
 
 // The levels this CPU runs (the keyed path's network is taken at AVX2 and AVX-512 only).
@@ -860,6 +868,21 @@ void test_parallel() {
   parallel_for(100, 1, [&](int64_t, int64_t) { parallel_for(100, 1, [&](int64_t b, int64_t e) { nested += (b == 0 && e == 100); }); });
   EXPECT(nested >= 2);
   EXPECT_THROW(parallel_for(100, 1, [](int64_t b, int64_t) { TS_CHECK(b == 0, ValueError, "range " << b); }), ValueError, "");
+  // Calls from two threads at once share the threads: a call made while another runs gets half of the 4 (two
+  // ranges, run here one after the other since the pool is the first call's), where it took all four.
+  std::atomic<bool> other_done{false};
+  std::atomic<int> other_ranges{0};
+  std::thread other;
+  parallel_for(1000, 10, [&](int64_t b, int64_t) {
+    if (b != 0) return;
+    other = std::thread([&] {
+      parallel_for(1000, 10, [&](int64_t, int64_t) { ++other_ranges; });
+      other_done = true;
+    });
+    while (!other_done.load()) std::this_thread::yield();
+  });
+  other.join();
+  EXPECT(other_ranges == 2);
 
   // A gang's jobs run at once, each on its own thread: jobs that wait for every other job to arrive finish (run
   // one after another, they would wait forever) on the pool, with more jobs than threads, and inside a worker.

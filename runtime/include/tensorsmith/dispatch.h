@@ -118,9 +118,9 @@ using ScanKernel = void (*)(const ScanArgs& args);
 
 // Sort: `rows` contiguous rows of n elements (row-major), each sorted stably by the kernel's order (ascending,
 // or descending: ties keep their order either way). The sorted values go to `values` or the int64 positions
-// they came from to `indices` (row-major; the other is null). `scratch`: kSortScratchPerElement bytes per
-// element (16-byte aligned) for the kernel's own use, of one row on the CPU (whose kernel sorts its rows one
-// after another) and of every row on CUDA (whose threads sort theirs at once): kernels may not allocate.
+// they came from to `indices` (row-major; the other is null, SortOutput). `scratch`: kSortScratchPerElement
+// bytes per element (16-byte aligned) for the kernel's own use, of one row on the CPU (whose kernel sorts its
+// rows one after another) and of every row on CUDA (whose threads sort theirs at once): kernels may not allocate.
 constexpr int64_t kSortScratchPerElement = 48;  // two (value, int64 position) items of the widest type, complex128
 struct SortArgs {
   char* values;
@@ -132,6 +132,9 @@ struct SortArgs {
   int device = 0;  // CUDA device index
 };
 using SortKernel = void (*)(const SortArgs& args);
+// What a sort op's kernels write, fixed per op (sort: values, argsort: positions): a kernel holds the sort for
+// its output alone (both would double its translation unit, every dtype, direction and instruction-set level).
+enum class SortOutput : uint8_t { Values, Positions };
 
 // Update (an optimizer's step): n elements of contiguous tensors of the kernel's dtype. data[0..states) are the
 // state the op updates in place (the parameter first, then its moments), data[states] the gradient, read only;

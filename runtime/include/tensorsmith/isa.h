@@ -4,7 +4,7 @@
 // The distributed build itself targets the baseline ISA (never -march=native).
 // Builds use -ffp-contract=off, so no level fuses a*b+c and float results
 // are the same for every level; the AVX2 and AVX-512 levels have FMA, so an
-// explicit std::fma (complex products) is one instruction there, not a libm call.
+// explicit std::fma (complex products, float64's series) is one instruction there, not a libm call.
 #pragma once
 
 #if defined(__GNUC__) && defined(__x86_64__)

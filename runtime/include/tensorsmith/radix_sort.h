@@ -298,19 +298,13 @@ TS_TARGET_AVX512 __attribute__((noinline)) bool write_values_checked_avx512(T* v
 }
 #endif
 
-// sorted[0, n)'s values (value(entry)) and positions written where args asks for them; returns whether the
-// comparator agrees with the keys on every adjacent pair: ordered where the keys are, tied where they tie.
-template <typename K, typename T, typename compute_t, bool kDescending, typename E, typename Value>
+// sorted[0, n)'s values (value(entry)) or positions (kOutput) written to args; returns whether the comparator
+// agrees with the keys on every adjacent pair: ordered where the keys are, tied where they tie.
+template <typename K, typename T, typename compute_t, SortOutput kOutput, bool kDescending, typename E, typename Value>
 TS_FORCE_INLINE bool write_checked(const SortArgs& args, int64_t r, const E* sorted, Value value, isa::Level level) {
   const int64_t n = args.n;
-  T* const values = args.values == nullptr ? nullptr : reinterpret_cast<T*>(args.values) + r * n;
-  int64_t* const positions = args.indices == nullptr ? nullptr : args.indices + r * n;
-  if constexpr (!std::is_same_v<E, KeyType<compute_t>>) {
-    if (positions != nullptr) {
-      for (int64_t i = 0; i < n; ++i) positions[i] = position_of(sorted[i]);
-    }
-  }
-  if (values != nullptr) {
+  if constexpr (kOutput == SortOutput::Values) {
+    T* const values = reinterpret_cast<T*>(args.values) + r * n;
 #if TS_ISA_VARIANTS
     if (level == isa::Level::AVX512) {
       return write_values_checked_avx512<K, compute_t, kDescending>(values, sorted, n, value);
@@ -320,21 +314,25 @@ TS_FORCE_INLINE bool write_checked(const SortArgs& args, int64_t r, const E* sor
 #endif
     (void)level;
     return write_values_checked<K, compute_t, kDescending>(values, sorted, n, value);
+  } else {
+    (void)level;
+    int64_t* const positions = args.indices + r * n;
+    for (int64_t i = 0; i < n; ++i) positions[i] = position_of(sorted[i]);
+    int32_t disagrees = 0;  // the values come out of the row where they are compared
+    for (int64_t i = 1; i < n; ++i) {
+      disagrees |=
+          disagree<K, compute_t, kDescending>(static_cast<compute_t>(value(sorted[i - 1])),
+                                              static_cast<compute_t>(value(sorted[i])), sorted[i - 1], sorted[i]);
+    }
+    return disagrees == 0;
   }
-  int32_t disagrees = 0;  // positions alone: the values come out of the row where they are compared
-  for (int64_t i = 1; i < n; ++i) {
-    disagrees |=
-        disagree<K, compute_t, kDescending>(static_cast<compute_t>(value(sorted[i - 1])),
-                                            static_cast<compute_t>(value(sorted[i])), sorted[i - 1], sorted[i]);
-  }
-  return disagrees == 0;
 }
 
-// Row r of args sorted stably by key, its values and/or positions written. Returns false where the comparator
-// disagrees with the keys on some adjacent pair of the result, or where sort_keys declined the row: the caller
-// then sorts the row by the comparator, over what this wrote. Not inlined either, for the same compile time
-// (its values are written and checked at the kernel's level, in write_values_checked's copies).
-template <typename K, typename T, typename compute_t, bool kDescending>
+// Row r of args sorted stably by key, its values or positions (kOutput) written. Returns false where the
+// comparator disagrees with the keys on some adjacent pair of the result, or where sort_keys declined the row:
+// the caller then sorts the row by the comparator, over what this wrote. Not inlined either, for the same
+// compile time (its values are written and checked at the kernel's level, in write_values_checked's copies).
+template <typename K, typename T, typename compute_t, SortOutput kOutput, bool kDescending>
 __attribute__((noinline)) bool sort_row(const SortArgs& args, int64_t r, isa::Level level) {
   using U = KeyType<compute_t>;
   using E = Entry<U>;
@@ -342,23 +340,25 @@ __attribute__((noinline)) bool sort_row(const SortArgs& args, int64_t r, isa::Le
   const int64_t n = args.n;
   const T* row = reinterpret_cast<const T*>(args.in) + r * n;
   char* const scratch = scratch_of(args, r);
-  // Keys alone move half the bytes and need no gather, where sort_keys takes them: the network orders words
-  // of 32 or 64 bits, so short rows of 8- and 16-bit keys go as entries (key and position packed in a word).
-  const bool keys_taken = network::applies<U>(level, n) || n >= radix_from<U>();
-  if (args.indices == nullptr && keys_taken && keys_lossless<compute_t>(row, n)) {
-    U* const keys = reinterpret_cast<U*>(scratch);
-    const U* sorted = sort_keys<compute_t>(row, keys, keys + n, n, kDescending, level);
-    if (sorted == nullptr) return false;
-    const auto value = [](U k) {
-      return static_cast<T>(value_of_key<compute_t>(kDescending ? static_cast<U>(~k) : k));
-    };
-    return write_checked<K, T, compute_t, kDescending>(args, r, sorted, value, level);
+  if constexpr (kOutput == SortOutput::Values) {
+    // Keys alone move half the bytes and need no gather, where sort_keys takes them: the network orders words
+    // of 32 or 64 bits, so short rows of 8- and 16-bit keys go as entries (key and position packed in a word).
+    const bool keys_taken = network::applies<U>(level, n) || n >= radix_from<U>();
+    if (keys_taken && keys_lossless<compute_t>(row, n)) {
+      U* const keys = reinterpret_cast<U*>(scratch);
+      const U* sorted = sort_keys<compute_t>(row, keys, keys + n, n, kDescending, level);
+      if (sorted == nullptr) return false;
+      const auto value = [](U k) {
+        return static_cast<T>(value_of_key<compute_t>(kDescending ? static_cast<U>(~k) : k));
+      };
+      return write_checked<K, T, compute_t, kOutput, kDescending>(args, r, sorted, value, level);
+    }
   }
   E* const entries = reinterpret_cast<E*>(scratch);
   const E* sorted = sort_keys<compute_t>(row, entries, entries + n, n, kDescending, level);
   if (sorted == nullptr) return false;
   const auto value = [row](const E& e) { return row[position_of(e)]; };
-  return write_checked<K, T, compute_t, kDescending>(args, r, sorted, value, level);
+  return write_checked<K, T, compute_t, kOutput, kDescending>(args, r, sorted, value, level);
 }
 
 }  // namespace ts::sorting::radix
