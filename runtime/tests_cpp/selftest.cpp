@@ -868,21 +868,6 @@ void test_parallel() {
   parallel_for(100, 1, [&](int64_t, int64_t) { parallel_for(100, 1, [&](int64_t b, int64_t e) { nested += (b == 0 && e == 100); }); });
   EXPECT(nested >= 2);
   EXPECT_THROW(parallel_for(100, 1, [](int64_t b, int64_t) { TS_CHECK(b == 0, ValueError, "range " << b); }), ValueError, "");
-  // Calls from two threads at once share the threads: a call made while another runs gets half of the 4 (two
-  // ranges, run here one after the other since the pool is the first call's), where it took all four.
-  std::atomic<bool> other_done{false};
-  std::atomic<int> other_ranges{0};
-  std::thread other;
-  parallel_for(1000, 10, [&](int64_t b, int64_t) {
-    if (b != 0) return;
-    other = std::thread([&] {
-      parallel_for(1000, 10, [&](int64_t, int64_t) { ++other_ranges; });
-      other_done = true;
-    });
-    while (!other_done.load()) std::this_thread::yield();
-  });
-  other.join();
-  EXPECT(other_ranges == 2);
 
   // A gang's jobs run at once, each on its own thread: jobs that wait for every other job to arrive finish (run
   // one after another, they would wait forever) on the pool, with more jobs than threads, and inside a worker.

@@ -15,12 +15,10 @@ void set_num_threads(int n);
 
 // Calls fn(begin, end) on disjoint ranges covering [0, n), in parallel when n
 // holds at least two grains and more than one thread is configured; serially
-// (one call) otherwise and inside a worker (no nested parallelism). Calls from
-// several threads at once share the threads (two callers on two threads: one
-// each). The ranges depend only on n, grain and the threads a call has, so a
-// caller whose per-range results are exact gets the same answer for any thread
-// count. Rethrows the first exception a range threw, after every range has
-// finished.
+// (one call) otherwise and inside a worker (no nested parallelism). The ranges
+// depend only on n, grain and the thread count, so a caller whose per-range
+// results are exact gets the same answer for any thread count. Rethrows the
+// first exception a range threw, after every range has finished.
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
 // Calls fn(j) for every j in [0, jobs), each on a thread of its own and all at once: a job may wait for

@@ -205,16 +205,6 @@ std::mutex g_run_mutex;
 Pool* g_pool = nullptr;
 std::atomic<int> g_threads{0};  // 0 = not yet read from the environment
 
-// Calls inside parallel_for now, from threads of their own (several Python threads, each running ops without the
-// GIL). Each call takes its share of the threads: two callers on two cores each run serially on their own core,
-// where one using the pool put three threads on two cores and every op waited for the one descheduled (a loop of
-// 64K-element ops on two Python threads ran at 0.67x the speed of one).
-std::atomic<int> g_callers{0};
-struct CallerCount {
-  CallerCount() { g_callers.fetch_add(1); }
-  ~CallerCount() { g_callers.fetch_sub(1); }
-};
-
 void forget_pool_in_child() {
   g_pool = nullptr;  // leaked: its mutexes may have been held at fork time
   new (&g_run_mutex) std::mutex();
@@ -362,13 +352,8 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
   const int threads = configured_threads();
-  if (threads < 2 || n / grain < 2 || t_in_worker) {
-    fn(0, n);
-    return;
-  }
-  const CallerCount counted;  // a call that could use more than one thread
-  const int64_t chunks = std::min<int64_t>(std::max(1, threads / g_callers.load()), n / grain);
-  if (chunks < 2) {
+  const int64_t chunks = std::min<int64_t>(threads, n / grain);
+  if (chunks < 2 || t_in_worker) {
     fn(0, n);
     return;
   }
