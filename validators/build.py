@@ -47,7 +47,7 @@ STACK_FRAME_LIMIT = 64 << 10
 CANDIDATE_CHECKS = ["-Werror=vla", f"-Werror=stack-usage={STACK_FRAME_LIMIT}"]
 # Per process a compiler run starts, in CPU seconds: a body that compiles for minutes is rejected. CPU time, not
 # wall time: a loaded machine (a CI runner's parallel tests) stretches the second, not the work a body asks for.
-# The largest honest body, sort's (every dtype, direction and instruction-set level), takes about 70 CPU seconds at
+# The largest honest body, sort's (every dtype, direction and instruction-set level), takes about 55 CPU seconds at
 # -O3 on an Intel Ice Lake VM, the slower of this project's machines.
 COMPILE_BUDGET_S = {"cpu": 300.0, "cuda": 300.0}
 WALL_FACTOR = 4  # a run still going after this many budgets of wall time waits rather than computes: it ends

@@ -78,7 +78,7 @@ def judge():
     # The production gate's 240 s run limit would make the hang body cost 4 minutes, its 300 s compile budget
     # the compile-time bomb 5. An honest body compiles in seconds at the release build's -O3, but a sort
     # kernel's translation unit (its comparator in every dtype, direction and instruction-set level, with the
-    # bucket and radix sorts around it) takes about 70 CPU seconds on an Intel Ice Lake VM, the slower of this
+    # bucket and radix sorts around it) takes about 55 CPU seconds on an Intel Ice Lake VM, the slower of this
     # project's machines (argsort's took 140 there, and past 150 in CI, while its kernels held both outputs):
     # their bodies get 150, the rest (the bomb's op among them) 60. The budget counts CPU time, so a loaded
     # machine's slower wall clock does not count.
