@@ -23,7 +23,8 @@ template <typename K, typename T, typename compute_t, SortOutput kOutput>
 void launch_sort(const SortArgs& a, const char* op) {
   if (a.rows == 0 || a.n == 0) return;
   DeviceGuard guard(a.device);
-  sort_thread_rows<K, T, compute_t, kOutput><<<grid_for(a.rows, kBlockThreads), kBlockThreads, 0, current_stream(a.device)>>>(a);
+  sort_thread_rows<K, T, compute_t, kOutput>
+      <<<grid_for(a.rows, kBlockThreads), kBlockThreads, 0, current_stream(a.device)>>>(a);
   TS_CUDA_CHECK_LAUNCH(op);
 }
 
