@@ -189,9 +189,12 @@ def _pointwise(size: str, n: int, rng, torch) -> list[Case]:
 # which tensorsmith's engines already split over every core: a second thread has no idle core to use) and ops of
 # 16K elements, below the engines' parallel grain (limits.kPointwiseGrain, kReduceGrain: 32K) and above the size
 # from which the bindings release the GIL (4096), each running on one core, so that a second thread can gain.
+# Each timed call hands the two loops to a thread pool and waits for both: 512 steps (8 ms of 16K-element ops)
+# make the loops, not the pool's hand-offs (tens of microseconds each on a VM), what is measured (at 64 steps
+# they hid any gain).
 THREAD_SIZES = ("medium", "one-core")
 ONE_CORE_ELEMENTS = 1 << 14
-LOOP_STEPS = 64
+LOOP_STEPS = 512
 
 
 def _threads(size: str, n: int, rng, torch) -> list[Case]:

@@ -654,10 +654,10 @@ def close(actual: np.ndarray, expected: np.ndarray, rtol: float, atol: float, si
 def no_farther(actual: np.ndarray, honest: np.ndarray, precise: np.ndarray) -> np.ndarray:
     """Elementwise: the result is at least as close to `precise` as the honest low-precision result is;
     where either is not finite, it must equal the honest result (NaN matching NaN)."""
-    a = np.asarray(actual, dtype=np.float64)
-    h = np.asarray(honest, dtype=np.float64)
-    p = np.asarray(precise, dtype=np.float64)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"):  # ml_dtypes' bfloat16 NaN warns as it widens
+        a = np.asarray(actual, dtype=np.float64)
+        h = np.asarray(honest, dtype=np.float64)
+        p = np.asarray(precise, dtype=np.float64)
         finite = np.isfinite(a) & np.isfinite(h) & np.isfinite(p)
         nearer = np.abs(a - p) <= np.abs(h - p)
         same = (a == h) | (np.isnan(a) & np.isnan(h))
@@ -691,11 +691,11 @@ def _report(case: Case, which: str, meta: dict, wrong: np.ndarray, got: np.ndarr
 
 def _errors(got: np.ndarray, want: np.ndarray) -> tuple[float, float]:
     """Largest absolute and relative error over the elements where both are finite."""
-    got, want = got.reshape(-1), want.reshape(-1)  # 0-d object arithmetic would give Python ints
+    got, want = got.reshape(-1), want.reshape(-1)
     if got.dtype == np.bool_:
         got, want = got.astype(np.int8), want.astype(np.int8)
-    if got.dtype.kind in "iu":  # exact difference, however wide the integers
-        diff = np.abs(got.astype(object) - want.astype(object)).astype(np.float64) if got.size else np.zeros(0)
+    if got.dtype.kind in "iu":
+        diff = _integer_differences(got, want)
         base = np.abs(want.astype(np.float64))
     else:
         with np.errstate(all="ignore"):
@@ -709,6 +709,16 @@ def _errors(got: np.ndarray, want: np.ndarray) -> tuple[float, float]:
     with np.errstate(all="ignore"):
         rel = np.where(base > 0, diff / np.where(base > 0, base, 1.0), np.where(diff > 0, np.inf, 0.0))
     return float(np.max(diff)), float(np.max(rel))
+
+
+def _integer_differences(got: np.ndarray, want: np.ndarray) -> np.ndarray:
+    """|got - want| of two 1-d integer arrays, exact however wide the integers, then rounded once to float64."""
+    if max(got.dtype.itemsize, want.dtype.itemsize) < 8:
+        return np.abs(got.astype(np.int64) - want.astype(np.int64)).astype(np.float64)
+    if got.dtype == want.dtype:  # the larger minus the smaller is below 2**64: exact modulo 2**64
+        high, low = np.maximum(got, want), np.minimum(got, want)
+        return (high.astype(np.uint64) - low.astype(np.uint64)).astype(np.float64)
+    return np.abs(got.astype(object) - want.astype(object)).astype(np.float64)  # int64 beside uint64: Python ints
 
 
 def _show(value: Any) -> str:

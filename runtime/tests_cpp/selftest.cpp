@@ -844,6 +844,52 @@ void test_gang_placement() {
   set_num_threads(saved);
 }
 
+// Whether a parallel_for of two ranges ran them side by side: each range waits up to 200 ms for the other to
+// start (on the pool they run at once; run serially, the first gives up and the second finds it done).
+bool ranges_met() {
+  std::atomic<int> started{0};
+  std::atomic<bool> met{true};
+  parallel_for(2, 1, [&](int64_t, int64_t) {
+    ++started;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+    while (started.load() < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+    if (started.load() < 2) met = false;
+  });
+  return met.load();
+}
+
+// Two callers at once (another thread's parallel_for is inside its range): with fewer threads than twice the
+// callers, each runs its ranges serially on its own thread, for 20 ms after the last overlap; then a lone caller
+// has the pool again.
+void test_overlapping_callers() {
+  const int saved = num_threads();
+  set_num_threads(2);
+  EXPECT(ranges_met());  // alone: the pool runs both ranges at once
+  std::atomic<bool> inside{false}, leave{false};
+  std::thread other([&] {
+    parallel_for(2, 1, [&](int64_t begin, int64_t) {
+      if (begin != 0) return;
+      inside = true;
+      while (!leave.load()) std::this_thread::yield();
+    });
+  });
+  while (!inside.load()) std::this_thread::yield();
+  const std::thread::id self = std::this_thread::get_id();
+  std::atomic<int> ranges_here{0};
+  const auto overlap = std::chrono::steady_clock::now();  // the call below marks the overlap at this time or later
+  parallel_for(1000, 10, [&](int64_t, int64_t) { ranges_here += std::this_thread::get_id() == self; });
+  EXPECT(ranges_here == 2);  // both ranges on this thread
+  leave = true;
+  other.join();
+  // Still serial within the window (checked only where this thread got here in time: a loaded machine may pause it).
+  const bool within = std::chrono::steady_clock::now() - overlap < std::chrono::milliseconds(15);
+  const bool met = ranges_met();
+  EXPECT(!within || !met);
+  std::this_thread::sleep_for(std::chrono::milliseconds(40));
+  EXPECT(ranges_met());
+  set_num_threads(saved);
+}
+
 void test_parallel() {
   const int saved = num_threads();
   EXPECT(saved >= 1);
@@ -1028,6 +1074,7 @@ int main() {
   test_small_vector();
   test_gang_placement();
   test_parallel();
+  test_overlapping_callers();
   test_isa();
   if (g_failures) {
     std::cerr << g_failures << " failure(s)\n";

@@ -271,6 +271,47 @@ def test_ops_from_two_python_threads_give_the_same_bytes_as_one() -> None:
             assert got == expected
 
 
+HAND_OVER_SCRIPT = textwrap.dedent(
+    """
+    import threading
+    import numpy as np
+    import tensorsmith as ts
+
+    x = ts.asarray(np.random.default_rng(5).standard_normal(20_000).astype(np.float32))
+    expected = np.asarray(ts.sum(ts.exp(x))).tobytes()
+    results, stop = [], threading.Event()
+
+    def ops():
+        for _ in range(300):
+            results.append(np.asarray(ts.sum(ts.exp(x))).tobytes())
+
+    def python_code():  # holds the GIL but for the interpreter's switches
+        total = 0
+        while not stop.is_set():
+            total += sum(range(1000))
+
+    threads = [threading.Thread(target=ops), threading.Thread(target=ops), threading.Thread(target=python_code)]
+    for t in threads:
+        t.start()
+    for t in threads[:2]:
+        t.join(timeout=120)
+    stop.set()
+    threads[2].join(timeout=120)
+    print(sum(r == expected for r in results), any(t.is_alive() for t in threads))
+    """
+)
+
+
+@pytest.mark.parametrize("spin", ["20", "0"])
+def test_ops_handing_the_gil_over_beside_python_code_finish_with_a_lone_calls_bytes(spin: str) -> None:
+    """A thread leaving an engine polls for the GIL's holder to release it for its own next engine (TS_SPIN_MS 0:
+    it waits asleep at once): two threads of ops and one of plain Python code, which holds the GIL between the
+    interpreter's switches, all finish, and every result is a lone call's."""
+    run = _run(HAND_OVER_SCRIPT, "2", TS_SPIN_MS=spin)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.split() == ["600", "False"]
+
+
 BLAS_SCRIPT = textwrap.dedent(
     """
     import hashlib

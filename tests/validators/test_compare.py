@@ -220,6 +220,12 @@ def test_integers_are_exact_even_when_huge() -> None:
     assert check("abs", case, np.abs(x)) is None
     m = check("abs", case, np.array([2**62, -(2**63)], dtype=np.int64))
     assert m.kind == "values" and m.expected == str(2**62 + 1) and m.actual == str(2**62) and m.max_abs_error == 1.0
+    # The error of a result at the other end of the range: 2**64 - 1, computed without overflow (rounded once).
+    for dtype in (np.int64, np.uint64):
+        low, high = np.iinfo(dtype).min, np.iinfo(dtype).max
+        y = np.array([high, 3], dtype=dtype)
+        m = check("positive", case_of("positive", y), np.array([low, 3], dtype=dtype))
+        assert m.kind == "values" and m.max_abs_error == float(2**64 - 1), dtype
     flags = np.array([True, False])
     m = check("logical_not", case_of("logical_not", flags), np.array([True, True]))
     assert m is not None and m.kind == "values"

@@ -13,9 +13,16 @@ int num_threads();
 // Changes it for every later call; n >= 1 (ValueError otherwise).
 void set_num_threads(int n);
 
+// Whether idle threads poll for a while before they sleep (env TS_SPIN_MS, default 20 ms: not 0); true where
+// the value is malformed (the next parallel_for raises that).
+bool idle_threads_poll() noexcept;
+
 // Calls fn(begin, end) on disjoint ranges covering [0, n), in parallel when n
 // holds at least two grains and more than one thread is configured; serially
-// (one call) otherwise and inside a worker (no nested parallelism). The ranges
+// (one call) otherwise and inside a worker (no nested parallelism). Callers on
+// other threads at the same time (within 20 ms) run their ranges serially, one
+// after another, each on its own thread, where the threads are fewer than
+// twice the callers: sharing them would only take turns. The ranges
 // depend only on n, grain and the thread count, so a caller whose per-range
 // results are exact gets the same answer for any thread count. Rethrows the
 // first exception a range threw, after every range has finished.

@@ -56,6 +56,46 @@ std::chrono::milliseconds spin_window() {
   return std::chrono::milliseconds(ms.value_or(kDefaultSpinMs));
 }
 
+// Callers that overlap (Python threads running ops at once: a data loader beside a training step). Sharing the
+// pool, one caller's chunks would run beside the other's serial ones and the idle workers poll beside both: where
+// the pool cannot give each caller two threads, each runs its ops serially instead, on a CPU of its own, and the
+// workers sleep. An overlap marks the pool contended for a window of 20 ms, so that callers taking turns between
+// their ops (each running Python code meanwhile) stay serial; the window ends 20 ms after the last overlap, and a
+// lone caller then has every thread again.
+constexpr int64_t kContendedWindowNs = 20'000'000;
+std::atomic<int> g_callers{0};               // threads inside parallel_for now, not the pool's workers
+std::atomic<int> g_contenders{0};            // callers at the last overlap
+std::atomic<int64_t> g_contended_until{0};   // steady_clock nanoseconds; 0: no overlap yet
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void mark_contended(int callers) {
+  g_contenders.store(callers, std::memory_order_relaxed);
+  g_contended_until.store(now_ns() + kContendedWindowNs, std::memory_order_relaxed);
+}
+
+// Whether a pool of `threads` threads is contended now: callers overlapped within the window, more than half as
+// many as its threads. One relaxed load where no callers ever overlapped.
+bool contended(int threads) {
+  const int64_t until = g_contended_until.load(std::memory_order_relaxed);
+  return until != 0 && threads < 2 * g_contenders.load(std::memory_order_relaxed) && now_ns() < until;
+}
+
+// Counts a caller in while it runs; marks the overlap where another is in too.
+class CallerCount {
+ public:
+  CallerCount() {
+    const int callers = g_callers.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (callers > 1) mark_contended(callers);
+  }
+  ~CallerCount() { g_callers.fetch_sub(1, std::memory_order_relaxed); }
+  CallerCount(const CallerCount&) = delete;
+  CallerCount& operator=(const CallerCount&) = delete;
+};
+
 class Pool {
  public:
   Pool(int workers, std::chrono::milliseconds spin) : requested_(workers), spin_(spin) {
@@ -159,9 +199,11 @@ class Pool {
     }
   }
 
-  // True when a run after `seen` (or the stop) arrived within the spin window.
+  // True when a run after `seen` (or the stop) arrived within the spin window; false at once while callers
+  // contend for the pool (they run serially: a polling worker would only take CPU from them).
   bool poll(uint64_t seen) const {
-    return spin_until([&] { return generation_.load() != seen || stop_.load(); });
+    const auto arrived = [&] { return generation_.load() != seen || stop_.load(); };
+    return spin_until([&] { return arrived() || contended(requested_ + 1); }) && arrived();
   }
 
   // True when ready() held within the spin window. The thread yields between looks, so a thread with work
@@ -208,6 +250,8 @@ std::atomic<int> g_threads{0};  // 0 = not yet read from the environment
 void forget_pool_in_child() {
   g_pool = nullptr;  // leaked: its mutexes may have been held at fork time
   new (&g_run_mutex) std::mutex();
+  g_callers.store(0);  // the callers were the parent's other threads
+  g_contended_until.store(0);
 }
 
 int configured_threads() {
@@ -341,6 +385,14 @@ void run_on_new_threads(int64_t jobs, const std::function<void(int64_t)>& task) 
 
 }  // namespace
 
+bool idle_threads_poll() noexcept {
+  try {
+    return spin_window().count() > 0;
+  } catch (const std::exception&) {
+    return true;  // the default; the next parallel_for reports the malformed value
+  }
+}
+
 int num_threads() { return configured_threads(); }
 
 void set_num_threads(int n) {
@@ -359,7 +411,9 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
   }
   // Equal chunks, one per thread; boundaries are a pure function of (n, chunks).
   const auto task = [&](int64_t c) { fn(n * c / chunks, n * (c + 1) / chunks); };
-  std::unique_lock<std::mutex> lock(g_run_mutex, std::try_to_lock);
+  const CallerCount caller;
+  std::unique_lock<std::mutex> lock(g_run_mutex, std::defer_lock);
+  if (!contended(threads) && !lock.try_lock()) mark_contended(2);  // busy: a gang, or a caller not yet counted
   if (!lock.owns_lock()) {
     std::exception_ptr error;
     t_in_worker = true;  // nested parallel_for stays serial here too

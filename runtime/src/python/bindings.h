@@ -154,11 +154,27 @@ Tensor on_host(const Tensor& t);
 // Elements of input from which an engine runs without the GIL: below, releasing and taking it back would
 // cost more than another thread could gain (numpy releases it from 500 elements, for its loops only).
 constexpr int64_t kReleaseGilElements = 4096;
+// Releases the GIL for its lifetime. Taking it back while another Python thread holds it would put this thread
+// to sleep until that thread releases it, and a sleeping thread takes long to wake (tens of microseconds on a
+// VM's idle CPU: as long as a 64K-element kernel); so where another thread runs engines too, the GIL is taken
+// back once that thread has released it for its next engine (polling for up to kGilHandOverSpin first).
+class GilReleased {
+ public:
+  GilReleased();
+  ~GilReleased();
+  GilReleased(const GilReleased&) = delete;
+  GilReleased& operator=(const GilReleased&) = delete;
+
+ private:
+  PyThreadState* state_;
+  uint64_t release_;  // this release's number among every thread's releases
+  bool others_;       // another thread released the GIL for an engine since this thread's previous release
+};
 // run(), without the GIL when `elements` reach kReleaseGilElements. run() must touch no Python object.
 template <typename Run>
 auto without_gil_if_large(int64_t elements, Run run) {
   if (elements < kReleaseGilElements) return run();
-  py::gil_scoped_release released;
+  GilReleased released;
   return run();
 }
 

@@ -1,6 +1,10 @@
 // The engines as the bindings call them: the arguments are converted to tensors first, with the GIL, and
 // the engine then runs without it when its inputs are large enough for another Python thread to gain
 // (a data loader, a server). The engines touch no Python object, so results are the same either way.
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include "bindings.h"
 #include "tensorsmith/engine.h"
 #include "tensorsmith/errors.h"
@@ -10,6 +14,27 @@
 namespace ts::python {
 
 namespace {
+
+// How long a thread that finished its engine polls for the GIL's holder to release it (see GilReleased): longer
+// than the Python code between two ops of a loop, short enough that a thread kept waiting by a long Python
+// computation elsewhere wastes little of its CPU before it sleeps as usual. None where TS_SPIN_MS is 0.
+constexpr auto kGilHandOverSpin = std::chrono::microseconds(100);
+
+std::atomic<uint64_t> g_gil_releases{0};  // engines entered without the GIL, by any thread
+std::atomic<int> g_without_gil{0};        // threads inside an engine without the GIL now
+thread_local uint64_t t_own_release = 0;  // g_gil_releases just after this thread's last release
+
+// Returns when taking the GIL back will likely not sleep: once another thread is inside an engine (the GIL is
+// free) or releases the GIL for its next one, or after kGilHandOverSpin (it is doing something else).
+void await_gil_hand_over() {
+  if (!idle_threads_poll()) return;
+  const uint64_t seen = g_gil_releases.load(std::memory_order_acquire);
+  const auto deadline = std::chrono::steady_clock::now() + kGilHandOverSpin;
+  while (g_without_gil.load(std::memory_order_acquire) == 0 && g_gil_releases.load(std::memory_order_acquire) == seen) {
+    if (std::chrono::steady_clock::now() >= deadline) return;
+    std::this_thread::yield();
+  }
+}
 
 // dtype=: None, or the dtype the input is cast to before the engine runs and its result after. Casting the
 // result too keeps the standard's result dtype where the engine accumulates wider (an int8 sum is int64, and
@@ -22,6 +47,21 @@ std::optional<DType> requested_dtype(py::handle dtype) {
 Tensor in_dtype(const Tensor& t, std::optional<DType> dtype) { return dtype && t.dtype() != *dtype ? t.astype(*dtype) : t; }
 
 }  // namespace
+
+GilReleased::GilReleased() : state_(PyEval_SaveThread()) {
+  // Counted once the GIL is free: a thread waiting for this release then finds it free.
+  const uint64_t before = g_gil_releases.fetch_add(1, std::memory_order_acq_rel);
+  others_ = before != t_own_release;  // another thread released it for an engine since this thread's last release
+  release_ = t_own_release = before + 1;
+  g_without_gil.fetch_add(1, std::memory_order_acq_rel);
+}
+
+GilReleased::~GilReleased() {
+  g_without_gil.fetch_sub(1, std::memory_order_acq_rel);
+  // Another thread runs engines too (it released the GIL before or during this engine): it may hold the GIL now.
+  if (others_ || g_gil_releases.load(std::memory_order_acquire) != release_) await_gil_hand_over();
+  PyEval_RestoreThread(state_);
+}
 
 Tensor reduce(const OpDef& op, const Tensor& x, const std::optional<std::vector<int64_t>>& axes, bool keepdims,
               py::handle dtype) {
