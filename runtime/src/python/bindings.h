@@ -156,8 +156,8 @@ Tensor on_host(const Tensor& t);
 constexpr int64_t kReleaseGilElements = 4096;
 // Releases the GIL for its lifetime. Taking it back while another Python thread holds it would put this thread
 // to sleep until that thread releases it, and a sleeping thread takes long to wake (tens of microseconds on a
-// VM's idle CPU: as long as a 64K-element kernel); so where another thread runs engines too, the GIL is taken
-// back once that thread has released it for its next engine (polling for up to kGilHandOverSpin first).
+// VM's idle CPU: as long as a 16K-element op); so where another thread runs engines too, the GIL is taken back
+// once that thread has released it for its next engine (polling for up to kGilHandOverSpin first).
 class GilReleased {
  public:
   GilReleased();
