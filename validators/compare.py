@@ -666,7 +666,8 @@ def no_farther(actual: np.ndarray, honest: np.ndarray, precise: np.ndarray) -> n
 
 def _zero_signs_agree(a: np.ndarray, e: np.ndarray, signed_zero: np.ndarray | bool) -> np.ndarray | bool:
     """Where both are zero, the same sign (only where `signed_zero` holds)."""
-    a, e = np.asarray(a, dtype=np.float64), np.asarray(e, dtype=np.float64)
+    with np.errstate(all="ignore"):  # ml_dtypes' bfloat16 NaN warns as it widens
+        a, e = np.asarray(a, dtype=np.float64), np.asarray(e, dtype=np.float64)
     return ~((a == 0) & (e == 0) & (np.signbit(a) != np.signbit(e)) & signed_zero)
 
 
@@ -697,9 +698,10 @@ def _errors(got: np.ndarray, want: np.ndarray) -> tuple[float, float]:
     if got.dtype.kind in "iu":
         diff = _integer_differences(got, want)
         base = np.abs(want.astype(np.float64))
-    else:
+    else:  # complex: the modulus of the difference (casting to float64 would drop the imaginary parts)
+        wide = np.complex128 if got.dtype.kind == "c" or want.dtype.kind == "c" else np.float64
         with np.errstate(all="ignore"):
-            a, e = got.astype(np.float64), want.astype(np.float64)
+            a, e = got.astype(wide), want.astype(wide)
         both = np.isfinite(a) & np.isfinite(e)
         with np.errstate(all="ignore"):
             diff = np.where(both, np.abs(a - e), 0.0)

@@ -388,6 +388,13 @@ def test_repeat_runs_bitwise_for_pointwise_and_integers() -> None:
     assert compare.compare_runs(CATALOG.op("sum"), ints, np.int64(6), np.int64(7)).kind == "not_repeatable"
     zeros = case_of("negative", np.zeros(2))
     assert compare.compare_runs(CATALOG.op("negative"), zeros, np.array([-0.0, 0.0]), np.array([0.0, 0.0])) is not None
+    # A complex run that differs in an imaginary part: its error is the modulus of the difference, imaginary part
+    # included (a cast to float64 dropped it, with numpy's ComplexWarning).
+    values = np.array([1 + 2j, 3 - 1j], dtype=np.complex64)
+    twin = values.copy()
+    twin[1] = 3 + 3j
+    m = compare.compare_runs(CATALOG.op("negative"), case_of("negative", values), values, twin)
+    assert m.kind == "not_repeatable" and m.index == (1,) and m.max_abs_error == 4.0
 
 
 def test_repeat_runs_of_float_reductions_may_reassociate() -> None:
