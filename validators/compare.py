@@ -698,7 +698,7 @@ def _errors(got: np.ndarray, want: np.ndarray) -> tuple[float, float]:
     if got.dtype.kind in "iu":
         diff = _integer_differences(got, want)
         base = np.abs(want.astype(np.float64))
-    else:  # complex: the modulus of the difference (casting to float64 would drop the imaginary parts)
+    else:  # floats; complex ones as complex (a cast to float64 would drop the imaginary parts)
         wide = np.complex128 if got.dtype.kind == "c" or want.dtype.kind == "c" else np.float64
         with np.errstate(all="ignore"):
             a, e = got.astype(wide), want.astype(wide)
